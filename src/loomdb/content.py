@@ -1,0 +1,190 @@
+"""Content: the ordered list of typed blocks a node holds, its canonical form and its id.
+
+Content is a plain value (a list of JSON-able dicts), never a row: ids and storage belong
+to the store. One union of block types covers every design document: text, image,
+audio, document, tool_use, tool_result and thinking ("mixed" content is simply several
+blocks). Binary payloads never sit inside a block; image, audio and document blocks
+hold a `ref` to the blob store (`sha256:<hex>`).
+
+Identity is `sha256:` + hex digest of the RFC 8785 (JCS) canonical JSON of the block
+list, so the same blocks always have the same id whoever wrote them, and are stored once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal, Union
+
+from typing_extensions import NotRequired, TypedDict
+
+import rfc8785
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+
+from .errors import InvalidInput, TooLarge
+
+HASH_PREFIX = "sha256:"
+BlobRef = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+
+#: default upper bound on one node's canonical content, in bytes (configurable per store)
+DEFAULT_MAX_CONTENT_BYTES = 4 * 1024 * 1024
+
+_strict = ConfigDict(extra="forbid", strict=True)
+
+
+@with_config(_strict)
+class TextBlock(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+@with_config(_strict)
+class ImageBlock(TypedDict):
+    type: Literal["image"]
+    ref: BlobRef
+    mime_type: str
+    width: NotRequired[int]
+    height: NotRequired[int]
+    alt_text: NotRequired[str]
+    thumbnail_ref: NotRequired[BlobRef]
+
+
+@with_config(_strict)
+class AudioBlock(TypedDict):
+    type: Literal["audio"]
+    ref: BlobRef
+    mime_type: str
+    duration_ms: NotRequired[int]
+    transcript: NotRequired[str]
+
+
+@with_config(_strict)
+class DocumentBlock(TypedDict):
+    type: Literal["document"]
+    ref: BlobRef
+    mime_type: str
+    name: NotRequired[str]
+    text: NotRequired[str]
+
+
+@with_config(_strict)
+class ToolUseBlock(TypedDict):
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+ResultPart = Annotated[Union[TextBlock, ImageBlock, DocumentBlock], Field(discriminator="type")]
+
+
+@with_config(_strict)
+class ToolResultBlock(TypedDict):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: list[ResultPart]
+    name: NotRequired[str]
+    is_error: NotRequired[bool]
+
+
+@with_config(_strict)
+class ThinkingBlock(TypedDict):
+    type: Literal["thinking"]
+    thinking: str
+    signature: NotRequired[str]
+
+
+Block = Annotated[
+    Union[
+        TextBlock,
+        ImageBlock,
+        AudioBlock,
+        DocumentBlock,
+        ToolUseBlock,
+        ToolResultBlock,
+        ThinkingBlock,
+    ],
+    Field(discriminator="type"),
+]
+BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", "thinking")
+#: blocks whose payload lives in the blob store
+BLOB_BLOCK_TYPES = ("image", "audio", "document")
+
+_blocks = TypeAdapter(list[Block])
+
+
+def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
+    """Check `raw` against the block union; return plain dicts or raise InvalidInput."""
+    if not isinstance(raw, list):
+        raise InvalidInput(where, f"content must be a list of blocks, got {type(raw).__name__}")
+    if not raw:
+        raise InvalidInput(where, "content must hold at least one block")
+    try:
+        return _blocks.validate_python(raw)  # type: ignore[no-any-return]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+        raise InvalidInput(f"{where}{loc}", err["msg"]) from None
+
+
+def text(value: str) -> list[dict[str, Any]]:
+    """The content of a plain text message."""
+    return [{"type": "text", "text": value}]
+
+
+def canonical(value: Any) -> bytes:
+    """RFC 8785 canonical JSON bytes; one canonical form for every hash in loomdb."""
+    try:
+        return rfc8785.dumps(value)
+    except UnicodeEncodeError as exc:
+        raise InvalidInput("content", f"text is not valid Unicode ({exc.reason})") from None
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
+
+
+def digest(data: bytes) -> str:
+    """`sha256:<hex>` of bytes: the one hash function, tagged with its algorithm."""
+    return HASH_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def content_id(blocks: list[dict[str, Any]]) -> str:
+    """The id of content: sha256 over its canonical JSON."""
+    return digest(canonical(blocks))
+
+
+def encode(blocks: list[dict[str, Any]], max_bytes: int = DEFAULT_MAX_CONTENT_BYTES) -> tuple[str, bytes]:
+    """Canonicalize validated blocks: (content id, canonical bytes), enforcing the size limit."""
+    body = canonical(blocks)
+    if len(body) > max_bytes:
+        raise TooLarge(
+            "content",
+            f"{len(body)} bytes is over the limit of {max_bytes} bytes; "
+            "put large payloads in the blob store and reference them from a block",
+        )
+    return digest(body), body
+
+
+def plain_text(blocks: list[dict[str, Any]]) -> str:
+    """The readable text of content (text and thinking-free), for titles, search, buffers."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = block["type"]
+        if kind == "text":
+            parts.append(block["text"])
+        elif kind == "tool_result":
+            parts.extend(p["text"] for p in block["content"] if p["type"] == "text")
+        elif kind == "document" and "text" in block:
+            parts.append(block["text"])
+    return "".join(parts)
+
+
+def blob_refs(blocks: list[dict[str, Any]]) -> list[str]:
+    """Every blob id the content points at (to check they exist, and to export them)."""
+    refs: list[str] = []
+    for block in blocks:
+        if block["type"] in BLOB_BLOCK_TYPES:
+            refs.append(block["ref"])
+            if "thumbnail_ref" in block:
+                refs.append(block["thumbnail_ref"])
+        elif block["type"] == "tool_result":
+            refs.extend(blob_refs(block["content"]))
+    return refs

@@ -1,0 +1,101 @@
+"""Context assembly: a position -> the normalized context window a model consumes.
+
+    {"messages": [{"role": ..., "content": [blocks], "cache"?: true}, ...],
+     "options": {...}}                                   (seed 002's schema)
+
+Order of work: the path (root to head, versions chosen, see graph.py); the latest
+compaction on the path, if any, replaces everything it summarized with its summary;
+excluded nodes are left out; the extra sources of a multi-source edge (roles context
+and instruction) come in just before the node they feed, unless already on the path;
+annotation and link edges never enter; the tree's system context leads as a system
+message. Options merge key by key, later wins: tree defaults, then each node's delta
+along the path, then the call's own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from .store.base import BODY, CACHE, FLAGS, HAS_SOURCES, ID, KIND, OPTIONS, ROLE
+
+if TYPE_CHECKING:
+    from .headish import Position
+    from .loom import Loom
+
+
+def deep_merge(base: dict[str, Any], delta: dict[str, Any] | None) -> dict[str, Any]:
+    """Records merge key by key, recursively; anything else in `delta` replaces."""
+    if not delta:
+        return base
+    out = dict(base)
+    for key, value in delta.items():
+        old = out.get(key)
+        out[key] = deep_merge(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+    return out
+
+
+def assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, Any]:
+    backend = loom.backend
+    rows = loom.path_rows(pos)
+    tree = backend.get_tree(pos.tree)
+    assert tree is not None
+    rows = _after_compaction(loom, rows)
+    excluded = backend.flagged(tree.id, "excluded")
+    sources = _extra_sources(loom, rows, excluded)
+    merged: dict[str, Any] = dict(tree.options or {})
+    messages: list[dict[str, Any]] = []
+    if tree.system:
+        messages.append({"role": "system", "content": [{"type": "text", "text": tree.system}]})
+    for row in rows:
+        if row[ID] in excluded:
+            continue
+        if row[FLAGS] & HAS_SOURCES:
+            messages.extend(_message(r) for r in sources.get(row[ID], ()))
+        messages.append(_message(row))
+        if row[OPTIONS] is not None:
+            merged = deep_merge(merged, json.loads(row[OPTIONS]))
+    return {"messages": messages, "options": deep_merge(merged, options)}
+
+
+def _message(row: tuple[Any, ...]) -> dict[str, Any]:
+    msg = {"role": row[ROLE], "content": json.loads(row[BODY])}
+    if row[CACHE]:
+        msg["cache"] = True
+    return msg
+
+
+def _extra_sources(
+    loom: Loom, rows: list[tuple[Any, ...]], excluded: set[str]
+) -> dict[str, list[tuple[Any, ...]]]:
+    """node -> rows of its context/instruction sources that are not already on the path."""
+    fed = [r[ID] for r in rows if r[FLAGS] & HAS_SOURCES]
+    if not fed:
+        return {}
+    on_path = {r[ID] for r in rows}
+    links = loom.backend.node_sources(fed)
+    wanted = {s for pairs in links.values() for s, _ in pairs if s not in on_path and s not in excluded}
+    found = loom.backend.path_rows(list(wanted)) if wanted else {}
+    return {
+        node: [found[s] for s, _ in pairs if s in found]
+        for node, pairs in links.items()
+    }
+
+
+def _after_compaction(loom: Loom, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Honour the latest compaction on the path: its summary, the turns it kept, then newer.
+
+    A compaction node's extra sources are the turns it kept, so its chain hash commits
+    to exactly which turns were summarized and which were kept."""
+    for i in range(len(rows) - 1, -1, -1):
+        if rows[i][KIND] == "compaction":
+            node = rows[i][ID]
+            kept = {s for s, _ in loom.backend.node_sources([node]).get(node, [])}
+            older = [r for r in rows[:i] if r[ID] in kept]
+            return [_without_sources(rows[i])] + older + rows[i + 1 :]
+    return rows
+
+
+def _without_sources(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A compaction row whose sources are the kept turns, not context to bring in."""
+    return row[:FLAGS] + (row[FLAGS] & ~HAS_SOURCES,) + row[FLAGS + 1 :]

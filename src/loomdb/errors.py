@@ -1,0 +1,108 @@
+"""The error hierarchy: every error loomdb raises on purpose is one of these.
+
+    LoomError                       root: catch this to catch everything of ours
+    ├── NotFound (also KeyError)    an id, prefix, ref or tree that does not exist
+    │   └── AmbiguousName           a prefix or name that matches several things
+    ├── InvalidInput (ValueError)   bad input: says where and why; nothing was written
+    │   ├── CycleError              an edge that would close a cycle
+    │   └── TooLarge                a payload over the configured size limit
+    ├── RefConflict                 a compare-and-swap on a ref saw another value
+    ├── IntegrityError              stored bytes do not match their hash
+    ├── MissingExtra                an optional part is not installed (says how)
+    └── ProviderError               a model provider failed (down, timeout, bad reply)
+
+The CLI and HTTP layers translate these at the edge (exit code 2, one JSON shape);
+the library never prints or exits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class LoomError(Exception):
+    """Root of every error loomdb raises on purpose."""
+
+
+class NotFound(LoomError, KeyError):
+    """Something named does not exist. A KeyError so mapping-style code works."""
+
+    def __init__(self, what: str, name: str, candidates: Sequence[str] = ()) -> None:
+        self.what = what
+        self.name = name
+        self.candidates = list(candidates)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        msg = f"unknown {self.what}: {self.name!r}"
+        if self.candidates:
+            msg += " (did you mean: " + ", ".join(self.candidates[:10]) + "?)"
+        return msg
+
+
+class AmbiguousName(NotFound):
+    """A prefix or name matched more than one thing; the candidates are listed."""
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.candidates[:10])
+        more = "" if len(self.candidates) <= 10 else f" and {len(self.candidates) - 10} more"
+        return f"ambiguous {self.what}: {self.name!r} matches {shown}{more}"
+
+
+class InvalidInput(LoomError, ValueError):
+    """Input that loomdb refuses: `where` names the place, `why` the reason."""
+
+    def __init__(self, where: str, why: str) -> None:
+        self.where = where
+        self.why = why
+        super().__init__(f"{where}: {why}" if where else why)
+
+
+class CycleError(InvalidInput):
+    """An edge or parent link that would make the graph cyclic."""
+
+
+class TooLarge(InvalidInput):
+    """A payload over the configured limit; large payloads belong in the blob store."""
+
+
+class RefConflict(LoomError):
+    """A ref moved under us: the compare-and-swap expected one node and found another."""
+
+    def __init__(self, ref: str, expected: str | None, actual: str | None) -> None:
+        self.ref = ref
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"ref {ref!r} moved: expected it at {expected or 'nothing'}, "
+            f"found it at {actual or 'nothing'}"
+        )
+
+
+class IntegrityError(LoomError):
+    """Stored data no longer matches the hash that names it."""
+
+    def __init__(self, what: str, expected: str, got: str) -> None:
+        self.what = what
+        self.expected = expected
+        self.got = got
+        super().__init__(f"{what}: expected {expected}, got {got}")
+
+
+class MissingExtra(LoomError):
+    """An optional dependency is missing; the message gives the install command."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        super().__init__(f"{feature} needs the '{extra}' extra: pip install 'loomdb[{extra}]'")
+
+
+class ProviderError(LoomError):
+    """A model provider failed: unreachable, timed out, rate-limited, or replied badly."""
+
+    def __init__(self, provider: str, why: str, *, retryable: bool = False) -> None:
+        self.provider = provider
+        self.why = why
+        self.retryable = retryable
+        super().__init__(f"{provider}: {why}")

@@ -1,0 +1,216 @@
+"""The intermediate form every importer produces, and the small helpers that build it.
+
+Parsers turn other tools' export files into these plain dataclasses; writing them into
+a store is somebody else's job, so nothing here knows about storage. Content is already
+loomdb content blocks (see `loomdb.content`), except that blob `ref`s may still be
+attachment keys (`attachment:<name>`) that the writer swaps for real blob ids after
+storing the `Attachment` bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..content import validate_blocks
+from ..errors import InvalidInput
+
+ROLES = ("user", "assistant", "system", "tool")
+ATTACHMENT_PREFIX = "attachment:"
+#: stands in for an attachment key while blocks are checked against the content schema
+_PLACEHOLDER_REF = "sha256:" + "0" * 64
+
+
+@dataclass
+class Attachment:
+    """A binary payload that must go to the blob store."""
+
+    key: str  # placeholder used in blocks' "ref" until stored, e.g. "attachment:file-abc"
+    data: bytes | None  # bytes if present in the file/zip; None if only referenced
+    mime_type: str
+    name: str | None = None
+
+
+@dataclass
+class ImportedMessage:
+    source_id: str
+    parent_source_id: str | None
+    role: str
+    content: list[dict[str, Any]]
+    created_at: datetime | None
+    author: str | None = None
+    model: str | None = None
+    hidden: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    edited_from_source_id: str | None = None
+    tags: list[str] = field(default_factory=list)
+    bookmark: str | None = None
+
+
+@dataclass
+class ImportedConversation:
+    source_format: str
+    source_id: str
+    title: str | None
+    created_at: datetime | None
+    mode: str  # "dialogue" or "buffer"
+    messages: list[ImportedMessage]  # parents always before children
+    current_source_id: str | None
+    attachments: list[Attachment] = field(default_factory=list)
+    system: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParseError:
+    """One conversation that could not be imported; the others still are."""
+
+    where: str
+    reason: str
+
+
+# ---------------------------------------------------------------- content blocks
+
+
+def text_block(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def check_blocks(blocks: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
+    """Validate blocks against the content schema, accepting attachment keys as refs.
+
+    An empty list becomes one empty text block: a message with a role but no content
+    is still a message.
+    """
+    if not blocks:
+        blocks = [text_block("")]
+    validate_blocks([_with_placeholder_refs(b) for b in blocks], where)
+    return blocks
+
+
+def _with_placeholder_refs(block: dict[str, Any]) -> dict[str, Any]:
+    out = dict(block)
+    for key in ("ref", "thumbnail_ref"):
+        if isinstance(out.get(key), str) and out[key].startswith(ATTACHMENT_PREFIX):
+            out[key] = _PLACEHOLDER_REF
+    if out.get("type") == "tool_result" and isinstance(out.get("content"), list):
+        out["content"] = [_with_placeholder_refs(p) if isinstance(p, dict) else p for p in out["content"]]
+    return out
+
+
+class AttachmentSet:
+    """The attachments of one conversation, one per key, in order of first use."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Attachment] = {}
+
+    def add(self, key: str, data: bytes | None, mime_type: str, name: str | None = None) -> str:
+        key = key if key.startswith(ATTACHMENT_PREFIX) else ATTACHMENT_PREFIX + key
+        known = self._items.get(key)
+        if known is None:
+            self._items[key] = Attachment(key, data, mime_type, name)
+        elif known.data is None and data is not None:
+            known.data = data
+        return key
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def to_list(self) -> list[Attachment]:
+        return list(self._items.values())
+
+
+# ---------------------------------------------------------------- values
+
+
+def to_datetime(value: Any, where: str) -> datetime | None:
+    """A UTC datetime from epoch seconds (or ms/us/ns by magnitude) or an ISO 8601 string."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise InvalidInput(where, f"expected a time, got {value!r}")
+    if isinstance(value, (int, float)):
+        return _from_epoch(float(value), where)
+    if isinstance(value, str):
+        return _from_iso(value, where)
+    raise InvalidInput(where, f"expected a time, got {type(value).__name__}")
+
+
+def _from_epoch(seconds: float, where: str) -> datetime:
+    for _ in range(3):  # milliseconds, microseconds, nanoseconds
+        if abs(seconds) < 1e11:
+            break
+        seconds /= 1000.0
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise InvalidInput(where, f"time {seconds!r} is out of range") from None
+
+
+def _from_iso(value: str, where: str) -> datetime:
+    text = value.strip()
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        try:
+            return _from_epoch(float(text), where)
+        except ValueError:
+            raise InvalidInput(where, f"not a time: {value!r}") from None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def content_hash(value: Any) -> str:
+    """A stable id for a source object that has none of its own."""
+    body = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def expect(value: Any, kind: type | tuple[type, ...], where: str, *, optional: bool = True) -> Any:
+    """Return `value` if it has the expected JSON type (None allowed when optional)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) and kind in (int, float, (int, float)):
+        raise InvalidInput(where, f"expected a number, got {value!r}")
+    if not isinstance(value, kind):
+        raise InvalidInput(where, f"expected {_kind_name(kind)}, got {_json_type(value)}")
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {str: "a string", dict: "an object", list: "an array", int: "an integer", float: "a number", bool: "a boolean"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _json_type(value: Any) -> str:
+    names = {str: "a string", dict: "an object", list: "an array", int: "an integer", float: "a number", bool: "a boolean"}
+    if value is None:
+        return "null"
+    for kind, name in names.items():
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            return name
+    return type(value).__name__
+
+
+def source_label(name: str, index: int, conv_id: Any = None) -> str:
+    """How a conversation is named in errors: `file[3] (id 6f1...)`."""
+    label = f"{name}[{index}]"
+    if isinstance(conv_id, str) and conv_id:
+        label += f" (id {conv_id})"
+    return label
+
+
+def guarded(where: str, build: Callable[[], ImportedConversation]) -> ImportedConversation | ParseError:
+    """Run one conversation's conversion; any structural problem becomes its ParseError."""
+    try:
+        return build()
+    except InvalidInput as exc:
+        return ParseError(where, str(exc))
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        return ParseError(where, f"unexpected structure ({type(exc).__name__}: {exc})")

@@ -1,0 +1,648 @@
+"""`Loom`: the library's front door. Every operation is one transaction.
+
+The Loom owns the rules the backends do not: validating content, computing chain
+hashes, choosing versions along a path, resolving headish names, moving refs by
+compare-and-swap and logging them. It reads no environment and prints nothing; the
+CLI and HTTP layers translate its typed errors at the edge.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import content as C
+from . import refs as R
+from .blobs import BlobStore, check_id
+from .chain import chain_hash
+from .errors import CycleError, InvalidInput, NotFound, RefConflict
+from .graph import resolve_path
+from .headish import Position, parse, resolve_base
+from .model import (
+    EDGE_TYPES, KINDS, MODES, ROLES, SOURCE_ROLES, SOURCES, Edge, Meta, Node, Ref, RefMove,
+    Tree, new_id, now,
+)
+from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
+
+ContentLike = str | list[dict[str, Any]]
+POLICIES = ("retry", "fail")
+_CAS_RETRIES = 100
+
+
+class Loom:
+    """A store of branching conversations: see the package docstring for the model."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        blobs: BlobStore,
+        *,
+        actor: str = "human",
+        max_content_bytes: int = C.DEFAULT_MAX_CONTENT_BYTES,
+    ) -> None:
+        self.backend = backend
+        self.blobs = blobs
+        self.actor = actor
+        self.max_content_bytes = max_content_bytes
+
+    @classmethod
+    def open(cls, db: str | Path | None = None, **options: Any) -> Loom:
+        """Open (creating and migrating if needed) the store at a folder or URL."""
+        from .store import open_store
+
+        backend, blobs = open_store(db)
+        backend.migrate()
+        return cls(backend, blobs, **options)
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> Loom:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # == content ====================================================================
+    def prepare(self, value: ContentLike, where: str = "content") -> list[dict[str, Any]]:
+        """Validate content; move inline base64 payloads into the blob store."""
+        if isinstance(value, str):
+            return C.text(value)
+        if isinstance(value, list):
+            value = [self._inline_blob(b, f"{where}[{i}]") for i, b in enumerate(value)]
+        blocks = C.validate_blocks(value, where)
+        for ref in C.blob_refs(blocks):
+            if self.backend.get_blob_meta(ref) is None and not self.blobs.has(ref):
+                raise InvalidInput(where, f"blob {ref} is not in the store; put it first")
+        return blocks
+
+    def _inline_blob(self, block: Any, where: str) -> Any:
+        if not isinstance(block, dict) or "data" not in block or "ref" in block:
+            return block
+        if block.get("type") not in C.BLOB_BLOCK_TYPES:
+            return block
+        try:
+            data = base64.b64decode(block["data"], validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            raise InvalidInput(f"{where}.data", "is not valid base64") from None
+        mime = block.get("mime_type") or block.get("media_type") or "application/octet-stream"
+        rest = {k: v for k, v in block.items() if k not in ("data", "media_type")}
+        return {**rest, "ref": self.put_blob(data, mime), "mime_type": mime}
+
+    def put_blob(self, data: bytes, mime_type: str = "application/octet-stream") -> str:
+        """Store bytes once; returns `sha256:<hex>` to reference from a block."""
+        bid = self.blobs.put(data)
+        with self.backend.transaction():
+            self.backend.put_blob_meta(bid, len(data), mime_type, now())
+        return bid
+
+    def blob(self, ref: str) -> bytes:
+        """The bytes of a blob, verified against its id."""
+        return self.blobs.get(check_id(ref))
+
+    def file_content(self, path: str | Path, mime_type: str | None = None) -> list[dict[str, Any]]:
+        """Content from a file: UTF-8 text as a text block, anything else as a blob block."""
+        import mimetypes
+
+        p = Path(path)
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise InvalidInput(str(path), f"cannot read: {exc.strerror}") from None
+        mime = mime_type or mimetypes.guess_type(p.name)[0] or "application/octet-stream"
+        if mime.startswith("text/") or mime in ("application/json", "application/octet-stream"):
+            try:
+                return C.text(data.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                if mime != "application/octet-stream":
+                    raise InvalidInput(str(path), f"not valid UTF-8 at byte {exc.start}") from None
+        kind = mime.split("/")[0]
+        block_type = {"image": "image", "audio": "audio"}.get(kind, "document")
+        block: dict[str, Any] = {"type": block_type, "ref": self.put_blob(data, mime),
+                                 "mime_type": mime}
+        if block_type == "document":
+            block["name"] = p.name
+        return [block]
+
+    # == writing nodes ==============================================================
+    def new_tree(
+        self,
+        content: ContentLike,
+        *,
+        mode: str = "dialogue",
+        title: str | None = None,
+        system: str | None = None,
+        options: dict[str, Any] | None = None,
+        role: str = "user",
+        author: str | None = None,
+        source: str = "human",
+        session: str | None = None,
+        cache: bool = False,
+        node_options: dict[str, Any] | None = None,
+        created_at: str | None = None,
+        origin: dict[str, Any] | None = None,
+        tree_id: str | None = None,
+        node_id: str | None = None,
+        lineage: dict[str, Any] | None = None,
+    ) -> tuple[Tree, Node]:
+        """Create a tree with its root node (and optionally a session on it)."""
+        _check_choice("mode", mode, MODES)
+        blocks = self.prepare(content)
+        if options is not None and not isinstance(options, dict):
+            raise InvalidInput("options", "must be a JSON object")
+        if session is not None:
+            R.check_name(session)
+        at = created_at or now()
+        tree = Tree(
+            id=tree_id or new_id(), title=title or _title_from(blocks), mode=mode,
+            created_at=at, updated_at=at, system=system, options=options or {},
+            lineage=lineage,
+        )
+        with self.backend.transaction():
+            self.backend.insert_tree(tree)
+            root = self._write(
+                tree=tree.id, parent=None, blocks=blocks, role=role, author=author,
+                source=source, options=node_options, cache=cache, kind="message",
+                created_at=at, origin=origin, node_id=node_id,
+            )
+            self.backend.update_tree(tree.id, {"root": root.id})
+            if session is not None:
+                self._create_ref(session, "session", tree.id, root.id, {}, {"created": "new"})
+        return self.tree(tree.id), root
+
+    def append(
+        self,
+        at: str | Position,
+        content: ContentLike,
+        *,
+        role: str = "user",
+        author: str | None = None,
+        source: str = "human",
+        options: dict[str, Any] | None = None,
+        cache: bool = False,
+        also: Sequence[str | tuple[str, str]] = (),
+        kind: str = "message",
+        provenance: dict[str, Any] | None = None,
+        origin: dict[str, Any] | None = None,
+        expect: str | None = None,
+        policy: str = "retry",
+        created_at: str | None = None,
+        node_id: str | None = None,
+    ) -> Node:
+        """Add a node after `at`. A session named as `at` moves to it (compare-and-swap).
+
+        `policy="retry"` appends after the session's head as it is at commit time, so
+        concurrent writers chain up instead of forking; `policy="fail"` (or an explicit
+        `expect`) raises RefConflict when the session moved since it was read."""
+        _check_choice("policy", policy, POLICIES)
+        blocks = self.prepare(content)
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        extra = [self._source(pos.tree, s) for s in also]
+        retry = policy == "retry" and expect is None and pos.session is not None
+        for attempt in range(_CAS_RETRIES if retry else 1):
+            try:
+                return self._append(pos, blocks, extra, expect, policy, dict(
+                    role=role, author=author, source=source, options=options, cache=cache,
+                    kind=kind, created_at=created_at, provenance=provenance, origin=origin,
+                    node_id=node_id,
+                ))
+            except RefConflict:
+                if attempt == _CAS_RETRIES - 1 or not retry:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _append(
+        self, pos: Position, blocks: list[dict[str, Any]], extra: list[tuple[str, str]],
+        expect: str | None, policy: str, fields: dict[str, Any],
+    ) -> Node:
+        with self.backend.transaction():
+            head, selections = pos.node, pos.selections
+            ref = None
+            if pos.session is not None:
+                ref = self._ref_or_fail(pos.session)
+                wanted = expect if expect is not None else (pos.node if policy == "fail" else None)
+                head = self._head_of(ref)
+                if wanted is not None and head != wanted and ref.node != wanted:
+                    raise RefConflict(ref.name, wanted, ref.node)
+                selections = ref.selections
+            parent = self._get(head)
+            node = self._write(
+                tree=parent.tree, parent=parent, blocks=blocks, sources=extra,
+                selections={s: v for s, v in selections.items() if s != parent.slot}, **fields,
+            )
+            if ref is not None:
+                R.move(self.backend, ref.name, ref.node, node.id, actor=self.actor,
+                       reason=f"append {fields['role']}")
+        return node
+
+    def edit(
+        self,
+        at: str | Position,
+        content: ContentLike,
+        *,
+        author: str | None = None,
+        source: str = "human",
+        created_at: str | None = None,
+        provenance: dict[str, Any] | None = None,
+    ) -> Node:
+        """Write a new version of a node; its descendants stay attached to the slot.
+
+        When `at` names a session or view, that ref selects the new version at once;
+        other refs keep the version they had until they select it."""
+        blocks = self.prepare(content)
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        with self.backend.transaction():
+            old = self._get(pos.node)
+            parent = self._get(old.parent) if old.parent else None
+            selections = {**old.selections, **pos.selections}
+            selections.pop(old.slot, None)
+            node = self._write(
+                tree=old.tree, parent=parent, blocks=blocks, role=old.role, author=author,
+                source=source, options=old.options, cache=old.cache, kind=old.kind,
+                created_at=created_at, provenance=provenance, sources=list(old.sources),
+                selections=selections, edited_from=old,
+            )
+            if pos.ref is not None and pos.ref.kind != "bookmark":
+                self._select(pos.ref, node)
+        return node
+
+    def _write(
+        self,
+        *,
+        tree: str,
+        parent: Node | None,
+        blocks: list[dict[str, Any]],
+        role: str,
+        author: str | None,
+        source: str,
+        options: dict[str, Any] | None,
+        cache: bool,
+        kind: str,
+        created_at: str | None,
+        provenance: dict[str, Any] | None = None,
+        origin: dict[str, Any] | None = None,
+        sources: Sequence[tuple[str, str]] = (),
+        selections: dict[str, str] | None = None,
+        edited_from: Node | None = None,
+        node_id: str | None = None,
+    ) -> Node:
+        """Insert one node (inside the caller's transaction) with its chain hash."""
+        from .tokens import count_blocks
+
+        _check_choice("role", role, ROLES)
+        _check_choice("source", source, SOURCES)
+        _check_choice("kind", kind, KINDS)
+        if options is not None and not isinstance(options, dict):
+            raise InvalidInput("options", "must be a JSON object")
+        cid, body = C.encode(blocks, self.max_content_bytes)
+        selections = selections or {}
+        linked = self.backend.get_nodes([s for s, _ in sources] + list(selections.values()))
+        for vid in selections.values():
+            if vid not in linked:
+                raise NotFound("selected version", vid)
+        parents = [parent.chain_hash] if parent else []
+        parents += [linked[s].chain_hash for s, _ in sources]
+        parents += [linked[v].chain_hash for v in selections.values()]
+        author = author or (self.actor if source == "human" else source)
+        created = created_at or now()
+        response = (provenance or {}).get("response_hash")
+        edited = edited_from.id if edited_from else None
+        tokens = count_blocks(blocks)
+        nid = node_id or new_id()
+        node = Node(
+            id=nid, tree=tree, parent=parent.id if parent else None,
+            slot=edited_from.slot if edited_from else nid,
+            depth=parent.depth + 1 if parent else 0, role=role, kind=kind, author=author,
+            source=source, content_id=cid, content=blocks, created_at=created,
+            chain_hash=chain_hash(
+                content_id=cid, parents=parents, created_at=created, author=author, role=role,
+                kind=kind, edited_from=edited, options=options, response=response,
+            ),
+            edited_from=edited, options=options, cache=cache, tokens=tokens,
+            total_tokens=(parent.total_tokens if parent else 0) + tokens,
+            provenance=provenance, origin=origin, sources=tuple(sources), selections=selections,
+        )
+        flags = (HAS_SELECTIONS if selections else 0) | (HAS_SOURCES if sources else 0)
+        self.backend.put_content(cid, body)
+        self.backend.insert_node(node, flags)
+        return node
+
+    def _source(self, tree: str, spec: str | tuple[str, str]) -> tuple[str, str]:
+        headish, role = (spec, "context") if isinstance(spec, str) else spec
+        _check_choice("source role", role, SOURCE_ROLES[1:])
+        pos = self.resolve(headish)
+        if pos.tree != tree:
+            raise InvalidInput(
+                f"source {headish!r}",
+                "a continuation cannot cross trees (only link edges may); use `link`",
+            )
+        return pos.node, role
+
+    # == refs =======================================================================
+    def fork(self, at: str | Position, name: str, *, kind: str = "session") -> Ref:
+        """A new session (or view) at `at`, sharing everything before it: O(1), no copy."""
+        _check_choice("kind", kind, ("session", "view"))
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        origin = {"forked_from": {"ref": pos.ref.name if pos.ref else None, "node": pos.node}}
+        with self.backend.transaction():
+            return self._create_ref(name, kind, pos.tree, pos.node, dict(pos.selections), origin)
+
+    def view(self, name: str, at: str | Position) -> Ref:
+        """A named view at `at`: select versions in it without moving any session."""
+        return self.fork(at, name, kind="view")
+
+    def bookmark(self, at: str | Position, label: str) -> Ref:
+        """A fixed label on a node, unique in the store and usable as a headish."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        with self.backend.transaction():
+            ref = self._create_ref(label, "bookmark", pos.tree, pos.node, {}, None)
+            self.backend.set_meta(pos.node, pos.tree, {"bookmarked": 1, "label": label})
+        return ref
+
+    def _create_ref(
+        self, name: str, kind: str, tree: str, node: str, selections: dict[str, str],
+        origin: dict[str, Any] | None,
+    ) -> Ref:
+        R.check_name(name)
+        at = now()
+        ref = Ref(name, kind, tree, node, at, at, selections, origin)
+        if not self.backend.insert_ref(ref):
+            existing = self.backend.get_ref(name)
+            raise InvalidInput(
+                f"ref {name!r}",
+                f"already exists ({existing.kind if existing else 'ref'}); names are unique",
+            )
+        R.log_change(self.backend, name, None, node, actor=self.actor, reason=f"create {kind}")
+        return ref
+
+    def set_ref(self, name: str, at: str | Position, *, expect: str | None = None) -> Ref:
+        """Move a session or view to `at` by compare-and-swap (expect: where it must be)."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        with self.backend.transaction():
+            ref = self._ref_or_fail(name)
+            if ref.kind == "bookmark":
+                raise InvalidInput(f"ref {name!r}", "bookmarks are fixed; delete and re-create")
+            if pos.tree != ref.tree:
+                raise InvalidInput(f"ref {name!r}", f"belongs to tree {ref.tree}, not {pos.tree}")
+            R.move(self.backend, name, expect or ref.node, pos.node, actor=self.actor,
+                   reason="set")
+        return self.ref(name)
+
+    def undo(self, name: str) -> Ref:
+        """Move a ref back to where its last move took it from."""
+        with self.backend.transaction():
+            ref = self._ref_or_fail(name)
+            moves = [m for m in self.backend.ref_log(name) if m.old and m.new]
+            if not moves:
+                raise InvalidInput(f"ref {name!r}", "has no move to undo")
+            last = moves[-1]
+            if last.new != ref.node:
+                raise RefConflict(name, last.new, ref.node)
+            R.move(self.backend, name, ref.node, last.old or ref.node, actor=self.actor,
+                   reason=f"undo move {last.seq}")
+        return self.ref(name)
+
+    def delete_ref(self, name: str) -> None:
+        with self.backend.transaction():
+            ref = self._ref_or_fail(name)
+            self.backend.delete_ref(name)
+            if ref.kind == "bookmark":
+                self.backend.set_meta(ref.node, ref.tree, {"bookmarked": 0, "label": None})
+            R.log_change(self.backend, name, ref.node, None, actor=self.actor, reason="delete")
+
+    def select(self, ref_name: str, version: str | Position) -> Ref:
+        """Make a session or view use `version` for that version's slot."""
+        pos = version if isinstance(version, Position) else self.resolve(version)
+        with self.backend.transaction():
+            ref = self._ref_or_fail(ref_name)
+            if ref.kind == "bookmark":
+                raise InvalidInput(f"ref {ref_name!r}", "a bookmark holds no selections")
+            if pos.tree != ref.tree:
+                raise InvalidInput(f"node {pos.node}", f"is not in the tree of {ref_name!r}")
+            self._select(ref, self._get(pos.node))
+        return self.ref(ref_name)
+
+    def _select(self, ref: Ref, node: Node) -> None:
+        chosen = None if node.id == node.slot else node.id
+        self.backend.set_selection(ref.name, node.slot, chosen)
+        R.log_change(self.backend, ref.name, ref.node, ref.node, actor=self.actor,
+                     reason=f"select {node.slot} -> {node.id}")
+
+    def ref(self, name: str) -> Ref:
+        return self._ref_or_fail(name)
+
+    def refs(self, kind: str | None = None, tree: str | None = None) -> list[Ref]:
+        return self.backend.list_refs(kind, tree)
+
+    def ref_log(self, name: str) -> list[RefMove]:
+        if self.backend.get_ref(name) is None and not self.backend.ref_log(name):
+            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
+        return self.backend.ref_log(name)
+
+    def _ref_or_fail(self, name: str) -> Ref:
+        ref = self.backend.get_ref(name)
+        if ref is None:
+            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
+        return ref
+
+    def _head_of(self, ref: Ref) -> str:
+        """The node a ref shows at its head (its selection for the head's slot, if any)."""
+        if not ref.selections:
+            return ref.node
+        node = self._get(ref.node)
+        return ref.selections.get(node.slot, node.id)
+
+    # == overlay ====================================================================
+    def tag(self, at: str | Position, *tags: str, remove: bool = False) -> Meta:
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        for t in tags:
+            if not t or not isinstance(t, str) or len(t) > 100:
+                raise InvalidInput(f"tag {t!r}", "tags are 1-100 characters")
+        with self.backend.transaction():
+            if remove:
+                self.backend.remove_tags(pos.node, tags)
+            else:
+                self.backend.add_tags(pos.node, pos.tree, tags)
+        return self.meta(pos)
+
+    def exclude(self, at: str | Position, on: bool = True) -> Meta:
+        """Keep a node out of (or back in) every context built through it."""
+        return self._flag(at, "excluded", on)
+
+    def prune(self, at: str | Position, on: bool = True) -> Meta:
+        """Soft-delete a branch: its nodes stay, but leaves and drawings skip it."""
+        return self._flag(at, "pruned", on)
+
+    def _flag(self, at: str | Position, flag: str, on: bool) -> Meta:
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        with self.backend.transaction():
+            self.backend.set_meta(pos.node, pos.tree, {flag: int(on)})
+        return self.meta(pos)
+
+    def meta(self, at: str | Position) -> Meta:
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        return self.backend.get_meta([pos.node]).get(pos.node, Meta())
+
+    def link(self, src: str | Position, dst: str | Position, *, type: str = "link") -> Edge:
+        """An annotation (same tree, never in context) or a link (may cross trees)."""
+        _check_choice("edge type", type, EDGE_TYPES[1:])
+        a = src if isinstance(src, Position) else self.resolve(src)
+        b = dst if isinstance(dst, Position) else self.resolve(dst)
+        if a.node == b.node:
+            raise CycleError(f"edge {a.node} -> {b.node}", "an edge cannot join a node to itself")
+        if type == "annotation":
+            if a.tree != b.tree:
+                raise InvalidInput(f"edge {a.node} -> {b.node}",
+                                   "annotations stay in one tree; use --type link")
+            if b.node in self.path(a):
+                raise CycleError(f"edge {a.node} -> {b.node}",
+                                 "the target is an ancestor of the source: that closes a cycle")
+        edge = Edge(new_id(), a.tree, type, ((a.node, "primary"),), b.node, now())
+        with self.backend.transaction():
+            self.backend.insert_edge(edge)
+        return edge
+
+    def edges(self, at: str | Position) -> list[Edge]:
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        return self.backend.edges_of(pos.node)
+
+    # == trees ======================================================================
+    def tree(self, name: str) -> Tree:
+        """A tree by id, unique id prefix, or any headish inside it."""
+        tree = self.backend.get_tree(name)
+        if tree is None:
+            found = self.backend.tree_ids_with_prefix(name.upper(), 11) if len(name) >= 6 else []
+            if len(found) == 1:
+                tree = self.backend.get_tree(found[0])
+            elif not found:
+                tree = self.backend.get_tree(self.resolve(name).tree)
+            else:
+                from .errors import AmbiguousName
+
+                raise AmbiguousName("tree", name, found)
+        assert tree is not None
+        return tree
+
+    def trees(self, archived: bool = False) -> list[Tree]:
+        return self.backend.list_trees(archived)
+
+    def archive(self, name: str, on: bool = True) -> Tree:
+        tree = self.tree(name)
+        with self.backend.transaction():
+            self.backend.update_tree(tree.id, {"archived_at": now() if on else None})
+        return self.tree(tree.id)
+
+    def rename(self, name: str, title: str) -> Tree:
+        tree = self.tree(name)
+        if not title.strip():
+            raise InvalidInput("title", "must not be empty")
+        with self.backend.transaction():
+            self.backend.update_tree(tree.id, {"title": title, "updated_at": now()})
+        return self.tree(tree.id)
+
+    # == reading ====================================================================
+    def resolve(self, headish: str) -> Position:
+        """A headish -> the node it names, its tree and the ref whose selections apply."""
+        base, up = parse(headish)
+        node_id, ref = resolve_base(self.backend, base)
+        selections = dict(ref.selections) if ref and ref.kind != "bookmark" else {}
+        session = ref.name if ref and ref.kind == "session" and up == 0 else None
+        if up == 0 and not selections:
+            node = self._get(node_id)
+            return Position(node.id, node.tree, ref, session, selections)
+        rows = resolve_path(self.backend, node_id, selections)
+        if up >= len(rows):
+            raise InvalidInput(
+                f"headish {headish!r}", f"goes {up} up but the path holds {len(rows)} nodes"
+            )
+        node = self._get(rows[len(rows) - 1 - up][ID])
+        return Position(node.id, node.tree, ref, session, selections)
+
+    def node(self, at: str | Position) -> Node:
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        return self._get(pos.node)
+
+    def nodes(self, ids: Iterable[str]) -> list[Node]:
+        ids = list(ids)
+        found = self.backend.get_nodes(ids)
+        return [found[i] for i in ids if i in found]
+
+    def _get(self, node_id: str) -> Node:
+        found = self.backend.get_nodes([node_id])
+        if node_id not in found:
+            raise NotFound("node", node_id)
+        return found[node_id]
+
+    def path_rows(self, at: str | Position) -> list[tuple[Any, ...]]:
+        """Walk-shaped rows from the root to `at` (see store.base.PATH_COLUMNS)."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        return resolve_path(self.backend, pos.node, pos.selections)
+
+    def path(self, at: str | Position) -> list[str]:
+        """Node ids from the root to `at`, one version per slot."""
+        return [r[ID] for r in self.path_rows(at)]
+
+    def children(self, at: str | Position) -> list[str]:
+        return self.backend.children(self.node(at).slot)
+
+    def siblings(self, at: str | Position) -> list[str]:
+        """The other alternatives under the same parent slot (not versions of this one)."""
+        node = self.node(at)
+        if node.parent is None:
+            return []
+        parent_slot = self._get(node.parent).slot
+        return [c for c in self.backend.children(parent_slot) if c != node.slot]
+
+    def versions(self, at: str | Position) -> list[str]:
+        return self.backend.versions(self.node(at).slot)
+
+    def leaves(self, tree: str, *, include_pruned: bool = False) -> list[str]:
+        tid = self.tree(tree).id
+        leaves = self.backend.leaves(tid)
+        pruned = set() if include_pruned else self.backend.flagged(tid, "pruned")
+        if not pruned:
+            return leaves
+        hidden: set[str] = set()
+        for node in self.nodes(pruned):
+            hidden.update(self.backend.subtree(node.slot))
+        return [leaf for leaf in leaves if leaf not in hidden]
+
+    def branch_points(self, tree: str) -> list[str]:
+        return self.backend.branch_points(self.tree(tree).id)
+
+    def tree_nodes(self, tree: str) -> list[Node]:
+        return list(self.backend.tree_nodes(self.tree(tree).id))
+
+    def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""
+        from .context import assemble
+
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        return assemble(self, pos, options or {})
+
+    def verify(self, tree: str | None = None) -> Any:
+        """Check the hash chain; see `loomdb.verify.verify`."""
+        from .verify import verify
+
+        return verify(self, self.tree(tree).id if tree else None)
+
+
+def _check_choice(what: str, value: Any, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise InvalidInput(what, f"{value!r} is not one of {', '.join(allowed)}")
+
+
+def _title_from(blocks: list[dict[str, Any]]) -> str:
+    words = C.plain_text(blocks).split()
+    if not words:
+        return "Untitled"
+    title = " ".join(words[:8])
+    return title if len(title) <= 60 else title[:59].rstrip() + "…"
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

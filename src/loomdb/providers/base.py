@@ -1,0 +1,158 @@
+"""What every client returns and how alternatives run: `Completion`, the `Client` protocol.
+
+All providers answer through one interface, `complete(ctx, *, n, max_tokens, stream,
+mode, blob_reader) -> list[Completion]`, so the CLI verbs (`generate`, `chat`,
+`compact`) never care which provider stands behind a model alias.
+
+Alternatives: `n` alternatives are `n` separate requests (not the API's own `n`, which
+OpenAI-compatible servers and Anthropic do not all honour); `run_alternatives` runs
+remote ones concurrently in threads and calls the stream callback under a lock, so a
+callback is never entered twice at once.
+
+Failures: every `ProviderError` a client raises carries `partial: list[Completion]`:
+the alternatives that finished plus, when a stream broke, what it had received so far
+(with `incomplete=True`), so a caller may keep it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import ProviderError
+
+#: `stream(index, text_delta)`: called with each piece of text as it arrives
+StreamCallback = Callable[[int, str], None]
+#: max threads for the alternatives of one remote request
+MAX_PARALLEL = 4
+
+
+@dataclass
+class Completion:
+    """One model answer, with everything needed to store and audit it.
+
+    `content` holds text, tool_use and thinking blocks (at least one block: an empty
+    answer is one empty text block). `stop_reason` uses Anthropic's words for every
+    provider (`end_turn`, `max_tokens`, `stop_sequence`, `tool_use`, `refusal`; other
+    values pass through). `usage` is `{"input_tokens", "output_tokens", ...}` or None
+    when the provider did not say. `provider_request` is the exact body sent;
+    `raw_response` the provider's JSON (for a stream, the list of chunks).
+    `incomplete` is True only for an answer cut short by a failure (a broken stream);
+    a length-limited answer is complete with `stop_reason == "max_tokens"`.
+    """
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None
+    usage: dict[str, int] | None
+    model: str
+    provider: str
+    provider_request: dict[str, Any]
+    raw_response: Any
+    latency_ms: int
+    incomplete: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The answer's text blocks joined."""
+        return "".join(b["text"] for b in self.content if b["type"] == "text")
+
+
+class Client(Protocol):
+    """A model behind one provider pointer."""
+
+    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
+                 stream: StreamCallback | None = None, mode: str | None = None,
+                 blob_reader: Callable[[str], bytes] | None = None) -> list[Completion]: ...
+
+
+def provider_error(provider: str, why: str, *, retryable: bool = False,
+                   partial: Iterable[Completion] = ()) -> ProviderError:
+    """A ProviderError carrying `partial` (see module docstring)."""
+    err = ProviderError(provider, why, retryable=retryable)
+    err.partial = list(partial)  # type: ignore[attr-defined]
+    return err
+
+
+def with_partial(err: ProviderError, partial: Iterable[Completion]) -> ProviderError:
+    """`err` with `partial` extended by earlier finished alternatives."""
+    err.partial = list(partial) + list(getattr(err, "partial", []))  # type: ignore[attr-defined]
+    return err
+
+
+class Stopwatch:
+    """Milliseconds since creation."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+
+    def ms(self) -> int:
+        return int((time.monotonic() - self._start) * 1000)
+
+
+class StreamBroken(Exception):
+    """A provider's stream failed while being read; `cause` is the original error."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def guarded(items: Iterable[Any]) -> Iterator[Any]:
+    """Iterate a provider stream, turning any failure inside it into StreamBroken.
+
+    Only the provider's own iteration is guarded: an exception raised by the caller's
+    stream callback in the loop body passes through unchanged.
+    """
+    iterator = iter(items)
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except Exception as exc:  # noqa: BLE001 - any failure of the transport
+            raise StreamBroken(exc) from exc
+        yield item
+
+
+def locked_callback(stream: StreamCallback | None) -> StreamCallback | None:
+    """`stream` made safe to call from several threads (one call at a time)."""
+    if stream is None:
+        return None
+    lock = threading.Lock()
+
+    def call(index: int, delta: str) -> None:
+        with lock:
+            stream(index, delta)
+
+    return call
+
+
+def run_alternatives(n: int, one: Callable[[int, StreamCallback | None], Completion],
+                     stream: StreamCallback | None, *, parallel: bool) -> list[Completion]:
+    """Run `one(index, stream)` for each of `n` alternatives; results in index order."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    if not parallel or n == 1:
+        done: list[Completion] = []
+        for i in range(n):
+            try:
+                done.append(one(i, stream))
+            except ProviderError as err:
+                raise with_partial(err, done) from err.__cause__
+        return done
+    callback = locked_callback(stream)
+    with ThreadPoolExecutor(max_workers=min(n, MAX_PARALLEL)) as pool:
+        futures = [pool.submit(one, i, callback) for i in range(n)]
+        results = [(f.exception(), f) for f in futures]
+    finished = [f.result() for exc, f in results if exc is None]
+    for exc, _ in results:
+        if isinstance(exc, ProviderError):
+            raise with_partial(exc, finished)
+        if exc is not None:
+            raise exc
+    return finished

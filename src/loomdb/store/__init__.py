@@ -1,0 +1,46 @@
+"""Storage backends behind one interface (`base.Backend`), chosen by a path or URL.
+
+    None                    $LOOMDB_URL, else $LOOMDB_HOME, else ./.loomdb/
+    a folder path           SQLite file `loom.db` plus `blobs/` inside that folder
+    sqlite:///file.db       that SQLite file, blobs in `file.db.blobs/`
+    postgresql://...        the PostgreSQL backend (extra `postgres`)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..blobs import BlobStore
+from ..errors import InvalidInput
+from .base import Backend
+
+DB_FILE = "loom.db"
+
+
+def default_location() -> str:
+    return os.environ.get("LOOMDB_URL") or os.environ.get("LOOMDB_HOME") or ".loomdb"
+
+
+def open_store(target: str | Path | None = None) -> tuple[Backend, BlobStore]:
+    """Open the backend and blob store a path or URL names (creating a local folder)."""
+    where = str(target) if target is not None else default_location()
+    if where.startswith(("postgresql://", "postgres://")):
+        from .postgres import open_postgres
+
+        return open_postgres(where)
+    if where.startswith("sqlite:///"):
+        file = Path(where[len("sqlite:///"):])
+        blobs = file.with_name(file.name + ".blobs")
+    elif "://" in where:
+        raise InvalidInput("--db", f"unsupported store URL {where!r} (sqlite:/// or postgresql://)")
+    else:
+        folder = Path(where)
+        if folder.exists() and not folder.is_dir():
+            raise InvalidInput("--db", f"{where} is a file; give a folder or sqlite:///{where}")
+        folder.mkdir(parents=True, exist_ok=True)
+        file, blobs = folder / DB_FILE, folder / "blobs"
+    file.parent.mkdir(parents=True, exist_ok=True)
+    from .sqlite import SQLiteBackend
+
+    return SQLiteBackend(file), BlobStore(blobs)

@@ -1,0 +1,209 @@
+"""The storage interface every backend implements, and nothing more.
+
+A backend stores rows and answers indexed queries; it knows nothing of headish names,
+version selection, hashing rules or context. Those live above it (graph, refs,
+context, verify) and are enforced once for all backends. A backend must run each
+`transaction()` as one atomic unit that serializes writers (SQLite: BEGIN IMMEDIATE;
+PostgreSQL: a transaction plus row locks), so a compare-and-swap inside it is exact.
+
+Walks return plain tuples in the order of `PATH_COLUMNS` because the path of a
+10,000-turn thread is the hottest read in loomdb; every other read returns values
+from `loomdb.model`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from ..model import Edge, Meta, Node, Ref, RefMove, Tree
+
+#: columns of a walk row, head first
+PATH_COLUMNS = (
+    "id", "parent", "slot", "depth", "role", "kind", "body", "options", "cache", "flags",
+    "tokens", "total_tokens",
+)
+ID, PARENT, SLOT, DEPTH, ROLE, KIND, BODY, OPTIONS, CACHE, FLAGS, TOKENS, TOTAL = range(12)
+
+#: node flags: the node stores version selections / has extra continuation sources
+HAS_SELECTIONS = 1
+HAS_SOURCES = 2
+
+
+class Backend(ABC):
+    """Rows and indexed queries for one store; see the module docstring for the contract."""
+
+    url: str
+
+    # -- lifecycle -------------------------------------------------------------------
+    @abstractmethod
+    def migrate(self) -> list[str]:
+        """Apply pending migrations in order; return the names applied (none when current)."""
+
+    @abstractmethod
+    def applied_migrations(self) -> list[str]:
+        """Names of the migrations recorded as applied, oldest first."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """One atomic write: commit on success, roll back on any exception. Re-entrant."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+    # -- trees -----------------------------------------------------------------------
+    @abstractmethod
+    def insert_tree(self, tree: Tree) -> None: ...
+
+    @abstractmethod
+    def get_tree(self, tree_id: str) -> Tree | None:
+        """The tree with its node count and its latest change as updated_at."""
+
+    @abstractmethod
+    def list_trees(self, archived: bool = False) -> list[Tree]:
+        """Active trees (or archived ones), newest first, with node counts."""
+
+    @abstractmethod
+    def update_tree(self, tree_id: str, fields: dict[str, Any]) -> None:
+        """Set mutable tree fields: title, root, updated_at, archived_at."""
+
+    @abstractmethod
+    def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]: ...
+
+    # -- content ---------------------------------------------------------------------
+    @abstractmethod
+    def put_content(self, content_id: str, body: bytes) -> None:
+        """Store canonical content under its id unless it is already there."""
+
+    @abstractmethod
+    def get_content(self, content_id: str) -> bytes | None: ...
+
+    # -- nodes -----------------------------------------------------------------------
+    @abstractmethod
+    def insert_node(self, node: Node, flags: int) -> None:
+        """Insert a node with its extra sources and stored selections (content put before)."""
+
+    @abstractmethod
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
+        """Nodes by id (missing ids are absent from the result), in one query."""
+
+    @abstractmethod
+    def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]: ...
+
+    @abstractmethod
+    def walk(self, node_id: str) -> list[tuple[Any, ...]]:
+        """The created-from chain from `node_id` up to the root, head first, in one query."""
+
+    @abstractmethod
+    def path_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """Walk-shaped rows for given nodes (used for the versions a ref selects)."""
+
+    @abstractmethod
+    def node_selections(self, ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Stored version selections of the given nodes: node -> {slot: version}."""
+
+    @abstractmethod
+    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        """Extra continuation sources of the given nodes: node -> [(source, role)]."""
+
+    @abstractmethod
+    def children(self, slot: str) -> list[str]:
+        """Nodes created under any version of `slot`, excluding versions of each other."""
+
+    @abstractmethod
+    def versions(self, slot: str) -> list[str]:
+        """Every node filling `slot` (the original first), by creation."""
+
+    @abstractmethod
+    def leaves(self, tree_id: str) -> list[str]:
+        """Nodes of the tree whose slot has no children, by creation."""
+
+    @abstractmethod
+    def branch_points(self, tree_id: str) -> list[str]:
+        """Slots of the tree with two or more children, by creation."""
+
+    @abstractmethod
+    def tree_nodes(self, tree_id: str) -> Iterator[Node]:
+        """Every node of a tree (with sources and selections), by creation."""
+
+    @abstractmethod
+    def chain_rows(self, tree_id: str) -> Iterator[dict[str, Any]]:
+        """Raw hashed fields of every node of a tree, for verification: id, parent,
+        content_id, body (stored bytes, None if missing), created_at, author, role, kind,
+        edited_from, options / provenance (stored JSON text), chain_hash, sources,
+        selections. Nothing is parsed, so corrupt rows still reach the verifier."""
+
+    @abstractmethod
+    def subtree(self, slot: str) -> list[str]:
+        """Every node at or below `slot` (all versions), in one query."""
+
+    # -- edges -----------------------------------------------------------------------
+    @abstractmethod
+    def insert_edge(self, edge: Edge) -> None: ...
+
+    @abstractmethod
+    def edges_of(self, node_id: str) -> list[Edge]:
+        """Annotation and link edges touching a node, as source or target."""
+
+    # -- metadata overlay ------------------------------------------------------------
+    @abstractmethod
+    def get_meta(self, ids: Sequence[str]) -> dict[str, Meta]:
+        """Overlay of the given nodes; nodes without one are absent."""
+
+    @abstractmethod
+    def set_meta(self, node_id: str, tree_id: str, fields: dict[str, Any]) -> None:
+        """Set bookmarked / label / pruned / excluded on a node."""
+
+    @abstractmethod
+    def add_tags(self, node_id: str, tree_id: str, tags: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    def remove_tags(self, node_id: str, tags: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    def flagged(self, tree_id: str, flag: str) -> set[str]:
+        """Ids of the tree's nodes with overlay flag `excluded` or `pruned` set."""
+
+    # -- refs ------------------------------------------------------------------------
+    @abstractmethod
+    def get_ref(self, name: str) -> Ref | None: ...
+
+    @abstractmethod
+    def list_refs(self, kind: str | None = None, tree_id: str | None = None) -> list[Ref]: ...
+
+    @abstractmethod
+    def ref_names_like(self, name: str, limit: int) -> list[str]:
+        """Ref names close to `name` (sharing a prefix), to suggest on a miss."""
+
+    @abstractmethod
+    def insert_ref(self, ref: Ref) -> bool:
+        """Create a ref if the name is free; False when it already exists."""
+
+    @abstractmethod
+    def cas_ref(self, name: str, expected: str, new: str, at: str) -> bool:
+        """Point `name` at `new` only if it points at `expected`; True when it moved."""
+
+    @abstractmethod
+    def delete_ref(self, name: str) -> None: ...
+
+    @abstractmethod
+    def set_selection(self, name: str, slot: str, version: str | None) -> None:
+        """Make ref `name` use `version` for `slot` (None clears the selection)."""
+
+    @abstractmethod
+    def log_move(self, move: RefMove) -> None: ...
+
+    @abstractmethod
+    def ref_log(self, name: str) -> list[RefMove]:
+        """Every recorded move of a ref, oldest first."""
+
+    # -- blobs -----------------------------------------------------------------------
+    @abstractmethod
+    def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None: ...
+
+    @abstractmethod
+    def get_blob_meta(self, blob_id: str) -> tuple[int, str] | None:
+        """(size, mime type) of a blob known to the store."""

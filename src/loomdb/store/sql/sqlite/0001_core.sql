@@ -1,0 +1,145 @@
+-- The core: trees, content, nodes, edges, the metadata overlay, refs and their log, blobs.
+-- Ids are ULID text; content ids and chain hashes are raw 32-byte SHA-256 digests.
+-- Every per-tree table carries tree_id so a tree can be listed, exported or moved alone.
+
+CREATE TABLE trees (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  mode TEXT NOT NULL CHECK (mode IN ('dialogue', 'buffer')),
+  system TEXT,
+  options TEXT,
+  root_id TEXT,
+  lineage TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  archived_at TEXT
+) WITHOUT ROWID;
+CREATE INDEX trees_created ON trees (created_at);
+CREATE INDEX trees_active ON trees (created_at) WHERE archived_at IS NULL;
+
+CREATE TABLE contents (
+  id BLOB PRIMARY KEY,
+  body TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE nodes (
+  id TEXT PRIMARY KEY,
+  tree_id TEXT NOT NULL,
+  parent_id TEXT,
+  slot_id TEXT NOT NULL,
+  parent_slot TEXT,
+  edited_from TEXT,
+  depth INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  author TEXT NOT NULL,
+  source TEXT NOT NULL,
+  content_id BLOB NOT NULL,
+  options TEXT,
+  cache INTEGER NOT NULL,
+  flags INTEGER NOT NULL,
+  tokens INTEGER NOT NULL,
+  total_tokens INTEGER NOT NULL,
+  provenance TEXT,
+  origin TEXT,
+  created_at TEXT NOT NULL,
+  chain_hash BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX nodes_children ON nodes (parent_slot) WHERE parent_slot IS NOT NULL;
+CREATE INDEX nodes_tree ON nodes (tree_id, created_at);
+CREATE INDEX nodes_author ON nodes (author);
+CREATE INDEX nodes_versions ON nodes (slot_id) WHERE edited_from IS NOT NULL;
+
+CREATE TABLE node_sources (
+  node_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  source_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  tree_id TEXT NOT NULL,
+  PRIMARY KEY (node_id, position)
+) WITHOUT ROWID;
+CREATE INDEX node_sources_source ON node_sources (source_id);
+
+CREATE TABLE node_selections (
+  node_id TEXT NOT NULL,
+  slot_id TEXT NOT NULL,
+  version_id TEXT NOT NULL,
+  tree_id TEXT NOT NULL,
+  PRIMARY KEY (node_id, slot_id)
+) WITHOUT ROWID;
+
+CREATE TABLE edges (
+  id TEXT PRIMARY KEY,
+  tree_id TEXT NOT NULL,
+  type TEXT NOT NULL CHECK (type IN ('annotation', 'link')),
+  target_id TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX edges_target ON edges (target_id);
+CREATE INDEX edges_tree ON edges (tree_id);
+
+CREATE TABLE edge_sources (
+  edge_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  source_id TEXT NOT NULL,
+  role TEXT NOT NULL,
+  PRIMARY KEY (edge_id, position)
+) WITHOUT ROWID;
+CREATE INDEX edge_sources_source ON edge_sources (source_id);
+
+CREATE TABLE node_meta (
+  node_id TEXT PRIMARY KEY,
+  tree_id TEXT NOT NULL,
+  bookmarked INTEGER NOT NULL DEFAULT 0,
+  label TEXT,
+  pruned INTEGER NOT NULL DEFAULT 0,
+  excluded INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX node_meta_bookmarked ON node_meta (tree_id) WHERE bookmarked = 1;
+CREATE INDEX node_meta_excluded ON node_meta (tree_id) WHERE excluded = 1;
+CREATE INDEX node_meta_pruned ON node_meta (tree_id) WHERE pruned = 1;
+
+CREATE TABLE node_tags (
+  node_id TEXT NOT NULL,
+  tag TEXT NOT NULL,
+  tree_id TEXT NOT NULL,
+  PRIMARY KEY (node_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX node_tags_tag ON node_tags (tag);
+
+CREATE TABLE refs (
+  name TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('session', 'view', 'bookmark')),
+  tree_id TEXT NOT NULL,
+  node_id TEXT NOT NULL,
+  origin TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX refs_tree ON refs (tree_id);
+CREATE INDEX refs_node ON refs (node_id);
+
+CREATE TABLE ref_selections (
+  ref_name TEXT NOT NULL,
+  slot_id TEXT NOT NULL,
+  version_id TEXT NOT NULL,
+  PRIMARY KEY (ref_name, slot_id)
+) WITHOUT ROWID;
+
+CREATE TABLE ref_log (
+  seq INTEGER PRIMARY KEY,
+  ref_name TEXT NOT NULL,
+  at TEXT NOT NULL,
+  old_node TEXT,
+  new_node TEXT,
+  actor TEXT NOT NULL,
+  reason TEXT NOT NULL
+);
+CREATE INDEX ref_log_ref ON ref_log (ref_name, seq);
+
+CREATE TABLE blobs (
+  id BLOB PRIMARY KEY,
+  size INTEGER NOT NULL,
+  mime_type TEXT NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;

@@ -1,0 +1,550 @@
+"""The embedded backend: one SQLite file in WAL mode, one connection per store.
+
+Writers serialize on `BEGIN IMMEDIATE`, so every compare-and-swap inside a
+transaction is exact, and a second process waits (busy timeout) instead of failing.
+Tables are WITHOUT ROWID keyed by ULID text, so walking a thread costs one b-tree
+search per node plus one for its content; hashes are stored as raw 32-byte digests.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
+from . import migrations
+from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
+
+_CHUNK = 900  # stay under SQLite's bound-parameter limit
+_NODE_COLS = (
+    "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
+    "n.author, n.source, n.content_id, c.body, n.options, n.cache, n.flags, n.tokens, "
+    "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
+)
+_WALK_COLS = (
+    "id, parent_id, slot_id, depth, role, kind, content_id, options, cache, flags, tokens, "
+    "total_tokens"
+)
+
+
+def hex_to_bytes(value: str) -> bytes:
+    return bytes.fromhex(value[7:])
+
+
+def bytes_to_hex(value: bytes) -> str:
+    return "sha256:" + value.hex()
+
+
+def _loads(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _raw(body: str | bytes | None) -> bytes | None:
+    """Stored body bytes exactly as found (a tampered row may hold anything)."""
+    if body is None or isinstance(body, bytes):
+        return body
+    return body.encode("utf-8", "surrogatepass")
+
+
+def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
+    for i in range(0, len(ids), _CHUNK):
+        yield ids[i : i + _CHUNK]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class SQLiteBackend(Backend):
+    """SQLite file storage; see the module docstring."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self.url = f"sqlite:///{self.path}"
+        self._db = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=timeout
+        )
+        self._lock = threading.RLock()
+        self._depth = 0
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            f"busy_timeout={int(timeout * 1000)}",
+            "cache_size=-65536",
+            "temp_store=MEMORY",
+        ):
+            self._db.execute(f"PRAGMA {pragma}")
+
+    # -- lifecycle -------------------------------------------------------------------
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                self._db.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            self._db.execute("COMMIT")
+
+    def migrate(self) -> list[str]:
+        applied: list[str] = []
+        with self.transaction():
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS loomdb_migrations "
+                "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            done = set(self.applied_migrations())
+            for name, sql in migrations.scripts("sqlite"):
+                if name in done:
+                    continue
+                for stmt in migrations.statements(sql, sqlite3.complete_statement):
+                    self._db.execute(stmt)
+                self._db.execute("INSERT INTO loomdb_migrations VALUES (?, ?)", (name, now()))
+                applied.append(name)
+        return applied
+
+    def applied_migrations(self) -> list[str]:
+        try:
+            rows = self._db.execute("SELECT name FROM loomdb_migrations ORDER BY name")
+        except sqlite3.OperationalError:
+            return []
+        return [r[0] for r in rows]
+
+    # -- trees -----------------------------------------------------------------------
+    def insert_tree(self, tree: Tree) -> None:
+        self._db.execute(
+            "INSERT INTO trees VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (tree.id, tree.title, tree.mode, tree.system, _dumps(tree.options or None),
+             tree.root, _dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
+        )
+
+    def _tree(self, row: tuple[Any, ...]) -> Tree:
+        tid, title, mode, system, options, root, lineage, created, updated, archived = row[:10]
+        count, last = row[10], row[11]
+        return Tree(
+            id=tid, title=title, mode=mode, system=system, options=_loads(options) or {},
+            root=root, lineage=_loads(lineage), created_at=created,
+            updated_at=max(updated, last or ""), archived_at=archived, nodes=count,
+        )
+
+    _TREE_SELECT = (
+        "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at, "
+        "t.updated_at, t.archived_at, "
+        "(SELECT count(*) FROM nodes n WHERE n.tree_id = t.id), "
+        "(SELECT max(created_at) FROM nodes n WHERE n.tree_id = t.id) FROM trees t "
+    )
+
+    def get_tree(self, tree_id: str) -> Tree | None:
+        row = self._db.execute(self._TREE_SELECT + "WHERE t.id = ?", (tree_id,)).fetchone()
+        return None if row is None else self._tree(row)
+
+    def list_trees(self, archived: bool = False) -> list[Tree]:
+        cond = "t.archived_at IS NOT NULL" if archived else "t.archived_at IS NULL"
+        rows = self._db.execute(self._TREE_SELECT + f"WHERE {cond} ORDER BY t.created_at DESC")
+        return [self._tree(r) for r in rows]
+
+    def update_tree(self, tree_id: str, fields: dict[str, Any]) -> None:
+        column = {"title": "title", "root": "root_id", "updated_at": "updated_at",
+                  "archived_at": "archived_at"}
+        sets = ", ".join(f"{column[k]} = ?" for k in fields)
+        self._db.execute(f"UPDATE trees SET {sets} WHERE id = ?", (*fields.values(), tree_id))
+
+    def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT id FROM trees WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, prefix + "\uffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    # -- content ---------------------------------------------------------------------
+    def put_content(self, content_id: str, body: bytes) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO contents VALUES (?, ?)",
+            (hex_to_bytes(content_id), body.decode("utf-8")),
+        )
+
+    def get_content(self, content_id: str) -> bytes | None:
+        row = self._db.execute(
+            "SELECT body FROM contents WHERE id = ?", (hex_to_bytes(content_id),)
+        ).fetchone()
+        return None if row is None else row[0].encode("utf-8")
+
+    # -- nodes -----------------------------------------------------------------------
+    def insert_node(self, node: Node, flags: int) -> None:
+        parent_slot = None
+        if node.parent is not None:
+            row = self._db.execute(
+                "SELECT slot_id FROM nodes WHERE id = ?", (node.parent,)
+            ).fetchone()
+            parent_slot = row[0]
+        self._db.execute(
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (node.id, node.tree, node.parent, node.slot, parent_slot, node.edited_from,
+             node.depth, node.role, node.kind, node.author, node.source,
+             hex_to_bytes(node.content_id), _dumps(node.options), int(node.cache), flags,
+             node.tokens, node.total_tokens, _dumps(node.provenance), _dumps(node.origin),
+             node.created_at, hex_to_bytes(node.chain_hash)),
+        )
+        if node.sources:
+            self._db.executemany(
+                "INSERT INTO node_sources VALUES (?,?,?,?,?)",
+                [(node.id, i, src, role, node.tree) for i, (src, role) in enumerate(node.sources)],
+            )
+        if node.selections:
+            self._db.executemany(
+                "INSERT INTO node_selections VALUES (?,?,?,?)",
+                [(node.id, slot, ver, node.tree) for slot, ver in node.selections.items()],
+            )
+
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
+        rows: list[tuple[Any, ...]] = []
+        for chunk in _chunks(list(ids)):
+            rows += self._db.execute(
+                f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id "
+                f"WHERE n.id IN ({_marks(len(chunk))})",
+                chunk,
+            ).fetchall()
+        return self._nodes(rows)
+
+    def _nodes(self, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
+        with_sel = [r[0] for r in rows if r[14] & HAS_SELECTIONS]
+        with_src = [r[0] for r in rows if r[14] & HAS_SOURCES]
+        selections = self.node_selections(with_sel) if with_sel else {}
+        sources = self.node_sources(with_src) if with_src else {}
+        out: dict[str, Node] = {}
+        for r in rows:
+            out[r[0]] = Node(
+                id=r[0], tree=r[1], parent=r[2], slot=r[3], edited_from=r[4], depth=r[5],
+                role=r[6], kind=r[7], author=r[8], source=r[9], content_id=bytes_to_hex(r[10]),
+                content=json.loads(r[11]), options=_loads(r[12]), cache=bool(r[13]),
+                tokens=r[15], total_tokens=r[16], provenance=_loads(r[17]),
+                origin=_loads(r[18]), created_at=r[19], chain_hash=bytes_to_hex(r[20]),
+                sources=tuple(sources.get(r[0], ())), selections=selections.get(r[0], {}),
+            )
+        return out
+
+    def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT id FROM nodes WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, prefix + "\uffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    def walk(self, node_id: str) -> list[tuple[Any, ...]]:
+        return self._db.execute(
+            f"WITH RECURSIVE w({_WALK_COLS}) AS ("
+            f" SELECT {_WALK_COLS} FROM nodes WHERE id = ?"
+            f" UNION ALL"
+            f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}"
+            f" FROM nodes n JOIN w ON n.id = w.parent_id)"
+            f" SELECT w.id, w.parent_id, w.slot_id, w.depth, w.role, w.kind, c.body, w.options,"
+            f" w.cache, w.flags, w.tokens, w.total_tokens FROM w JOIN contents c ON c.id = w.content_id",
+            (node_id,),
+        ).fetchall()
+
+    def path_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        out: dict[str, tuple[Any, ...]] = {}
+        for chunk in _chunks(list(ids)):
+            for row in self._db.execute(
+                "SELECT n.id, n.parent_id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options,"
+                " n.cache, n.flags, n.tokens, n.total_tokens FROM nodes n"
+                f" JOIN contents c ON c.id = n.content_id WHERE n.id IN ({_marks(len(chunk))})",
+                chunk,
+            ):
+                out[row[0]] = row
+        return out
+
+    def node_selections(self, ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for chunk in _chunks(list(ids)):
+            for node, slot, version in self._db.execute(
+                "SELECT node_id, slot_id, version_id FROM node_selections"
+                f" WHERE node_id IN ({_marks(len(chunk))})",
+                chunk,
+            ):
+                out.setdefault(node, {})[slot] = version
+        return out
+
+    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        out: dict[str, list[tuple[str, str]]] = {}
+        for chunk in _chunks(list(ids)):
+            for node, source, role in self._db.execute(
+                "SELECT node_id, source_id, role FROM node_sources"
+                f" WHERE node_id IN ({_marks(len(chunk))}) ORDER BY node_id, position",
+                chunk,
+            ):
+                out.setdefault(node, []).append((source, role))
+        return out
+
+    def children(self, slot: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT id FROM nodes WHERE parent_slot = ? AND edited_from IS NULL"
+            " ORDER BY created_at, id",
+            (slot,),
+        )
+        return [r[0] for r in rows]
+
+    def versions(self, slot: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT id FROM nodes WHERE id = ? UNION ALL SELECT id FROM"
+            " (SELECT id FROM nodes WHERE slot_id = ? AND edited_from IS NOT NULL"
+            " ORDER BY created_at, id)",
+            (slot, slot),
+        )
+        return [r[0] for r in rows]
+
+    def leaves(self, tree_id: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT n.id FROM nodes n WHERE n.tree_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM nodes c WHERE c.parent_slot = n.slot_id) ORDER BY n.created_at, n.id",
+            (tree_id,),
+        )
+        return [r[0] for r in rows]
+
+    def branch_points(self, tree_id: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT p.id FROM nodes p WHERE p.tree_id = ? AND p.edited_from IS NULL AND"
+            " (SELECT count(*) FROM (SELECT 1 FROM nodes c WHERE c.parent_slot = p.id"
+            " AND c.edited_from IS NULL LIMIT 2)) = 2 ORDER BY p.created_at, p.id",
+            (tree_id,),
+        )
+        return [r[0] for r in rows]
+
+    def tree_nodes(self, tree_id: str) -> Iterator[Node]:
+        cursor = self._db.execute(
+            f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
+            " WHERE n.tree_id = ? ORDER BY n.created_at, n.id",
+            (tree_id,),
+        )
+        while batch := cursor.fetchmany(2000):
+            yield from self._nodes(batch).values()
+
+    def chain_rows(self, tree_id: str) -> Iterator[dict[str, Any]]:
+        cursor = self._db.execute(
+            "SELECT n.id, n.parent_id, n.content_id, c.body, n.created_at, n.author, n.role,"
+            " n.kind, n.edited_from, n.options, n.provenance, n.chain_hash, n.flags"
+            " FROM nodes n LEFT JOIN contents c ON c.id = n.content_id WHERE n.tree_id = ?",
+            (tree_id,),
+        )
+        while batch := cursor.fetchmany(5000):
+            sources = self.node_sources([r[0] for r in batch if r[12] & HAS_SOURCES])
+            selections = self.node_selections([r[0] for r in batch if r[12] & HAS_SELECTIONS])
+            for r in batch:
+                yield {
+                    "id": r[0], "parent": r[1], "content_id": bytes_to_hex(r[2]),
+                    "body": _raw(r[3]),
+                    "created_at": r[4], "author": r[5], "role": r[6], "kind": r[7],
+                    "edited_from": r[8], "options": r[9], "provenance": r[10],
+                    "chain_hash": bytes_to_hex(r[11]), "sources": sources.get(r[0], []),
+                    "selections": selections.get(r[0], {}),
+                }
+
+    def subtree(self, slot: str) -> list[str]:
+        rows = self._db.execute(
+            "WITH RECURSIVE s(slot) AS (SELECT ? UNION"
+            " SELECT n.slot_id FROM nodes n JOIN s ON n.parent_slot = s.slot)"
+            " SELECT n.id FROM s JOIN nodes n ON n.id = s.slot UNION ALL"
+            " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL",
+            (slot,),
+        )
+        return [r[0] for r in rows]
+
+    # -- edges -----------------------------------------------------------------------
+    def insert_edge(self, edge: Edge) -> None:
+        self._db.execute(
+            "INSERT INTO edges VALUES (?,?,?,?,?)",
+            (edge.id, edge.tree, edge.type, edge.target, edge.created_at),
+        )
+        self._db.executemany(
+            "INSERT INTO edge_sources VALUES (?,?,?,?)",
+            [(edge.id, i, src, role) for i, (src, role) in enumerate(edge.sources)],
+        )
+
+    def edges_of(self, node_id: str) -> list[Edge]:
+        ids = [r[0] for r in self._db.execute(
+            "SELECT id FROM edges WHERE target_id = ? UNION"
+            " SELECT edge_id FROM edge_sources WHERE source_id = ?",
+            (node_id, node_id),
+        )]
+        out: list[Edge] = []
+        for eid in sorted(ids):
+            tree, etype, target, created = self._db.execute(
+                "SELECT tree_id, type, target_id, created_at FROM edges WHERE id = ?", (eid,)
+            ).fetchone()
+            sources = tuple(self._db.execute(
+                "SELECT source_id, role FROM edge_sources WHERE edge_id = ? ORDER BY position",
+                (eid,),
+            ).fetchall())
+            out.append(Edge(eid, tree, etype, sources, target, created))
+        return out
+
+    # -- metadata overlay ------------------------------------------------------------
+    def get_meta(self, ids: Sequence[str]) -> dict[str, Meta]:
+        base: dict[str, list[Any]] = {}
+        tags: dict[str, list[str]] = {}
+        for chunk in _chunks(list(ids)):
+            marks = _marks(len(chunk))
+            for nid, bm, label, pruned, excluded in self._db.execute(
+                "SELECT node_id, bookmarked, label, pruned, excluded FROM node_meta"
+                f" WHERE node_id IN ({marks})",
+                chunk,
+            ):
+                base[nid] = [bool(bm), label, bool(pruned), bool(excluded)]
+            for nid, tag in self._db.execute(
+                f"SELECT node_id, tag FROM node_tags WHERE node_id IN ({marks}) ORDER BY tag",
+                chunk,
+            ):
+                tags.setdefault(nid, []).append(tag)
+        out: dict[str, Meta] = {}
+        for nid in set(base) | set(tags):
+            bm, label, pruned, excluded = base.get(nid, [False, None, False, False])
+            out[nid] = Meta(bm, label, pruned, excluded, tuple(tags.get(nid, ())))
+        return out
+
+    def set_meta(self, node_id: str, tree_id: str, fields: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO node_meta (node_id, tree_id) VALUES (?, ?)", (node_id, tree_id)
+        )
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        self._db.execute(
+            f"UPDATE node_meta SET {sets} WHERE node_id = ?", (*fields.values(), node_id)
+        )
+
+    def add_tags(self, node_id: str, tree_id: str, tags: Sequence[str]) -> None:
+        self._db.executemany(
+            "INSERT OR IGNORE INTO node_tags VALUES (?, ?, ?)",
+            [(node_id, t, tree_id) for t in tags],
+        )
+
+    def remove_tags(self, node_id: str, tags: Sequence[str]) -> None:
+        self._db.executemany(
+            "DELETE FROM node_tags WHERE node_id = ? AND tag = ?", [(node_id, t) for t in tags]
+        )
+
+    def flagged(self, tree_id: str, flag: str) -> set[str]:
+        assert flag in ("excluded", "pruned")
+        rows = self._db.execute(
+            f"SELECT node_id FROM node_meta WHERE tree_id = ? AND {flag} = 1", (tree_id,)
+        )
+        return {r[0] for r in rows}
+
+    # -- refs ------------------------------------------------------------------------
+    def _ref(self, row: tuple[Any, ...]) -> Ref:
+        name, kind, tree, node, origin, created, updated = row
+        sel = dict(self._db.execute(
+            "SELECT slot_id, version_id FROM ref_selections WHERE ref_name = ?", (name,)
+        ).fetchall())
+        return Ref(name, kind, tree, node, created, updated, sel, _loads(origin))
+
+    def get_ref(self, name: str) -> Ref | None:
+        row = self._db.execute("SELECT * FROM refs WHERE name = ?", (name,)).fetchone()
+        return None if row is None else self._ref(row)
+
+    def list_refs(self, kind: str | None = None, tree_id: str | None = None) -> list[Ref]:
+        conds, args = [], []
+        if kind:
+            conds.append("kind = ?")
+            args.append(kind)
+        if tree_id:
+            conds.append("tree_id = ?")
+            args.append(tree_id)
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
+        rows = self._db.execute(f"SELECT * FROM refs {where} ORDER BY name", args).fetchall()
+        return [self._ref(r) for r in rows]
+
+    def ref_names_like(self, name: str, limit: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name LIMIT ?",
+            (name[:2], name[:2] + "\uffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    def insert_ref(self, ref: Ref) -> bool:
+        cur = self._db.execute(
+            "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?,?,?)",
+            (ref.name, ref.kind, ref.tree, ref.node, _dumps(ref.origin), ref.created_at,
+             ref.updated_at),
+        )
+        if cur.rowcount and ref.selections:
+            self._db.executemany(
+                "INSERT INTO ref_selections VALUES (?,?,?)",
+                [(ref.name, s, v) for s, v in ref.selections.items()],
+            )
+        return bool(cur.rowcount)
+
+    def cas_ref(self, name: str, expected: str, new: str, at: str) -> bool:
+        cur = self._db.execute(
+            "UPDATE refs SET node_id = ?, updated_at = ? WHERE name = ? AND node_id = ?",
+            (new, at, name, expected),
+        )
+        return bool(cur.rowcount)
+
+    def delete_ref(self, name: str) -> None:
+        self._db.execute("DELETE FROM ref_selections WHERE ref_name = ?", (name,))
+        self._db.execute("DELETE FROM refs WHERE name = ?", (name,))
+
+    def set_selection(self, name: str, slot: str, version: str | None) -> None:
+        if version is None:
+            self._db.execute(
+                "DELETE FROM ref_selections WHERE ref_name = ? AND slot_id = ?", (name, slot)
+            )
+        else:
+            self._db.execute(
+                "INSERT OR REPLACE INTO ref_selections VALUES (?,?,?)", (name, slot, version)
+            )
+
+    def log_move(self, move: RefMove) -> None:
+        self._db.execute(
+            "INSERT INTO ref_log (ref_name, at, old_node, new_node, actor, reason)"
+            " VALUES (?,?,?,?,?,?)",
+            (move.ref, move.at, move.old, move.new, move.actor, move.reason),
+        )
+
+    def ref_log(self, name: str) -> list[RefMove]:
+        rows = self._db.execute(
+            "SELECT seq, ref_name, at, old_node, new_node, actor, reason FROM ref_log"
+            " WHERE ref_name = ? ORDER BY seq",
+            (name,),
+        )
+        return [RefMove(*r) for r in rows]
+
+    # -- blobs -----------------------------------------------------------------------
+    def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO blobs VALUES (?,?,?,?)",
+            (hex_to_bytes(blob_id), size, mime_type, at),
+        )
+
+    def get_blob_meta(self, blob_id: str) -> tuple[int, str] | None:
+        row = self._db.execute(
+            "SELECT size, mime_type FROM blobs WHERE id = ?", (hex_to_bytes(blob_id),)
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    # -- raw access for tests and tools ------------------------------------------------
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run raw SQL (tests use it to tamper with the file; tools to inspect plans)."""
+        return self._db.execute(sql, args).fetchall()
