@@ -137,8 +137,22 @@ def canonical(value: Any) -> bytes:
         return rfc8785.dumps(value)
     except UnicodeEncodeError as exc:
         raise InvalidInput("content", f"text is not valid Unicode ({exc.reason})") from None
-    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+    except rfc8785.CanonicalizationError as exc:
+        if "UTF-8" in str(exc):
+            raise InvalidInput("content", "text is not valid Unicode (lone surrogate)") from None
         raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
+
+
+def check_text(value: str | None, where: str) -> None:
+    """Refuse strings that cannot be stored as UTF-8 (lone surrogates)."""
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(where, f"text is not valid Unicode ({exc.reason})") from None
 
 
 def digest(data: bytes) -> str:

@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,8 @@ class Loom:
             raise InvalidInput("options", "must be a JSON object")
         if session is not None:
             R.check_name(session)
+        for name, value in (("title", title), ("system", system)):
+            C.check_text(value, name)
         at = created_at or now()
         tree = Tree(
             id=tree_id or new_id(), title=title or _title_from(blocks), mode=mode,
@@ -163,13 +166,12 @@ class Loom:
             lineage=lineage,
         )
         with self.backend.transaction():
-            self.backend.insert_tree(tree)
             root = self._write(
                 tree=tree.id, parent=None, blocks=blocks, role=role, author=author,
                 source=source, options=node_options, cache=cache, kind="message",
                 created_at=at, origin=origin, node_id=node_id,
             )
-            self.backend.update_tree(tree.id, {"root": root.id})
+            self.backend.insert_tree(replace(tree, root=root.id))
             if session is not None:
                 self._create_ref(session, "session", tree.id, root.id, {}, {"created": "new"})
         return self.tree(tree.id), root
@@ -427,8 +429,8 @@ class Loom:
         return self.ref(ref_name)
 
     def _select(self, ref: Ref, node: Node) -> None:
-        chosen = None if node.id == node.slot else node.id
-        self.backend.set_selection(ref.name, node.slot, chosen)
+        # selecting the original is recorded too: it overrides selections stored on nodes
+        self.backend.set_selection(ref.name, node.slot, node.id)
         R.log_change(self.backend, ref.name, ref.node, ref.node, actor=self.actor,
                      reason=f"select {node.slot} -> {node.id}")
 

@@ -23,11 +23,13 @@ from .model import (
     ImportedConversation,
     ImportedMessage,
     ParseError,
+    as_str,
     check_blocks,
     content_hash,
     expect,
     guarded,
     source_label,
+    str_list,
     to_datetime,
 )
 from .stream import Input, RecordingDict, as_input, duplicate_keys, iter_documents
@@ -43,7 +45,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     for index, raw in iter_documents(inp, map_type=RecordingDict):
         conv_id = raw.get("conversation_id") or raw.get("id") if isinstance(raw, dict) else None
         where = source_label(inp.name, index, conv_id)
-        yield guarded(where, lambda: convert(raw, assets))
+        yield guarded(where, convert, raw, assets)
 
 
 def convert(raw: Any, assets: AssetIndex) -> ImportedConversation:
@@ -104,7 +106,7 @@ def _messages(nodes: dict[str, dict[str, Any]], assets: AssetIndex, attachments:
         for key in nodes
         if key in kept
     ]
-    children = {k: [c for c in n.get("children") or [] if isinstance(c, str)] for k, n in nodes.items()}
+    children = {k: str_list(n.get("children")) for k, n in nodes.items()}
     roots = [k for k, n in nodes.items() if n.get("parent") is None]
     return tree.order(messages, "mapping", tree.preorder_rank(children, roots))
 
@@ -125,8 +127,8 @@ def _message(key: str, msg: dict[str, Any], parent: str | None, assets: AssetInd
     content = expect(msg.get("content"), dict, f"{where}.content") or {"content_type": "text", "parts": []}
     blocks, meta = ContentBuilder(assets, attachments, msg_meta).build(content, f"{where}.content")
     meta.update(_message_meta(msg, msg_meta, role))
-    model = msg_meta.get("model_slug") if isinstance(msg_meta.get("model_slug"), str) else None
-    name = author.get("name") if isinstance(author.get("name"), str) else None
+    model = as_str(msg_meta.get("model_slug"))
+    name = as_str(author.get("name"))
     return ImportedMessage(
         source_id=key,
         parent_source_id=parent,

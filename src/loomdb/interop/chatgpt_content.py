@@ -16,7 +16,7 @@ import posixpath
 import re
 from typing import Any
 
-from .model import AttachmentSet, expect, text_block
+from .model import AttachmentSet, as_str, expect, text_block
 from .stream import Input
 
 #: content types that ChatGPT never shows in the conversation
@@ -189,7 +189,7 @@ class ContentBuilder:
         listed = self._known.get(file_id) or {}
         member, data = self._assets.find(file_id)
         name = listed.get("name") if isinstance(listed.get("name"), str) else member
-        mime = listed.get("mime_type") if isinstance(listed.get("mime_type"), str) else None
+        mime = as_str(listed.get("mime_type"))
         mime = mime or (mimetypes.guess_type(member)[0] if member else None) or default_mime
         return self._attachments.add(file_id, data, mime, name), mime
 

@@ -23,6 +23,7 @@ from .model import (
     ImportedConversation,
     ImportedMessage,
     ParseError,
+    as_str,
     check_blocks,
     content_hash,
     expect,
@@ -45,7 +46,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     inp = as_input(source)
     for index, raw in iter_documents(inp):
         conv_id = raw.get("uuid") if isinstance(raw, dict) else None
-        yield guarded(source_label(inp.name, index, conv_id), lambda: convert(raw))
+        yield guarded(source_label(inp.name, index, conv_id), convert, raw)
 
 
 def convert(raw: Any) -> ImportedConversation:
@@ -62,7 +63,7 @@ def convert(raw: Any) -> ImportedConversation:
     return ImportedConversation(
         source_format=FORMAT,
         source_id=conv_id if isinstance(conv_id, str) and conv_id else content_hash(conv),
-        title=conv.get("name") if isinstance(conv.get("name"), str) and conv.get("name") else None,
+        title=as_str(conv.get("name")),
         created_at=to_datetime(conv.get("created_at"), "created_at"),
         mode="dialogue",
         messages=messages,
@@ -174,7 +175,7 @@ def _files(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Block
     blocks: Blocks = []
     for i, att in enumerate(expect(msg.get("attachments"), list, f"{where}.attachments") or []):
         att = expect(att, dict, f"{where}.attachments[{i}]", optional=False)
-        name = att.get("file_name") if isinstance(att.get("file_name"), str) else None
+        name = as_str(att.get("file_name"))
         text = expect(att.get("extracted_content"), str, f"{where}.attachments[{i}].extracted_content") or ""
         data = text.encode("utf-8")
         key = attachments.add(f"{msg.get('uuid')}/attachment/{i}", data, "text/plain", name)
@@ -189,8 +190,8 @@ def _files(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Block
 
 
 def _file(item: dict[str, Any], fallback_key: str, attachments: AttachmentSet) -> dict[str, Any]:
-    name = item.get("file_name") if isinstance(item.get("file_name"), str) else None
-    file_id = item.get("file_uuid") if isinstance(item.get("file_uuid"), str) else fallback_key
+    name = as_str(item.get("file_name"))
+    file_id = as_str(item.get("file_uuid")) or fallback_key
     mime = (mimetypes.guess_type(name)[0] if name else None) or "application/octet-stream"
     is_image = item.get("file_kind") == "image" or mime.startswith("image/")
     key = attachments.add(file_id, None, mime, name)

@@ -9,11 +9,14 @@ storing the `Attachment` bytes.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..content import validate_blocks
@@ -146,7 +149,7 @@ def _from_epoch(seconds: float, where: str) -> datetime:
             break
         seconds /= 1000.0
     try:
-        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+        return datetime.fromtimestamp(seconds, tz=UTC)
     except (OverflowError, OSError, ValueError):
         raise InvalidInput(where, f"time {seconds!r} is out of range") from None
 
@@ -161,8 +164,8 @@ def _from_iso(value: str, where: str) -> datetime:
         except ValueError:
             raise InvalidInput(where, f"not a time: {value!r}") from None
     if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
 
 
 def content_hash(value: Any) -> str:
@@ -206,11 +209,59 @@ def source_label(name: str, index: int, conv_id: Any = None) -> str:
     return label
 
 
-def guarded(where: str, build: Callable[[], ImportedConversation]) -> ImportedConversation | ParseError:
-    """Run one conversation's conversion; any structural problem becomes its ParseError."""
+def guarded(where: str, build: Callable[..., ImportedConversation], *args: Any) -> ImportedConversation | ParseError:
+    """Run `build(*args)` for one conversation; any structural problem becomes its ParseError."""
     try:
-        return build()
+        return build(*args)
     except InvalidInput as exc:
         return ParseError(where, str(exc))
     except (TypeError, AttributeError, KeyError, ValueError) as exc:
         return ParseError(where, f"unexpected structure ({type(exc).__name__}: {exc})")
+
+
+def str_list(value: Any) -> list[str]:
+    """The strings of a JSON array (anything else gives an empty list)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+_DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*(;base64)?,(.*)$", re.S)
+
+
+def parse_data_url(url: str) -> tuple[str | None, bytes] | None:
+    """(mime type, bytes) of a base64 `data:` URL; None for anything else."""
+    match = _DATA_URL.match(url)
+    if not match or not match.group(2):
+        return None
+    try:
+        return match.group(1), base64.b64decode(match.group(3))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def tool_use_block(tool_id: str, name: str, arguments: Any) -> dict[str, Any]:
+    """A tool_use block; JSON-string arguments are decoded, non-objects wrapped."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return {"type": "tool_use", "id": tool_id, "name": name, "input": {"arguments": arguments}}
+    if not isinstance(arguments, dict):
+        arguments = {} if arguments is None else {"value": arguments}
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": arguments}
+
+
+def tool_result_block(tool_use_id: str, text: str, name: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": [text_block(text)] if text else []}
+    if name:
+        block["name"] = name
+    return block
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (for optional sub-objects)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any) -> str | None:
+    """`value` if it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None

@@ -11,8 +11,6 @@ become attachments with their bytes.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import re
 from collections.abc import Iterator
@@ -26,11 +24,15 @@ from .model import (
     ImportedConversation,
     ImportedMessage,
     ParseError,
+    as_dict,
+    as_str,
     check_blocks,
     content_hash,
     expect,
     guarded,
+    parse_data_url,
     source_label,
+    str_list,
     text_block,
     to_datetime,
 )
@@ -38,7 +40,6 @@ from .stream import Input, RecordingDict, as_input, duplicate_keys, iter_documen
 
 FORMAT = "openwebui"
 _REASONING = re.compile(r'<details type="reasoning"[^>]*>\s*(?:<summary>.*?</summary>)?(.*?)</details>\s*', re.S)
-_DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(;base64)?,(.*)$", re.S)
 
 Blocks = list[dict[str, Any]]
 
@@ -46,13 +47,13 @@ Blocks = list[dict[str, Any]]
 def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
     inp = as_input(source)
     for index, raw in iter_documents(inp, map_type=RecordingDict):
-        yield guarded(source_label(inp.name, index, _record_id(raw)), lambda: convert(raw))
+        yield guarded(source_label(inp.name, index, _record_id(raw)), convert, raw)
 
 
 def _record_id(raw: Any) -> str | None:
     if not isinstance(raw, dict):
         return None
-    chat = raw.get("chat") if isinstance(raw.get("chat"), dict) else {}
+    chat = as_dict(raw.get("chat"))
     for value in (raw.get("id"), chat.get("id")):
         if isinstance(value, str) and value:
             return value
@@ -64,7 +65,7 @@ def convert(raw: Any) -> ImportedConversation:
     chat = expect(record["chat"], dict, "chat", optional=False) if "chat" in record else record
     attachments = AttachmentSet()
     items, current = _history(chat)
-    messages = tree.order([_message(mid, msg, attachments) for mid, msg in items], "history.messages")
+    messages = tree.order([_message(mid, msg, attachments) for mid, msg in items], "history.messages", _rank(items))
     known = {m.source_id for m in messages}
     meta: dict[str, Any] = {}
     if not (isinstance(current, str) and current in known):
@@ -72,15 +73,15 @@ def convert(raw: Any) -> ImportedConversation:
         current = tree.newest_leaf(messages)
     models = chat.get("models")
     if isinstance(models, list) and models:
-        meta["models"] = [m for m in models if isinstance(m, str)]
+        meta["models"] = str_list(models)
     tags = record.get("meta", {}).get("tags") if isinstance(record.get("meta"), dict) else None
     if isinstance(tags, list) and tags:
-        meta["tags"] = [t for t in tags if isinstance(t, str)]
+        meta["tags"] = str_list(tags)
     title = record.get("title") or chat.get("title")
     return ImportedConversation(
         source_format=FORMAT,
         source_id=_record_id(record) or content_hash(record),
-        title=title if isinstance(title, str) and title else None,
+        title=as_str(title),
         created_at=to_datetime(record.get("created_at", chat.get("timestamp")), "created_at"),
         mode="dialogue",
         messages=messages,
@@ -112,11 +113,17 @@ def _history(chat: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], An
     return pairs, pairs[-1][0] if pairs else None
 
 
+def _rank(items: list[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+    """Sibling order from `childrenIds` (Open WebUI shows children in that order)."""
+    children = {mid: str_list(msg.get("childrenIds")) for mid, msg in items}
+    return tree.preorder_rank(children, [mid for mid, msg in items if not msg.get("parentId")])
+
+
 def _message(mid: str, msg: dict[str, Any], attachments: AttachmentSet) -> ImportedMessage:
     where = f"history.messages.{mid}"
     role = expect(msg.get("role"), str, f"{where}.role", optional=False)
     parent = expect(msg.get("parentId"), str, f"{where}.parentId")
-    model = msg.get("model") if isinstance(msg.get("model"), str) else None
+    model = as_str(msg.get("model"))
     blocks = _files(msg, where, attachments) + _text(expect(msg.get("content"), str, f"{where}.content") or "")
     meta: dict[str, Any] = {}
     if role not in ROLES:
@@ -152,9 +159,9 @@ def _files(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Block
     for i, item in enumerate(expect(msg.get("files"), list, f"{where}.files") or []):
         if not isinstance(item, dict):
             continue
-        url = item.get("url") if isinstance(item.get("url"), str) else ""
-        mime, data = _data_url(url)
-        name = item.get("name") if isinstance(item.get("name"), str) else None
+        url = as_str(item.get("url")) or ""
+        mime, data = parse_data_url(url) or (None, None)
+        name = as_str(item.get("name"))
         is_image = item.get("type") == "image" or (mime or "").startswith("image/")
         mime = mime or ("image/png" if is_image else "application/octet-stream")
         key = attachments.add(f"{where}/files/{i}", data, mime, name)
@@ -165,19 +172,9 @@ def _files(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Block
     return blocks
 
 
-def _data_url(url: str) -> tuple[str | None, bytes | None]:
-    match = _DATA_URL.match(url)
-    if not match or not match.group(2):
-        return None, None
-    try:
-        return match.group(1), base64.b64decode(match.group(3), validate=False)
-    except (binascii.Error, ValueError):
-        return match.group(1), None
-
-
 def _system(chat: dict[str, Any]) -> str | None:
     value = chat.get("system")
     if not isinstance(value, str):
         params = chat.get("params")
         value = params.get("system") if isinstance(params, dict) else None
-    return value if isinstance(value, str) and value else None
+    return as_str(value)

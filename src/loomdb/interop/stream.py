@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import ijson
+from ..errors import InvalidInput, MissingExtra
 
-from ..errors import InvalidInput
+try:
+    import ijson
+except ImportError:  # pragma: no cover - depends on the installed extras
+    ijson = None
 
 _PEEK = 64 * 1024
 
@@ -31,6 +34,7 @@ class RecordingDict(dict):  # type: ignore[type-arg]
     """A dict that remembers keys seen twice in the JSON object it was built from."""
 
     __slots__ = ("duplicate_keys",)
+    duplicate_keys: list[Any]
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if key in self:
@@ -103,6 +107,13 @@ class Input:
         return candidate.read_bytes()
 
 
+def json_stream() -> Any:
+    """The ijson module, or MissingExtra saying how to install it."""
+    if ijson is None:
+        raise MissingExtra("streaming JSON import", "interop")
+    return ijson
+
+
 def as_input(source: str | os.PathLike[str] | Input) -> Input:
     return source if isinstance(source, Input) else Input(Path(source))
 
@@ -121,15 +132,16 @@ def iter_documents(inp: Input, *, map_type: type = dict) -> Iterator[tuple[int, 
     if kind not in "[{":
         raise InvalidInput(inp.name, "not JSON: expected an array or an object")
     prefix = "item" if kind == "[" else ""
+    stream = json_stream()
     with inp.open() as fh:
         counted = _CountingReader(fh)
         index = -1
         try:
             for index, value in enumerate(
-                ijson.items(counted, prefix, map_type=map_type, use_float=True)
+                stream.items(counted, prefix, map_type=map_type, use_float=True)
             ):
                 yield index, value
-        except ijson.JSONError as exc:
+        except stream.JSONError as exc:
             raise _broken(inp, counted.offset, index + 1, kind == "[", exc) from None
 
 
@@ -199,13 +211,18 @@ def line_offsets(inp: Input) -> Iterator[tuple[int, int, bytes]]:
             offset += len(raw)
 
 
-def read_line_at(inp: Input, offset: int) -> bytes:
+def read_lines_at(inp: Input, offsets: list[int]) -> Iterator[bytes]:
+    """The lines starting at the given byte offsets (ascending), reading the file once."""
     with inp.open() as fh:
-        if inp.member is None:
-            fh.seek(offset)
-        else:
-            _skip(fh, offset)
-        return fh.readline()
+        position = 0
+        for offset in offsets:
+            if offset < position or inp.member is None:
+                fh.seek(offset)
+            else:
+                _skip(fh, offset - position)
+            line = fh.readline()
+            position = offset + len(line)
+            yield line
 
 
 def _skip(fh: IO[bytes], count: int) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..errors import CycleError, InvalidInput
 from .model import ImportedMessage
@@ -104,7 +104,7 @@ def leaves(messages: Sequence[ImportedMessage]) -> list[ImportedMessage]:
 
 def newest_leaf(messages: Sequence[ImportedMessage]) -> str | None:
     """The leaf created last (the last one in order when times are missing or tie)."""
-    floor = datetime.min.replace(tzinfo=timezone.utc)
+    floor = datetime.min.replace(tzinfo=UTC)
     best: ImportedMessage | None = None
     for leaf in leaves(messages):
         if best is None or (leaf.created_at or floor) >= (best.created_at or floor):

@@ -23,7 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import ProviderError
+from ..errors import InvalidInput, ProviderError
+from .config import ModelSpec
+from .replies import Reply
 
 #: `stream(index, text_delta)`: called with each piece of text as it arrives
 StreamCallback = Callable[[int, str], None]
@@ -156,3 +158,22 @@ def run_alternatives(n: int, one: Callable[[int, StreamCallback | None], Complet
         if exc is not None:
             raise exc
     return finished
+
+
+def with_defaults(ctx: Mapping[str, Any], spec: ModelSpec) -> dict[str, Any]:
+    """The context with the spec's default params under its own options."""
+    return {**ctx, "options": {**spec.params, **(ctx.get("options") or {})}}
+
+
+def choose_mode(mode: str | None, options: Mapping[str, Any], spec: ModelSpec) -> str:
+    chosen = mode or options.get("mode") or spec.mode
+    if chosen not in ("chat", "completion"):
+        raise InvalidInput("mode", f"must be chat or completion, got {chosen!r}")
+    return str(chosen)
+
+
+def completion(reply: Reply, spec: ModelSpec, body: dict[str, Any], raw: Any, ms: int,
+               incomplete: bool = False) -> Completion:
+    return Completion(content=reply.content, stop_reason=reply.stop_reason, usage=reply.usage,
+                      model=reply.model or spec.model, provider=spec.kind, provider_request=body,
+                      raw_response=raw, latency_ms=ms, incomplete=incomplete)

@@ -35,8 +35,8 @@ from typing import Any
 from ..content import plain_text
 from ..errors import InvalidInput
 from .blocks import (
-    Block,
     BlobReader,
+    Block,
     b64,
     data_url,
     document_text,

@@ -34,8 +34,8 @@ from typing import Any
 
 from ..errors import InvalidInput
 from .blocks import (
-    Block,
     BlobReader,
+    Block,
     b64,
     document_text,
     neutral_tool_choice,

@@ -1,0 +1,181 @@
+"""Commands that read: path, children, siblings, versions, leaves, branch-points, show,
+log, tree, trees, context, verify, archive."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+
+from .. import content as C
+from . import JSON, app, emit, loom
+
+
+def _ids(as_json: bool, ids: list[str]) -> None:
+    emit(as_json, {"nodes": ids}, "\n".join(ids))
+
+
+@app.command()
+def path(ctx: typer.Context, headish: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Node ids from the root to HEADISH."""
+    _ids(as_json, loom(ctx).path(headish))
+
+
+@app.command()
+def children(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """The continuations of a node (of any of its versions)."""
+    _ids(as_json, loom(ctx).children(node))
+
+
+@app.command()
+def siblings(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """The other alternatives under the same parent."""
+    _ids(as_json, loom(ctx).siblings(node))
+
+
+@app.command()
+def versions(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Every version of a node's slot, the original first."""
+    _ids(as_json, loom(ctx).versions(node))
+
+
+@app.command()
+def leaves(
+    ctx: typer.Context,
+    tree: str = typer.Argument(..., help="Tree id, prefix, or any headish inside it."),
+    include_pruned: bool = typer.Option(False, "--include-pruned"),
+    as_json: bool = JSON,
+) -> None:
+    """Nodes nothing continues from."""
+    _ids(as_json, loom(ctx).leaves(tree, include_pruned=include_pruned))
+
+
+@app.command("branch-points")
+def branch_points(ctx: typer.Context, tree: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Nodes with two or more continuations."""
+    _ids(as_json, loom(ctx).branch_points(tree))
+
+
+@app.command()
+def show(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """One node in full, with its overlay."""
+    lm = loom(ctx)
+    n = lm.node(node)
+    data = {**n.to_json(), "meta": lm.meta(n.id).to_json()}
+    text = (f"node    {n.id}\ntree    {n.tree}\nparent  {n.parent or '-'}\nrole    {n.role}"
+            f"  kind {n.kind}  author {n.author}  source {n.source}\ncreated {n.created_at}\n"
+            f"hash    {n.chain_hash}\n"
+            + (f"edited from {n.edited_from}\n" if n.edited_from else "")
+            + "\n" + _render(n.content))
+    emit(as_json, data, text)
+
+
+def _render(blocks: list[dict[str, Any]]) -> str:
+    out = []
+    for b in blocks:
+        if b["type"] == "text":
+            out.append(b["text"])
+        elif b["type"] == "thinking":
+            out.append(f"[thinking] {b['thinking']}")
+        elif b["type"] == "tool_use":
+            out.append(f"[tool_use {b['name']}] {json.dumps(b['input'], ensure_ascii=False)}")
+        elif b["type"] == "tool_result":
+            out.append(f"[tool_result {b['tool_use_id']}] {C.plain_text([b])}")
+        else:
+            out.append(f"[{b['type']} {b['mime_type']} {b['ref']}]")
+    return "\n".join(out)
+
+
+@app.command()
+def log(ctx: typer.Context, headish: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """The conversation from the root to HEADISH, readable."""
+    lm = loom(ctx)
+    nodes = lm.nodes(lm.path(headish))
+    if as_json:
+        emit(True, {"nodes": [n.to_json() for n in nodes]})
+        return
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    for n in nodes:
+        mark = " (edited)" if n.edited_from else ""
+        console.print(f"[bold]{n.role}[/bold] [dim]{n.id} {n.author} {n.created_at}{mark}[/dim]")
+        console.print(_render(n.content), markup=False)
+        console.print()
+
+
+@app.command()
+def tree(ctx: typer.Context, tree: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Draw a tree's branches, with refs and versions marked."""
+    from .drawing import draw, tree_json
+
+    lm = loom(ctx)
+    if as_json:
+        emit(True, tree_json(lm, tree))
+        return
+    from rich.console import Console
+
+    Console(highlight=False).print(draw(lm, tree))
+
+
+@app.command()
+def trees(
+    ctx: typer.Context,
+    archived: bool = typer.Option(False, "--archived", help="List archived trees instead."),
+    as_json: bool = JSON,
+) -> None:
+    """All trees, newest first, with node counts."""
+    found = loom(ctx).trees(archived=archived)
+    rows = [t.to_json() for t in found]
+    emit(as_json, {"trees": rows}, "\n".join(
+        f"{t.id}  {t.mode:8}  {t.nodes:6} nodes  {t.title}" for t in found) or "no trees")
+
+
+@app.command()
+def archive(
+    ctx: typer.Context,
+    tree: str = typer.Argument(...),
+    off: bool = typer.Option(False, "--off", help="Unarchive."),
+    as_json: bool = JSON,
+) -> None:
+    """Archive (soft-delete) a tree, or bring it back."""
+    t = loom(ctx).archive(tree, on=not off)
+    emit(as_json, t.to_json(), f"{t.id} {'archived' if t.archived_at else 'active'}")
+
+
+@app.command()
+def context(
+    ctx: typer.Context,
+    headish: str = typer.Argument(...),
+    format: str = typer.Option("normalized", "--format", help="normalized"),
+    options: str = typer.Option(None, "--options", help="Call options merged last (JSON)."),
+    as_json: bool = JSON,
+) -> None:
+    """The context window a model would get at HEADISH."""
+    from ..errors import InvalidInput
+    from .write import _json_arg
+
+    if format != "normalized":
+        raise InvalidInput("--format", f"{format!r} is not one of normalized")
+    emit(True, loom(ctx).context(headish, _json_arg("--options", options)))
+
+
+@app.command()
+def verify(
+    ctx: typer.Context,
+    tree: str = typer.Argument(None, help="One tree (default: all)."),
+    as_json: bool = JSON,
+) -> None:
+    """Check the hash chain; exit 1 naming every tampered node and what inherits it."""
+    report = loom(ctx).verify(tree)
+    data = report.to_json()
+    if as_json:
+        emit(True, data)
+    elif report.ok:
+        typer.echo(f"ok: {report.checked} nodes verified")
+    else:
+        for b in report.broken:
+            typer.echo(f"BROKEN {b['node']}: {b['reason']}")
+    if not report.ok:
+        raise typer.Exit(1)

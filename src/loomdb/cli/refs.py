@@ -1,0 +1,103 @@
+"""Commands on refs: fork, session ..., view ...; every move is compare-and-swap."""
+
+from __future__ import annotations
+
+import typer
+
+from . import JSON, app, emit, loom
+
+session_app = typer.Typer(help="Sessions: named pointers that move as turns are added.",
+                          no_args_is_help=True)
+view_app = typer.Typer(help="Views: named pointers with version selections.", no_args_is_help=True)
+app.add_typer(session_app, name="session")
+app.add_typer(view_app, name="view")
+
+
+@app.command()
+def fork(
+    ctx: typer.Context,
+    headish: str = typer.Argument(...),
+    name: str = typer.Argument(..., help="Name of the new session."),
+    as_json: bool = JSON,
+) -> None:
+    """Start a new session NAME at HEADISH (O(1): nothing is copied)."""
+    ref = loom(ctx).fork(headish, name)
+    emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
+
+
+def _list(ctx: typer.Context, kind: str, tree: str | None, as_json: bool) -> None:
+    lm = loom(ctx)
+    refs = lm.refs(kind, lm.tree(tree).id if tree else None)
+    rows = [{"name": r.name, "node": r.node, "tree": r.tree, "updated_at": r.updated_at}
+            for r in refs]
+    emit(as_json, {f"{kind}s": rows},
+         "\n".join(f"{r['name']}\t{r['node']}\t{r['updated_at']}" for r in rows) or f"no {kind}s")
+
+
+@session_app.command("list")
+def session_list(ctx: typer.Context, tree: str = typer.Option(None, "--tree"), as_json: bool = JSON) -> None:
+    """List sessions (of one tree with --tree)."""
+    _list(ctx, "session", tree, as_json)
+
+
+@session_app.command("show")
+def session_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Where a session points."""
+    ref = loom(ctx).ref(name)
+    emit(as_json, {"name": ref.name, "node": ref.node, "tree": ref.tree,
+                   "selections": ref.selections}, f"{ref.name} -> {ref.node}")
+
+
+@session_app.command("set")
+def session_set(
+    ctx: typer.Context,
+    name: str = typer.Argument(...),
+    headish: str = typer.Argument(...),
+    expect: str = typer.Option(None, "--expect", help="Only move if it is still at this node."),
+    as_json: bool = JSON,
+) -> None:
+    """Move a session (compare-and-swap against --expect, else its current node)."""
+    lm = loom(ctx)
+    ref = lm.set_ref(name, headish, expect=lm.resolve(expect).node if expect else None)
+    emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
+
+
+@session_app.command("log")
+def session_log(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Every move of a session: when, from, to, by whom, why."""
+    moves = [m.to_json() for m in loom(ctx).ref_log(name)]
+    emit(as_json, {"name": name, "moves": moves}, "\n".join(
+        f"{m['seq']}\t{m['at']}\t{m['from'] or '-'} -> {m['to'] or '-'}\t{m['by']}\t{m['reason']}"
+        for m in moves))
+
+
+@session_app.command("undo")
+def session_undo(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Move a session back to where its last move took it from."""
+    ref = loom(ctx).undo(name)
+    emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
+
+
+@session_app.command("delete")
+def session_delete(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Delete a session (its nodes stay)."""
+    loom(ctx).delete_ref(name)
+    emit(as_json, {"deleted": name}, f"deleted {name}")
+
+
+@view_app.command("new")
+def view_new(
+    ctx: typer.Context,
+    name: str = typer.Argument(...),
+    headish: str = typer.Argument(...),
+    as_json: bool = JSON,
+) -> None:
+    """Create a view NAME at HEADISH (then `loomdb select NAME VERSION`)."""
+    ref = loom(ctx).view(name, headish)
+    emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
+
+
+@view_app.command("list")
+def view_list(ctx: typer.Context, tree: str = typer.Option(None, "--tree"), as_json: bool = JSON) -> None:
+    """List views."""
+    _list(ctx, "view", tree, as_json)

@@ -1,0 +1,29 @@
+"""Import parsers: other tools' export files turned into a plain intermediate form.
+
+    parse_file(path, format="auto") -> Iterator[ImportedConversation | ParseError]
+
+Formats: chatgpt, claude, openwebui, librechat, loom (socketteer/loom saves), oasst,
+openai_jsonl, sharegpt. Each parser yields one item per conversation, so a broken
+conversation becomes a ParseError while the good ones still come through; problems
+with the whole file (not JSON, truncated, unknown format) raise InvalidInput.
+Nothing here writes to a store: that is the importer's job, which maps
+`ImportedMessage.source_id` into each node's origin to recognise re-imports.
+"""
+
+from __future__ import annotations
+
+from .detect import FORMATS, detect, open_source, parse_file
+from .model import Attachment, ImportedConversation, ImportedMessage, ParseError
+from .stream import Input
+
+__all__ = [
+    "FORMATS",
+    "Attachment",
+    "ImportedConversation",
+    "ImportedMessage",
+    "Input",
+    "ParseError",
+    "detect",
+    "open_source",
+    "parse_file",
+]

@@ -1,0 +1,185 @@
+"""Finding an export's format from its structure, and opening it (plain file or zip).
+
+`open_source` looks inside the file rather than trusting its name: the first record
+of an array or of a JSONL file, or the top-level keys of a single object (read as a
+stream and stopped as soon as one key decides). Export zips are opened at their
+`conversations.json` (ChatGPT and Claude) or their only JSON/JSONL file.
+`parse_file` ties it together: path in, conversations (or ParseErrors) out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from . import chatgpt, claude, librechat, loom, oasst, openai_jsonl, openwebui, sharegpt
+from .model import ImportedConversation, ParseError
+from .stream import Input, first_char, json_stream
+
+Parser = Callable[[Input], Iterator[ImportedConversation | ParseError]]
+
+FORMATS: dict[str, Parser] = {
+    chatgpt.FORMAT: chatgpt.parse,
+    claude.FORMAT: claude.parse,
+    openwebui.FORMAT: openwebui.parse,
+    librechat.FORMAT: librechat.parse,
+    loom.FORMAT: loom.parse,
+    oasst.FORMAT: oasst.parse,
+    openai_jsonl.FORMAT: openai_jsonl.parse,
+    sharegpt.FORMAT: sharegpt.parse,
+}
+#: top-level keys that name a format on their own
+_DECISIVE = {
+    "mapping": chatgpt.FORMAT,
+    "chat_messages": claude.FORMAT,
+    "chat": openwebui.FORMAT,
+    "history": openwebui.FORMAT,
+    "conversationId": librechat.FORMAT,
+    "root": loom.FORMAT,
+    "message_tree_id": oasst.FORMAT,
+    "conversations": sharegpt.FORMAT,
+    "preferred_output": openai_jsonl.FORMAT,
+}
+
+
+def parse_file(path: str | os.PathLike[str], format: str = "auto") -> Iterator[ImportedConversation | ParseError]:
+    """Every conversation of an export file, as ImportedConversation or ParseError."""
+    if format == "auto":
+        fmt, inp = open_source(path)
+    elif format in FORMATS:
+        fmt, inp = format, _document(Path(path))
+    else:
+        raise InvalidInput("format", f"unknown format {format!r}; supported: auto, {', '.join(FORMATS)}")
+    return FORMATS[fmt](inp)
+
+
+def open_source(path: str | os.PathLike[str]) -> tuple[str, Input]:
+    """(format name, the document to parse) for an export file, judged by its content."""
+    inp = _document(Path(path))
+    return detect(inp), inp
+
+
+def detect(inp: Input) -> str:
+    head = inp.peek()
+    kind = first_char(head)
+    if not kind:
+        raise InvalidInput(inp.name, "the file is empty")
+    if _is_jsonl(inp, head):
+        found = _classify(_first_line(head), jsonl=True)
+    elif kind == "[":
+        found = _classify(_first_item(inp), jsonl=False)
+    elif kind == "{":
+        found = _classify_keys(_top_keys(inp))
+    else:
+        raise InvalidInput(inp.name, "not JSON or JSONL; " + _supported())
+    if found is None:
+        raise InvalidInput(inp.name, "unknown export format; " + _supported())
+    return found
+
+
+def _supported() -> str:
+    return "supported formats: " + ", ".join(FORMATS)
+
+
+def _document(path: Path) -> Input:
+    if not path.exists():
+        raise InvalidInput(str(path), "no such file")
+    if path.is_dir():
+        raise InvalidInput(str(path), "is a directory, not an export file")
+    if not zipfile.is_zipfile(path):
+        return Input(path)
+    with zipfile.ZipFile(path) as zf:
+        names = [n for n in zf.namelist() if not n.endswith("/")]
+    exports = sorted((n for n in names if os.path.basename(n) == "conversations.json"), key=len)
+    documents = [n for n in names if n.endswith((".json", ".jsonl")) and not os.path.basename(n).startswith(".")]
+    if exports:
+        return Input(path, exports[0])
+    if len(documents) == 1:
+        return Input(path, documents[0])
+    raise InvalidInput(path.name, "the zip holds no conversations.json (nor a single JSON/JSONL file)")
+
+
+def _is_jsonl(inp: Input, head: bytes) -> bool:
+    if (inp.member or inp.path.name).endswith(".jsonl"):
+        return True
+    lines = [line for line in head.split(b"\n") if line.strip()]
+    if len(lines) < 2 or not lines[1].lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(lines[0]), dict)
+    except ValueError:
+        return False
+
+
+def _first_line(head: bytes) -> Any:
+    for line in head.split(b"\n"):
+        if line.strip():
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def _first_item(inp: Input) -> Any:
+    stream = json_stream()
+    with inp.open() as fh:
+        try:
+            return next(iter(stream.items(fh, "item", use_float=True)), None)
+        except stream.JSONError as exc:
+            raise InvalidInput(inp.name, f"JSON is malformed or truncated in its first record ({str(exc).splitlines()[0]})") from None
+
+
+def _top_keys(inp: Input) -> dict[str, Any]:
+    """Top-level keys of one big object (streamed), plus the first message's keys."""
+    keys: dict[str, Any] = {}
+    first_done = False
+    stream = json_stream()
+    with inp.open() as fh:
+        try:
+            for prefix, event, value in stream.parse(fh):
+                if event == "map_key" and prefix == "":
+                    keys[value] = None
+                    if value in _DECISIVE:
+                        break
+                elif event == "map_key" and prefix == "messages.item" and not first_done:
+                    keys.setdefault("messages", {})[value] = None
+                elif event == "end_map" and prefix == "messages.item":
+                    first_done = True
+        except stream.JSONError as exc:
+            raise InvalidInput(inp.name, f"JSON is malformed or truncated ({str(exc).splitlines()[0]})") from None
+    return keys
+
+
+def _classify_keys(keys: dict[str, Any]) -> str | None:
+    record = dict(keys)
+    if isinstance(keys.get("messages"), dict):
+        record["messages"] = [keys["messages"]]
+    return _classify(record, jsonl=False)
+
+
+def _classify(record: Any, *, jsonl: bool) -> str | None:
+    """The format one record (a conversation, tree or line) belongs to."""
+    if not isinstance(record, dict):
+        return None
+    for key, fmt in _DECISIVE.items():
+        if key in record:
+            return fmt
+    if "message_id" in record and "parent_id" in record:
+        return oasst.FORMAT
+    messages = record.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages and isinstance(messages[0], dict) else {}
+    if "messageId" in first:
+        return librechat.FORMAT
+    if "parentId" in first or "childrenIds" in first:
+        return openwebui.FORMAT
+    if "from" in first:
+        return sharegpt.FORMAT
+    if "role" in first or isinstance(messages, list):
+        return openai_jsonl.FORMAT if jsonl else sharegpt.FORMAT
+    return None

@@ -1,0 +1,164 @@
+"""OpenAssistant (oasst) exports into the intermediate form.
+
+Two shapes are read, both JSONL:
+  * the tree export, one tree per line: `{message_tree_id, prompt: {message_id, text,
+    role, rank, replies: [...]}}`; every reply is a sibling alternative;
+  * the flat message export, one message per line with `parent_id` and
+    `message_tree_id`; lines are grouped by tree (a first pass notes each tree's
+    line offsets, so memory stays bounded and the lines need not be sorted).
+Roles are `prompter` -> user and `assistant`. `rank` (0 = best) is kept in metadata,
+and the active branch follows the best-ranked reply at each step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import InvalidInput
+from . import tree
+from .model import (
+    ImportedConversation,
+    ImportedMessage,
+    ParseError,
+    as_str,
+    check_blocks,
+    expect,
+    guarded,
+    source_label,
+    text_block,
+    to_datetime,
+)
+from .stream import Input, as_input, iter_lines, line_offsets, read_lines_at
+
+FORMAT = "oasst"
+_ROLES = {"prompter": "user", "assistant": "assistant", "user": "user", "system": "system"}
+_KEPT = ("rank", "lang", "synthetic", "review_count", "review_result", "emojis", "labels", "deleted", "tree_state")
+
+
+def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
+    inp = as_input(source)
+    if _is_flat(inp):
+        yield from _parse_flat(inp)
+        return
+    for lineno, raw in iter_lines(inp):
+        where = source_label(inp.name, lineno - 1, raw.get("message_tree_id") if isinstance(raw, dict) else None)
+        if isinstance(raw, InvalidInput):
+            yield ParseError(where, str(raw))
+        else:
+            yield guarded(where, convert_tree, raw)
+
+
+def _is_flat(inp: Input) -> bool:
+    for _, raw in iter_lines(inp):
+        return isinstance(raw, dict) and "prompt" not in raw and "message_id" in raw
+    return False
+
+
+def convert_tree(raw: Any) -> ImportedConversation:
+    """One line of the tree export."""
+    record = expect(raw, dict, "tree", optional=False)
+    prompt = expect(record.get("prompt"), dict, "prompt", optional=False)
+    found: list[ImportedMessage] = []
+    stack: list[tuple[Any, str, str | None]] = [(prompt, "prompt", None)]
+    while stack:
+        item, where, parent = stack.pop()
+        msg = expect(item, dict, where, optional=False)
+        found.append(_message(msg, where, parent))
+        replies = expect(msg.get("replies"), list, f"{where}.replies") or []
+        stack.extend((r, f"{where}.replies[{i}]", found[-1].source_id) for i, r in reversed(list(enumerate(replies))))
+    tree_id = record.get("message_tree_id")
+    return _conversation(found, tree_id if isinstance(tree_id, str) else found[0].source_id, record)
+
+
+def _parse_flat(inp: Input) -> Iterator[ImportedConversation | ParseError]:
+    groups: dict[str, list[int]] = {}
+    truncated: InvalidInput | None = None
+    for lineno, offset, raw in line_offsets(inp):
+        key = _tree_key(raw, lineno)
+        if key is None:
+            truncated = InvalidInput(
+                f"{inp.name} line {lineno} (byte {offset})", "the file is truncated: the last line is incomplete JSON"
+            )
+            continue
+        groups.setdefault(key, []).append(offset)
+    for index, (tree_id, offsets) in enumerate(groups.items()):
+        yield guarded(source_label(inp.name, index, tree_id), _convert_flat, inp, tree_id, offsets)
+    if truncated is not None:
+        raise truncated
+
+
+def _tree_key(raw: bytes, lineno: int) -> str | None:
+    """The line's tree id; None for an incomplete last line (a truncated file)."""
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None if not raw.endswith(b"\n") else f"(line {lineno}: not JSON)"
+    tree_id = record.get("message_tree_id") if isinstance(record, dict) else None
+    return tree_id if isinstance(tree_id, str) else "(no message_tree_id)"
+
+
+def _convert_flat(inp: Input, tree_id: str, offsets: list[int]) -> ImportedConversation:
+    found: list[ImportedMessage] = []
+    for offset, line in zip(offsets, read_lines_at(inp, offsets), strict=True):
+        where = f"byte {offset}"
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            raise InvalidInput(where, f"not JSON: {exc}") from None
+        msg = expect(msg, dict, where, optional=False)
+        found.append(_message(msg, f"message {msg.get('message_id')} ({where})", msg.get("parent_id")))
+    return _conversation(found, tree_id, {})
+
+
+def _conversation(found: list[ImportedMessage], tree_id: str, record: dict[str, Any]) -> ImportedConversation:
+    messages = tree.order(found, "messages", {m.source_id: _rank_key(m) for m in found})
+    meta = {k: record[k] for k in ("tree_state",) if isinstance(record.get(k), str)}
+    return ImportedConversation(
+        source_format=FORMAT,
+        source_id=tree_id,
+        title=None,
+        created_at=messages[0].created_at if messages else None,
+        mode="dialogue",
+        messages=messages,
+        current_source_id=_best_leaf(messages),
+        metadata={**meta, "current_chosen_by": "best_rank"},
+    )
+
+
+def _message(msg: dict[str, Any], where: str, parent: Any) -> ImportedMessage:
+    mid = expect(msg.get("message_id"), str, f"{where}.message_id", optional=False)
+    role = expect(msg.get("role"), str, f"{where}.role", optional=False)
+    if role not in _ROLES:
+        raise InvalidInput(f"{where}.role", f"unknown role {role!r} (expected prompter or assistant)")
+    text = expect(msg.get("text"), str, f"{where}.text") or ""
+    model = as_str(msg.get("model_name"))
+    return ImportedMessage(
+        source_id=mid,
+        parent_source_id=expect(parent, str, f"{where}.parent_id"),
+        role=_ROLES[role],
+        content=check_blocks([text_block(text)], f"{where}.text"),
+        created_at=to_datetime(msg.get("created_date"), f"{where}.created_date"),
+        author=as_str(msg.get("user_id")),
+        model=model,
+        hidden=msg.get("deleted") is True,
+        metadata={k: msg[k] for k in _KEPT if msg.get(k) is not None},
+    )
+
+
+def _rank_key(message: ImportedMessage) -> int:
+    rank = message.metadata.get("rank")
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) else 1_000_000
+
+
+def _best_leaf(messages: list[ImportedMessage]) -> str | None:
+    """Follow the best-ranked reply (lowest rank, then source order) from the first root."""
+    kids: dict[str | None, list[ImportedMessage]] = {}
+    for m in messages:
+        kids.setdefault(m.parent_source_id, []).append(m)
+    node = kids.get(None, [None])[0]
+    while node is not None and kids.get(node.source_id):
+        node = kids[node.source_id][0]  # `tree.order` already sorted siblings by rank
+    return node.source_id if node else None

