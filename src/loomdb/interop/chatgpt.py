@@ -35,7 +35,13 @@ from .model import (
 from .stream import Input, RecordingDict, as_input, duplicate_keys, iter_documents
 
 FORMAT = "chatgpt"
-_CONVERSATION_META = ("update_time", "default_model_slug", "gizmo_id", "is_archived", "conversation_template_id")
+_CONVERSATION_META = (
+    "update_time",
+    "default_model_slug",
+    "gizmo_id",
+    "is_archived",
+    "conversation_template_id",
+)
 
 
 def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
@@ -96,10 +102,14 @@ def _is_message(node: dict[str, Any]) -> bool:
     if not message:
         return False
     author = message.get("author")
-    return message.get("content") is not None or (isinstance(author, dict) and author.get("role") is not None)
+    return message.get("content") is not None or (
+        isinstance(author, dict) and author.get("role") is not None
+    )
 
 
-def _messages(nodes: dict[str, dict[str, Any]], assets: AssetIndex, attachments: AttachmentSet) -> list[ImportedMessage]:
+def _messages(
+    nodes: dict[str, dict[str, Any]], assets: AssetIndex, attachments: AttachmentSet
+) -> list[ImportedMessage]:
     kept = {k for k, n in nodes.items() if _is_message(n)}
     messages = [
         _message(key, nodes[key]["message"], _message_parent(key, nodes, kept), assets, attachments)
@@ -119,12 +129,21 @@ def _message_parent(key: str, nodes: dict[str, dict[str, Any]], kept: set[str]) 
     return parent
 
 
-def _message(key: str, msg: dict[str, Any], parent: str | None, assets: AssetIndex, attachments: AttachmentSet) -> ImportedMessage:
+def _message(
+    key: str,
+    msg: dict[str, Any],
+    parent: str | None,
+    assets: AssetIndex,
+    attachments: AttachmentSet,
+) -> ImportedMessage:
     where = f"mapping.{key}.message"
     author = expect(msg.get("author"), dict, f"{where}.author") or {}
     role = expect(author.get("role"), str, f"{where}.author.role") or "assistant"
     msg_meta = expect(msg.get("metadata"), dict, f"{where}.metadata") or {}
-    content = expect(msg.get("content"), dict, f"{where}.content") or {"content_type": "text", "parts": []}
+    content = expect(msg.get("content"), dict, f"{where}.content") or {
+        "content_type": "text",
+        "parts": [],
+    }
     blocks, meta = ContentBuilder(assets, attachments, msg_meta).build(content, f"{where}.content")
     meta.update(_message_meta(msg, msg_meta, role))
     model = as_str(msg_meta.get("model_slug"))
@@ -137,7 +156,8 @@ def _message(key: str, msg: dict[str, Any], parent: str | None, assets: AssetInd
         created_at=to_datetime(msg.get("create_time"), f"{where}.create_time"),
         author=name or (model if role == "assistant" else None),
         model=model,
-        hidden=bool(msg_meta.get("is_visually_hidden_from_conversation")) or meta["content_type"] in HIDDEN_TYPES,
+        hidden=bool(msg_meta.get("is_visually_hidden_from_conversation"))
+        or meta["content_type"] in HIDDEN_TYPES,
         metadata=meta,
     )
 
@@ -161,7 +181,9 @@ def _message_meta(msg: dict[str, Any], msg_meta: dict[str, Any], role: str) -> d
     return meta
 
 
-def _current(conv: dict[str, Any], nodes: dict[str, dict[str, Any]], messages: list[ImportedMessage]) -> tuple[str | None, dict[str, Any]]:
+def _current(
+    conv: dict[str, Any], nodes: dict[str, dict[str, Any]], messages: list[ImportedMessage]
+) -> tuple[str | None, dict[str, Any]]:
     """The active leaf: `current_node` (moved up to a message), else the newest leaf."""
     wanted = conv.get("current_node")
     kept = {m.source_id for m in messages}
@@ -181,5 +203,3 @@ def _current(conv: dict[str, Any], nodes: dict[str, dict[str, Any]], messages: l
 
 def _plain(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool)) else str(value)
-
-

@@ -54,7 +54,11 @@ class ContentBuilder:
         self._attachments = attachments
         self._meta = msg_meta
         listed = msg_meta.get("attachments")
-        self._known = {a.get("id"): a for a in listed if isinstance(a, dict)} if isinstance(listed, list) else {}
+        self._known = (
+            {a.get("id"): a for a in listed if isinstance(a, dict)}
+            if isinstance(listed, list)
+            else {}
+        )
         self._used: set[str] = set()
 
     def build(self, content: dict[str, Any], where: str) -> tuple[Blocks, Meta]:
@@ -88,7 +92,9 @@ class ContentBuilder:
             return [self._image(part, where)]
         if kind == "audio_asset_pointer":
             return [self._audio(part, where)]
-        if kind == "real_time_user_audio_video_asset_pointer" and isinstance(part.get("audio_asset_pointer"), dict):
+        if kind == "real_time_user_audio_video_asset_pointer" and isinstance(
+            part.get("audio_asset_pointer"), dict
+        ):
             return [self._audio(part["audio_asset_pointer"], where)]
         if isinstance(part.get("text"), str):
             return [text_block(part["text"])] if part["text"] else []
@@ -166,9 +172,17 @@ class ContentBuilder:
         key, mime = self._asset(part, where, "image")
         block: dict[str, Any] = {"type": "image", "ref": key, "mime_type": mime}
         for dim in ("width", "height"):
-            if isinstance(part.get(dim), int) and not isinstance(part.get(dim), bool) and part[dim] > 0:
+            if (
+                isinstance(part.get(dim), int)
+                and not isinstance(part.get(dim), bool)
+                and part[dim] > 0
+            ):
                 block[dim] = part[dim]
-        prompt = (part.get("metadata") or {}).get("dalle") if isinstance(part.get("metadata"), dict) else None
+        prompt = (
+            (part.get("metadata") or {}).get("dalle")
+            if isinstance(part.get("metadata"), dict)
+            else None
+        )
         if isinstance(prompt, dict) and isinstance(prompt.get("prompt"), str):
             block["alt_text"] = prompt["prompt"]
         return block
@@ -179,7 +193,9 @@ class ContentBuilder:
         key, mime = self._asset(part, where, "audio", default)
         return {"type": "audio", "ref": key, "mime_type": mime}
 
-    def _asset(self, part: dict[str, Any], where: str, kind: str, default: str = _UNKNOWN_MIME) -> tuple[str, str]:
+    def _asset(
+        self, part: dict[str, Any], where: str, kind: str, default: str = _UNKNOWN_MIME
+    ) -> tuple[str, str]:
         pointer = expect(part.get("asset_pointer"), str, f"{where}.asset_pointer", optional=False)
         return self.add_file(pointer.split("://", 1)[-1], default)
 
@@ -211,7 +227,11 @@ class ContentBuilder:
         for file_id, listed in self._known.items():
             if isinstance(file_id, str) and file_id not in self._used:
                 key, mime = self.add_file(file_id)
-                block: dict[str, Any] = {"type": "image" if mime.startswith("image/") else "document", "ref": key, "mime_type": mime}
+                block: dict[str, Any] = {
+                    "type": "image" if mime.startswith("image/") else "document",
+                    "ref": key,
+                    "mime_type": mime,
+                }
                 if block["type"] == "document" and isinstance(listed.get("name"), str):
                     block["name"] = listed["name"]
                 blocks.append(block)

@@ -91,12 +91,16 @@ def _conversation_meta(conv: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _message(item: Any, where: str, previous: str | None, branched: bool, attachments: AttachmentSet) -> ImportedMessage:
+def _message(
+    item: Any, where: str, previous: str | None, branched: bool, attachments: AttachmentSet
+) -> ImportedMessage:
     msg = expect(item, dict, where, optional=False)
     uuid = expect(msg.get("uuid"), str, f"{where}.uuid", optional=False)
     sender = expect(msg.get("sender"), str, f"{where}.sender", optional=False)
     if sender not in _ROLES:
-        raise InvalidInput(f"{where}.sender", f"unknown sender {sender!r} (expected human or assistant)")
+        raise InvalidInput(
+            f"{where}.sender", f"unknown sender {sender!r} (expected human or assistant)"
+        )
     parent = previous
     if branched:
         parent = expect(msg.get("parent_message_uuid"), str, f"{where}.parent_message_uuid")
@@ -122,7 +126,11 @@ def _content(msg: dict[str, Any], where: str) -> Blocks:
     blocks: Blocks = []
     last_tool_id: str | None = None
     for i, item in enumerate(raw):
-        block = _block(expect(item, dict, f"{where}.content[{i}]", optional=False), f"{where}.content[{i}]", last_tool_id)
+        block = _block(
+            expect(item, dict, f"{where}.content[{i}]", optional=False),
+            f"{where}.content[{i}]",
+            last_tool_id,
+        )
         if block is None:
             continue
         if block["type"] == "tool_use":
@@ -141,13 +149,25 @@ def _block(item: dict[str, Any], where: str, last_tool_id: str | None) -> dict[s
         return {"type": "thinking", "thinking": thinking} if thinking else None
     if kind == "tool_use":
         name = expect(item.get("name"), str, f"{where}.name") or "tool"
-        tool_input = item.get("input") if isinstance(item.get("input"), dict) else {"value": item.get("input")}
-        tool_id = item.get("id") if isinstance(item.get("id"), str) and item.get("id") else f"{where}:{name}"
+        tool_input = (
+            item.get("input")
+            if isinstance(item.get("input"), dict)
+            else {"value": item.get("input")}
+        )
+        tool_id = (
+            item.get("id")
+            if isinstance(item.get("id"), str) and item.get("id")
+            else f"{where}:{name}"
+        )
         return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
     if kind == "tool_result":
         return _tool_result(item, where, last_tool_id)
     text = item.get("text")
-    return text_block(text) if isinstance(text, str) and text else text_block(json.dumps(item, default=str))
+    return (
+        text_block(text)
+        if isinstance(text, str) and text
+        else text_block(json.dumps(item, default=str))
+    )
 
 
 def _tool_result(item: dict[str, Any], where: str, last_tool_id: str | None) -> dict[str, Any]:
@@ -162,7 +182,11 @@ def _tool_result(item: dict[str, Any], where: str, last_tool_id: str | None) -> 
             elif isinstance(part, str):
                 texts.append(text_block(part))
     tool_id = item.get("tool_use_id") if isinstance(item.get("tool_use_id"), str) else last_tool_id
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id or f"{where}:unknown", "content": texts}
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": tool_id or f"{where}:unknown",
+        "content": texts,
+    }
     if isinstance(item.get("name"), str):
         block["name"] = item["name"]
     if isinstance(item.get("is_error"), bool):
@@ -176,16 +200,30 @@ def _files(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Block
     for i, att in enumerate(expect(msg.get("attachments"), list, f"{where}.attachments") or []):
         att = expect(att, dict, f"{where}.attachments[{i}]", optional=False)
         name = as_str(att.get("file_name"))
-        text = expect(att.get("extracted_content"), str, f"{where}.attachments[{i}].extracted_content") or ""
+        text = (
+            expect(att.get("extracted_content"), str, f"{where}.attachments[{i}].extracted_content")
+            or ""
+        )
         data = text.encode("utf-8")
         key = attachments.add(f"{msg.get('uuid')}/attachment/{i}", data, "text/plain", name)
-        block: dict[str, Any] = {"type": "document", "ref": key, "mime_type": "text/plain", "text": text}
+        block: dict[str, Any] = {
+            "type": "document",
+            "ref": key,
+            "mime_type": "text/plain",
+            "text": text,
+        }
         if name:
             block["name"] = name
         blocks.append(block)
     files = msg.get("files_v2") if isinstance(msg.get("files_v2"), list) else msg.get("files")
     for i, item in enumerate(expect(files, list, f"{where}.files") or []):
-        blocks.append(_file(expect(item, dict, f"{where}.files[{i}]", optional=False), f"{msg.get('uuid')}/file/{i}", attachments))
+        blocks.append(
+            _file(
+                expect(item, dict, f"{where}.files[{i}]", optional=False),
+                f"{msg.get('uuid')}/file/{i}",
+                attachments,
+            )
+        )
     return blocks
 
 

@@ -47,14 +47,18 @@ _DECISIVE = {
 }
 
 
-def parse_file(path: str | os.PathLike[str], format: str = "auto") -> Iterator[ImportedConversation | ParseError]:
+def parse_file(
+    path: str | os.PathLike[str], format: str = "auto"
+) -> Iterator[ImportedConversation | ParseError]:
     """Every conversation of an export file, as ImportedConversation or ParseError."""
     if format == "auto":
         fmt, inp = open_source(path)
     elif format in FORMATS:
         fmt, inp = format, _document(Path(path))
     else:
-        raise InvalidInput("format", f"unknown format {format!r}; supported: auto, {', '.join(FORMATS)}")
+        raise InvalidInput(
+            "format", f"unknown format {format!r}; supported: auto, {', '.join(FORMATS)}"
+        )
     return FORMATS[fmt](inp)
 
 
@@ -96,12 +100,18 @@ def _document(path: Path) -> Input:
     with zipfile.ZipFile(path) as zf:
         names = [n for n in zf.namelist() if not n.endswith("/")]
     exports = sorted((n for n in names if os.path.basename(n) == "conversations.json"), key=len)
-    documents = [n for n in names if n.endswith((".json", ".jsonl")) and not os.path.basename(n).startswith(".")]
+    documents = [
+        n
+        for n in names
+        if n.endswith((".json", ".jsonl")) and not os.path.basename(n).startswith(".")
+    ]
     if exports:
         return Input(path, exports[0])
     if len(documents) == 1:
         return Input(path, documents[0])
-    raise InvalidInput(path.name, "the zip holds no conversations.json (nor a single JSON/JSONL file)")
+    raise InvalidInput(
+        path.name, "the zip holds no conversations.json (nor a single JSON/JSONL file)"
+    )
 
 
 def _is_jsonl(inp: Input, head: bytes) -> bool:
@@ -132,7 +142,10 @@ def _first_item(inp: Input) -> Any:
         try:
             return next(iter(stream.items(fh, "item", use_float=True)), None)
         except stream.JSONError as exc:
-            raise InvalidInput(inp.name, f"JSON is malformed or truncated in its first record ({str(exc).splitlines()[0]})") from None
+            raise InvalidInput(
+                inp.name,
+                f"JSON is malformed or truncated in its first record ({str(exc).splitlines()[0]})",
+            ) from None
 
 
 def _top_keys(inp: Input) -> dict[str, Any]:
@@ -152,7 +165,9 @@ def _top_keys(inp: Input) -> dict[str, Any]:
                 elif event == "end_map" and prefix == "messages.item":
                     first_done = True
         except stream.JSONError as exc:
-            raise InvalidInput(inp.name, f"JSON is malformed or truncated ({str(exc).splitlines()[0]})") from None
+            raise InvalidInput(
+                inp.name, f"JSON is malformed or truncated ({str(exc).splitlines()[0]})"
+            ) from None
     return keys
 
 
@@ -173,7 +188,11 @@ def _classify(record: Any, *, jsonl: bool) -> str | None:
     if "message_id" in record and "parent_id" in record:
         return oasst.FORMAT
     messages = record.get("messages")
-    first = messages[0] if isinstance(messages, list) and messages and isinstance(messages[0], dict) else {}
+    first = (
+        messages[0]
+        if isinstance(messages, list) and messages and isinstance(messages[0], dict)
+        else {}
+    )
     if "messageId" in first:
         return librechat.FORMAT
     if "parentId" in first or "childrenIds" in first:

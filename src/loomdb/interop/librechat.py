@@ -65,7 +65,8 @@ def convert(raw: Any) -> ImportedConversation:
         source_format=FORMAT,
         source_id=conv_id if isinstance(conv_id, str) and conv_id else content_hash(conv),
         title=as_str(title),
-        created_at=to_datetime(conv.get("createdAt"), "createdAt") or (messages[0].created_at if messages else None),
+        created_at=to_datetime(conv.get("createdAt"), "createdAt")
+        or (messages[0].created_at if messages else None),
         mode="dialogue",
         messages=messages,
         current_source_id=tree.newest_leaf(messages),
@@ -86,7 +87,10 @@ def _flatten(items: list[Any]) -> list[tuple[dict[str, Any], str]]:
             msg = {**msg, "parentMessageId": parent}
         out.append((msg, where))
         children = expect(msg.get("children"), list, f"{where}.children") or []
-        stack.extend((c, f"{where}.children[{j}]", msg.get("messageId")) for j, c in reversed(list(enumerate(children))))
+        stack.extend(
+            (c, f"{where}.children[{j}]", msg.get("messageId"))
+            for j, c in reversed(list(enumerate(children)))
+        )
     return out
 
 
@@ -94,15 +98,25 @@ def _message(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Imp
     mid = expect(msg.get("messageId"), str, f"{where}.messageId", optional=False)
     parent = expect(msg.get("parentMessageId"), str, f"{where}.parentMessageId")
     by_user = msg.get("isCreatedByUser")
-    role = "user" if by_user is True or (by_user is None and msg.get("sender") == "User") else "assistant"
+    role = (
+        "user"
+        if by_user is True or (by_user is None and msg.get("sender") == "User")
+        else "assistant"
+    )
     model = as_str(msg.get("model"))
-    meta = {k: msg[k] for k in ("endpoint", "finish_reason", "error", "unfinished", "tokenCount") if msg.get(k) not in (None, False)}
+    meta = {
+        k: msg[k]
+        for k in ("endpoint", "finish_reason", "error", "unfinished", "tokenCount")
+        if msg.get(k) not in (None, False)
+    }
     sender = as_str(msg.get("sender"))
     return ImportedMessage(
         source_id=mid,
         parent_source_id=None if parent in (None, "", NO_PARENT) else parent,
         role=role,
-        content=check_blocks(_files(msg, where, attachments) + _content(msg, where), f"{where}.content"),
+        content=check_blocks(
+            _files(msg, where, attachments) + _content(msg, where), f"{where}.content"
+        ),
         created_at=to_datetime(msg.get("createdAt"), f"{where}.createdAt"),
         author="human" if role == "user" else sender or model,
         model=model,
@@ -117,11 +131,19 @@ def _files(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Block
         if not isinstance(item, dict):
             continue
         name = as_str(item.get("filename"))
-        mime = item.get("type") if isinstance(item.get("type"), str) and "/" in item["type"] else None
-        mime = mime or (mimetypes.guess_type(name)[0] if name else None) or "application/octet-stream"
+        mime = (
+            item.get("type") if isinstance(item.get("type"), str) and "/" in item["type"] else None
+        )
+        mime = (
+            mime or (mimetypes.guess_type(name)[0] if name else None) or "application/octet-stream"
+        )
         file_id = as_str(item.get("file_id")) or f"{where}.files[{i}]"
         key = attachments.add(file_id, None, mime, name)
-        block: dict[str, Any] = {"type": "image" if mime.startswith("image/") else "document", "ref": key, "mime_type": mime}
+        block: dict[str, Any] = {
+            "type": "image" if mime.startswith("image/") else "document",
+            "ref": key,
+            "mime_type": mime,
+        }
         if block["type"] == "document" and name:
             block["name"] = name
         blocks.append(block)
@@ -162,8 +184,22 @@ def _tool_call(call: dict[str, Any]) -> Blocks:
             args = json.loads(args)
         except ValueError:
             pass
-    blocks: Blocks = [{"type": "tool_use", "id": call_id, "name": name, "input": args if isinstance(args, dict) else {"value": args}}]
+    blocks: Blocks = [
+        {
+            "type": "tool_use",
+            "id": call_id,
+            "name": name,
+            "input": args if isinstance(args, dict) else {"value": args},
+        }
+    ]
     output = call.get("output")
     if isinstance(output, str):
-        blocks.append({"type": "tool_result", "tool_use_id": call_id, "content": [text_block(output)], "name": name})
+        blocks.append(
+            {
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": [text_block(output)],
+                "name": name,
+            }
+        )
     return blocks

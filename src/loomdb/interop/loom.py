@@ -42,7 +42,9 @@ _LOOM_TIME = "%Y-%m-%d-%H.%M.%S"
 
 def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
     inp = as_input(source)
-    title = inp.path.stem if inp.member is None else os.path.splitext(os.path.basename(inp.member))[0]
+    title = (
+        inp.path.stem if inp.member is None else os.path.splitext(os.path.basename(inp.member))[0]
+    )
     for index, raw in iter_documents(inp):
         yield guarded(source_label(inp.name, index), convert, raw, title)
 
@@ -56,7 +58,9 @@ def convert(raw: Any, title: str | None = None) -> ImportedConversation:
     messages = tree.order(list(_walk(root, conv_id, context)), "root")
     selected = save.get("selected_node_id")
     known = {m.source_id for m in messages}
-    meta: dict[str, Any] = {"hoisted": True} if save.get("masked_head") or root.get("hoisted") else {}
+    meta: dict[str, Any] = (
+        {"hoisted": True} if save.get("masked_head") or root.get("hoisted") else {}
+    )
     if selected is not None and selected not in known:
         meta["selected_node_id"] = f"unknown: {selected!r}"
     return ImportedConversation(
@@ -98,7 +102,9 @@ def _walk(root: dict[str, Any], conv_id: str, context: _Context) -> Iterator[Imp
         stack.extend((c, f"{path}/{i}", node_id) for i, c in reversed(list(enumerate(children))))
 
 
-def _message(node: dict[str, Any], node_id: str, parent: str | None, path: str, context: _Context) -> ImportedMessage:
+def _message(
+    node: dict[str, Any], node_id: str, parent: str | None, path: str, context: _Context
+) -> ImportedMessage:
     text = expect(node.get("text"), str, f"{path}.text") or ""
     meta_in = as_dict(node.get("meta"))
     source = meta_in.get("source")

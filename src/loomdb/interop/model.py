@@ -101,7 +101,9 @@ def _with_placeholder_refs(block: dict[str, Any]) -> dict[str, Any]:
         if isinstance(out.get(key), str) and out[key].startswith(ATTACHMENT_PREFIX):
             out[key] = _PLACEHOLDER_REF
     if out.get("type") == "tool_result" and isinstance(out.get("content"), list):
-        out["content"] = [_with_placeholder_refs(p) if isinstance(p, dict) else p for p in out["content"]]
+        out["content"] = [
+            _with_placeholder_refs(p) if isinstance(p, dict) else p for p in out["content"]
+        ]
     return out
 
 
@@ -186,13 +188,27 @@ def expect(value: Any, kind: type | tuple[type, ...], where: str, *, optional: b
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {str: "a string", dict: "an object", list: "an array", int: "an integer", float: "a number", bool: "a boolean"}
+    names = {
+        str: "a string",
+        dict: "an object",
+        list: "an array",
+        int: "an integer",
+        float: "a number",
+        bool: "a boolean",
+    }
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
 def _json_type(value: Any) -> str:
-    names = {str: "a string", dict: "an object", list: "an array", int: "an integer", float: "a number", bool: "a boolean"}
+    names = {
+        str: "a string",
+        dict: "an object",
+        list: "an array",
+        int: "an integer",
+        float: "a number",
+        bool: "a boolean",
+    }
     if value is None:
         return "null"
     for kind, name in names.items():
@@ -209,7 +225,9 @@ def source_label(name: str, index: int, conv_id: Any = None) -> str:
     return label
 
 
-def guarded(where: str, build: Callable[..., ImportedConversation], *args: Any) -> ImportedConversation | ParseError:
+def guarded(
+    where: str, build: Callable[..., ImportedConversation], *args: Any
+) -> ImportedConversation | ParseError:
     """Run `build(*args)` for one conversation; any structural problem becomes its ParseError."""
     try:
         return build(*args)
@@ -244,14 +262,23 @@ def tool_use_block(tool_id: str, name: str, arguments: Any) -> dict[str, Any]:
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except ValueError:
-            return {"type": "tool_use", "id": tool_id, "name": name, "input": {"arguments": arguments}}
+            return {
+                "type": "tool_use",
+                "id": tool_id,
+                "name": name,
+                "input": {"arguments": arguments},
+            }
     if not isinstance(arguments, dict):
         arguments = {} if arguments is None else {"value": arguments}
     return {"type": "tool_use", "id": tool_id, "name": name, "input": arguments}
 
 
 def tool_result_block(tool_use_id: str, text: str, name: str | None = None) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": [text_block(text)] if text else []}
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": [text_block(text)] if text else [],
+    }
     if name:
         block["name"] = name
     return block

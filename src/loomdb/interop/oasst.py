@@ -35,7 +35,17 @@ from .stream import Input, as_input, iter_lines, line_offsets, read_lines_at
 
 FORMAT = "oasst"
 _ROLES = {"prompter": "user", "assistant": "assistant", "user": "user", "system": "system"}
-_KEPT = ("rank", "lang", "synthetic", "review_count", "review_result", "emojis", "labels", "deleted", "tree_state")
+_KEPT = (
+    "rank",
+    "lang",
+    "synthetic",
+    "review_count",
+    "review_result",
+    "emojis",
+    "labels",
+    "deleted",
+    "tree_state",
+)
 
 
 def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
@@ -44,7 +54,9 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
         yield from _parse_flat(inp)
         return
     for lineno, raw in iter_lines(inp):
-        where = source_label(inp.name, lineno - 1, raw.get("message_tree_id") if isinstance(raw, dict) else None)
+        where = source_label(
+            inp.name, lineno - 1, raw.get("message_tree_id") if isinstance(raw, dict) else None
+        )
         if isinstance(raw, InvalidInput):
             yield ParseError(where, str(raw))
         else:
@@ -68,7 +80,10 @@ def convert_tree(raw: Any) -> ImportedConversation:
         msg = expect(item, dict, where, optional=False)
         found.append(_message(msg, where, parent))
         replies = expect(msg.get("replies"), list, f"{where}.replies") or []
-        stack.extend((r, f"{where}.replies[{i}]", found[-1].source_id) for i, r in reversed(list(enumerate(replies))))
+        stack.extend(
+            (r, f"{where}.replies[{i}]", found[-1].source_id)
+            for i, r in reversed(list(enumerate(replies)))
+        )
     tree_id = record.get("message_tree_id")
     return _conversation(found, tree_id if isinstance(tree_id, str) else found[0].source_id, record)
 
@@ -80,7 +95,8 @@ def _parse_flat(inp: Input) -> Iterator[ImportedConversation | ParseError]:
         key = _tree_key(raw, lineno)
         if key is None:
             truncated = InvalidInput(
-                f"{inp.name} line {lineno} (byte {offset})", "the file is truncated: the last line is incomplete JSON"
+                f"{inp.name} line {lineno} (byte {offset})",
+                "the file is truncated: the last line is incomplete JSON",
             )
             continue
         groups.setdefault(key, []).append(offset)
@@ -109,11 +125,15 @@ def _convert_flat(inp: Input, tree_id: str, offsets: list[int]) -> ImportedConve
         except ValueError as exc:
             raise InvalidInput(where, f"not JSON: {exc}") from None
         msg = expect(msg, dict, where, optional=False)
-        found.append(_message(msg, f"message {msg.get('message_id')} ({where})", msg.get("parent_id")))
+        found.append(
+            _message(msg, f"message {msg.get('message_id')} ({where})", msg.get("parent_id"))
+        )
     return _conversation(found, tree_id, {})
 
 
-def _conversation(found: list[ImportedMessage], tree_id: str, record: dict[str, Any]) -> ImportedConversation:
+def _conversation(
+    found: list[ImportedMessage], tree_id: str, record: dict[str, Any]
+) -> ImportedConversation:
     messages = tree.order(found, "messages", {m.source_id: _rank_key(m) for m in found})
     meta = {k: record[k] for k in ("tree_state",) if isinstance(record.get(k), str)}
     return ImportedConversation(
@@ -132,7 +152,9 @@ def _message(msg: dict[str, Any], where: str, parent: Any) -> ImportedMessage:
     mid = expect(msg.get("message_id"), str, f"{where}.message_id", optional=False)
     role = expect(msg.get("role"), str, f"{where}.role", optional=False)
     if role not in _ROLES:
-        raise InvalidInput(f"{where}.role", f"unknown role {role!r} (expected prompter or assistant)")
+        raise InvalidInput(
+            f"{where}.role", f"unknown role {role!r} (expected prompter or assistant)"
+        )
     text = expect(msg.get("text"), str, f"{where}.text") or ""
     model = as_str(msg.get("model_name"))
     return ImportedMessage(

@@ -38,7 +38,14 @@ from .model import (
 from .stream import Input, as_input, iter_lines
 
 FORMAT = "openai_jsonl"
-_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool", "function": "tool"}
+_ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
 
 Blocks = list[dict[str, Any]]
 
@@ -60,7 +67,9 @@ def convert(raw: Any) -> ImportedConversation:
     if "preferred_output" in record:
         current = _preference(record, builder)
     else:
-        current = builder.chain(expect(record.get("messages"), list, "messages", optional=False), "messages", None)
+        current = builder.chain(
+            expect(record.get("messages"), list, "messages", optional=False), "messages", None
+        )
     given = as_dict(record.get("input"))
     tools = record.get("tools") or given.get("tools")
     return ImportedConversation(
@@ -78,9 +87,18 @@ def convert(raw: Any) -> ImportedConversation:
 
 def _preference(record: dict[str, Any], builder: _Builder) -> str | None:
     given = expect(record.get("input"), dict, "input", optional=False)
-    stem = builder.chain(expect(given.get("messages"), list, "input.messages", optional=False), "input.messages", None)
+    stem = builder.chain(
+        expect(given.get("messages"), list, "input.messages", optional=False),
+        "input.messages",
+        None,
+    )
     rejected = expect(record.get("non_preferred_output"), list, "non_preferred_output") or []
-    chosen = builder.chain(expect(record["preferred_output"], list, "preferred_output", optional=False), "preferred_output", stem, "preferred")
+    chosen = builder.chain(
+        expect(record["preferred_output"], list, "preferred_output", optional=False),
+        "preferred_output",
+        stem,
+        "preferred",
+    )
     builder.chain(rejected, "non_preferred_output", stem, "non_preferred")
     return chosen
 
@@ -94,7 +112,9 @@ class _Builder:
         self.attachments = AttachmentSet()
         self._calls: list[str] = []  # tool calls waiting for their results
 
-    def chain(self, items: list[Any], path: str, parent: str | None, preference: str | None = None) -> str | None:
+    def chain(
+        self, items: list[Any], path: str, parent: str | None, preference: str | None = None
+    ) -> str | None:
         for i, item in enumerate(items):
             where = f"{path}[{i}]"
             message = self._message(expect(item, dict, where, optional=False), where, parent)
@@ -112,12 +132,24 @@ class _Builder:
         if _ROLES[role] == "tool":
             blocks = [self._result(msg, role, where)]
         else:
-            blocks = self._thinking(msg) + self._content(msg.get("content"), f"{where}.content", mid) + self._calls_of(msg, where, mid)
+            blocks = (
+                self._thinking(msg)
+                + self._content(msg.get("content"), f"{where}.content", mid)
+                + self._calls_of(msg, where, mid)
+            )
         meta: dict[str, Any] = {"source_role": role} if role in ("developer", "function") else {}
         if msg.get("weight") is not None:
             meta["weight"] = msg["weight"]
         name = as_str(msg.get("name"))
-        return ImportedMessage(mid, parent, _ROLES[role], check_blocks(blocks, f"{where}.content"), None, author=name, metadata=meta)
+        return ImportedMessage(
+            mid,
+            parent,
+            _ROLES[role],
+            check_blocks(blocks, f"{where}.content"),
+            None,
+            author=name,
+            metadata=meta,
+        )
 
     def _thinking(self, msg: dict[str, Any]) -> Blocks:
         for key in ("reasoning_content", "thinking", "reasoning"):
@@ -132,16 +164,28 @@ class _Builder:
         blocks: Blocks = []
         for j, call in enumerate(calls):
             call = expect(call, dict, f"{where}.tool_calls[{j}]", optional=False)
-            fn = expect(call.get("function"), dict, f"{where}.tool_calls[{j}].function", optional=False)
-            name = expect(fn.get("name"), str, f"{where}.tool_calls[{j}].function.name", optional=False)
-            call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else f"{mid}:call{j}"
+            fn = expect(
+                call.get("function"), dict, f"{where}.tool_calls[{j}].function", optional=False
+            )
+            name = expect(
+                fn.get("name"), str, f"{where}.tool_calls[{j}].function.name", optional=False
+            )
+            call_id = (
+                call.get("id")
+                if isinstance(call.get("id"), str) and call.get("id")
+                else f"{mid}:call{j}"
+            )
             blocks.append(tool_use_block(call_id, name, fn.get("arguments")))
             self._calls.append(call_id)
         return blocks
 
     def _result(self, msg: dict[str, Any], role: str, where: str) -> dict[str, Any]:
         given = msg.get("tool_call_id")
-        call_id = given if isinstance(given, str) and given else (self._calls[0] if self._calls else f"{where}:unknown")
+        call_id = (
+            given
+            if isinstance(given, str) and given
+            else (self._calls[0] if self._calls else f"{where}:unknown")
+        )
         if call_id in self._calls:
             self._calls.remove(call_id)
         parts = self._content(msg.get("content"), f"{where}.content", call_id)
@@ -154,7 +198,11 @@ class _Builder:
         if isinstance(content, str):
             return [text_block(content)]
         parts = expect(content, list, where, optional=False)
-        return [b for i, p in enumerate(parts) for b in self._part(expect(p, dict, f"{where}[{i}]", optional=False), f"{mid}#{i}")]
+        return [
+            b
+            for i, p in enumerate(parts)
+            for b in self._part(expect(p, dict, f"{where}[{i}]", optional=False), f"{mid}#{i}")
+        ]
 
     def _part(self, part: dict[str, Any], key: str) -> Blocks:
         kind = part.get("type")
@@ -170,10 +218,20 @@ class _Builder:
             return [self._audio(part["input_audio"], key)]
         if kind == "file" and isinstance(part.get("file"), dict):
             spec = part["file"]
-            return [self._file("document", spec.get("file_data") or spec.get("file_id") or "", key, "application/octet-stream", spec.get("filename"))]
+            return [
+                self._file(
+                    "document",
+                    spec.get("file_data") or spec.get("file_id") or "",
+                    key,
+                    "application/octet-stream",
+                    spec.get("filename"),
+                )
+            ]
         raise InvalidInput(key, f"unsupported content part type {kind!r}")
 
-    def _file(self, kind: str, url: str, key: str, default_mime: str, name: Any = None) -> dict[str, Any]:
+    def _file(
+        self, kind: str, url: str, key: str, default_mime: str, name: Any = None
+    ) -> dict[str, Any]:
         decoded = parse_data_url(url)
         mime = (decoded[0] if decoded else None) or default_mime
         label = name if isinstance(name, str) else (None if decoded else url or None)
@@ -190,4 +248,8 @@ class _Builder:
         except (binascii.Error, ValueError, TypeError):
             data = None
         mime = f"audio/{fmt}"
-        return {"type": "audio", "ref": self.attachments.add(key, data or None, mime), "mime_type": mime}
+        return {
+            "type": "audio",
+            "ref": self.attachments.add(key, data or None, mime),
+            "mime_type": mime,
+        }

@@ -39,7 +39,9 @@ from .model import (
 from .stream import Input, RecordingDict, as_input, duplicate_keys, iter_documents
 
 FORMAT = "openwebui"
-_REASONING = re.compile(r'<details type="reasoning"[^>]*>\s*(?:<summary>.*?</summary>)?(.*?)</details>\s*', re.S)
+_REASONING = re.compile(
+    r'<details type="reasoning"[^>]*>\s*(?:<summary>.*?</summary>)?(.*?)</details>\s*', re.S
+)
 
 Blocks = list[dict[str, Any]]
 
@@ -65,11 +67,16 @@ def convert(raw: Any) -> ImportedConversation:
     chat = expect(record["chat"], dict, "chat", optional=False) if "chat" in record else record
     attachments = AttachmentSet()
     items, current = _history(chat)
-    messages = tree.order([_message(mid, msg, attachments) for mid, msg in items], "history.messages", _rank(items))
+    messages = tree.order(
+        [_message(mid, msg, attachments) for mid, msg in items], "history.messages", _rank(items)
+    )
     known = {m.source_id for m in messages}
     meta: dict[str, Any] = {}
     if not (isinstance(current, str) and current in known):
-        meta = {"current_node": "missing" if current is None else f"unknown: {current!r}", "current_chosen_by": "newest_leaf"}
+        meta = {
+            "current_node": "missing" if current is None else f"unknown: {current!r}",
+            "current_chosen_by": "newest_leaf",
+        }
         current = tree.newest_leaf(messages)
     models = chat.get("models")
     if isinstance(models, list) and models:
@@ -100,10 +107,16 @@ def _history(chat: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], An
         dupes = duplicate_keys(table)
         if dupes:
             raise InvalidInput("history.messages", f"duplicate message ids: {', '.join(dupes[:5])}")
-        pairs = [(key, expect(msg, dict, f"history.messages.{key}", optional=False)) for key, msg in table.items()]
+        pairs = [
+            (key, expect(msg, dict, f"history.messages.{key}", optional=False))
+            for key, msg in table.items()
+        ]
         for key, msg in pairs:
             if msg.get("id", key) != key:
-                raise InvalidInput(f"history.messages.{key}", f"the message's id {msg.get('id')!r} differs from its key")
+                raise InvalidInput(
+                    f"history.messages.{key}",
+                    f"the message's id {msg.get('id')!r} differs from its key",
+                )
         return pairs, history.get("currentId")
     flat = expect(chat.get("messages"), list, "messages", optional=False)
     pairs = []
@@ -124,7 +137,9 @@ def _message(mid: str, msg: dict[str, Any], attachments: AttachmentSet) -> Impor
     role = expect(msg.get("role"), str, f"{where}.role", optional=False)
     parent = expect(msg.get("parentId"), str, f"{where}.parentId")
     model = as_str(msg.get("model"))
-    blocks = _files(msg, where, attachments) + _text(expect(msg.get("content"), str, f"{where}.content") or "")
+    blocks = _files(msg, where, attachments) + _text(
+        expect(msg.get("content"), str, f"{where}.content") or ""
+    )
     meta: dict[str, Any] = {}
     if role not in ROLES:
         meta["source_role"] = role
@@ -147,7 +162,10 @@ def _text(content: str) -> Blocks:
     """Thinking blocks for folded reasoning, then the visible text."""
     blocks: Blocks = []
     for match in _REASONING.finditer(content):
-        thought = "\n".join(line.removeprefix("> ").removeprefix(">") for line in match.group(1).strip().splitlines())
+        thought = "\n".join(
+            line.removeprefix("> ").removeprefix(">")
+            for line in match.group(1).strip().splitlines()
+        )
         if thought:
             blocks.append({"type": "thinking", "thinking": thought})
     visible = _REASONING.sub("", content) if blocks else content
@@ -165,7 +183,11 @@ def _files(msg: dict[str, Any], where: str, attachments: AttachmentSet) -> Block
         is_image = item.get("type") == "image" or (mime or "").startswith("image/")
         mime = mime or ("image/png" if is_image else "application/octet-stream")
         key = attachments.add(f"{where}/files/{i}", data, mime, name)
-        block: dict[str, Any] = {"type": "image" if is_image else "document", "ref": key, "mime_type": mime}
+        block: dict[str, Any] = {
+            "type": "image" if is_image else "document",
+            "ref": key,
+            "mime_type": mime,
+        }
         if not is_image and name:
             block["name"] = name
         blocks.append(block)

@@ -40,9 +40,19 @@ from .stream import Input, as_input, first_char, iter_documents, iter_lines
 
 FORMAT = "sharegpt"
 _ROLES = {
-    "human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant",
-    "bard": "assistant", "bing": "assistant", "model": "assistant", "system": "system",
-    "function_call": "assistant", "observation": "tool", "function": "tool", "tool": "tool",
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "chatgpt": "assistant",
+    "bard": "assistant",
+    "bing": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "function_call": "assistant",
+    "observation": "tool",
+    "function": "tool",
+    "tool": "tool",
 }
 _MEDIA = {"<image>": ("images", "image"), "<audio>": ("audios", "audio")}
 _PLACEHOLDER = re.compile("(" + "|".join(map(re.escape, _MEDIA)) + ")")
@@ -55,7 +65,11 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     if _is_jsonl(inp):
         for lineno, raw in iter_lines(inp):
             where = f"{inp.name} line {lineno}"
-            yield ParseError(where, str(raw)) if isinstance(raw, InvalidInput) else guarded(where, convert, raw, inp)
+            yield (
+                ParseError(where, str(raw))
+                if isinstance(raw, InvalidInput)
+                else guarded(where, convert, raw, inp)
+            )
         return
     for index, raw in iter_documents(inp):
         record_id = raw.get("id") if isinstance(raw, dict) else None
@@ -71,7 +85,11 @@ def _is_jsonl(inp: Input) -> bool:
 
 def convert(raw: Any, inp: Input) -> ImportedConversation:
     record = expect(raw, dict, "record", optional=False)
-    conv_id = record.get("id") if isinstance(record.get("id"), (str, int)) and not isinstance(record.get("id"), bool) else None
+    conv_id = (
+        record.get("id")
+        if isinstance(record.get("id"), (str, int)) and not isinstance(record.get("id"), bool)
+        else None
+    )
     conv_id = str(conv_id) if conv_id not in (None, "") else content_hash(record)
     builder = _Builder(conv_id, record, inp)
     if "conversations" in record:
@@ -106,7 +124,9 @@ class _Builder:
         self.inp = inp
         self.messages: list[ImportedMessage] = []
         self.attachments = AttachmentSet()
-        self.media = {field: expect(record.get(field), list, field) or [] for field, _ in _MEDIA.values()}
+        self.media = {
+            field: expect(record.get(field), list, field) or [] for field, _ in _MEDIA.values()
+        }
         self.used = {field: 0 for field in self.media}
         self.pending: list[tuple[str, str]] = []  # (tool_use id, name) awaiting a result
 
@@ -123,8 +143,16 @@ class _Builder:
         else:
             blocks = self._text(expect(value, str, f"{where}.{keys[1]}") or "", where)
         parent = self.messages[-1].source_id if self.messages else None
-        meta = {"source_role": speaker} if speaker not in ("human", "gpt", "user", "assistant", "system") else {}
-        self.messages.append(ImportedMessage(mid, parent, _ROLES[speaker], check_blocks(blocks, where), None, metadata=meta))
+        meta = (
+            {"source_role": speaker}
+            if speaker not in ("human", "gpt", "user", "assistant", "system")
+            else {}
+        )
+        self.messages.append(
+            ImportedMessage(
+                mid, parent, _ROLES[speaker], check_blocks(blocks, where), None, metadata=meta
+            )
+        )
 
     def _text(self, value: str, where: str) -> Blocks:
         blocks: Blocks = []
@@ -139,31 +167,51 @@ class _Builder:
         field, kind = _MEDIA[placeholder]
         index = self.used[field]
         if index >= len(self.media[field]):
-            raise InvalidInput(where, f"more {placeholder} placeholders than entries in {field!r} ({len(self.media[field])})")
+            raise InvalidInput(
+                where,
+                f"more {placeholder} placeholders than entries in {field!r} ({len(self.media[field])})",
+            )
         self.used[field] += 1
         entry = expect(self.media[field][index], str, f"{field}[{index}]", optional=False)
         decoded = parse_data_url(entry)
-        mime = (decoded[0] if decoded else None) or mimetypes.guess_type(entry)[0] or "application/octet-stream"
+        mime = (
+            (decoded[0] if decoded else None)
+            or mimetypes.guess_type(entry)[0]
+            or "application/octet-stream"
+        )
         data = decoded[1] if decoded else (None if "://" in entry else self.inp.read_beside(entry))
-        key = self.attachments.add(f"{self.conv_id}/{field}/{index}" if decoded else entry, data, mime, None if decoded else entry)
+        key = self.attachments.add(
+            f"{self.conv_id}/{field}/{index}" if decoded else entry,
+            data,
+            mime,
+            None if decoded else entry,
+        )
         return {"type": kind, "ref": key, "mime_type": mime}
 
     def check_media_used(self) -> None:
         for field, count in self.used.items():
             if count != len(self.media[field]):
-                raise InvalidInput(field, f"{len(self.media[field])} entries but {count} placeholders use them")
+                raise InvalidInput(
+                    field, f"{len(self.media[field])} entries but {count} placeholders use them"
+                )
 
     def _calls(self, value: Any, where: str, mid: str) -> Blocks:
         try:
             calls = json.loads(value) if isinstance(value, str) else value
         except ValueError as exc:
-            raise InvalidInput(where, f"a function_call must hold JSON {{name, arguments}}: {exc}") from None
+            raise InvalidInput(
+                where, f"a function_call must hold JSON {{name, arguments}}: {exc}"
+            ) from None
         calls = calls if isinstance(calls, list) else [calls]
         blocks: Blocks = []
         for j, call in enumerate(calls):
             call = expect(call, dict, f"{where}[{j}]", optional=False)
             name = expect(call.get("name"), str, f"{where}[{j}].name", optional=False)
-            blocks.append(tool_use_block(f"{mid}:call{j}", name, call.get("arguments", call.get("parameters"))))
+            blocks.append(
+                tool_use_block(
+                    f"{mid}:call{j}", name, call.get("arguments", call.get("parameters"))
+                )
+            )
             self.pending.append((blocks[-1]["id"], name))
         return blocks
 

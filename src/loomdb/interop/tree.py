@@ -34,7 +34,7 @@ def find_cycle(parents: Mapping[str, str | None]) -> list[str] | None:
         node: str | None = start
         while node is not None and node in parents and state.get(node) != 2:
             if state.get(node) == 1:
-                return walk[walk.index(node):] + [node]
+                return walk[walk.index(node) :] + [node]
             state[node] = 1
             walk.append(node)
             node = parents[node]
@@ -82,9 +82,7 @@ def order(
     return result
 
 
-def preorder_rank(
-    children: Mapping[str, Sequence[str]], roots: Sequence[str]
-) -> dict[str, int]:
+def preorder_rank(children: Mapping[str, Sequence[str]], roots: Sequence[str]) -> dict[str, int]:
     """Position of each id in a depth-first walk of `children` lists from `roots`."""
     rank: dict[str, int] = {}
     stack = list(reversed(roots))

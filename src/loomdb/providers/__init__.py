@@ -19,7 +19,14 @@ The SDKs and llama.cpp are imported only when a client needs them.
 from .base import Client, Completion, StreamCallback
 from .budget import STRATEGIES, fit
 from .clients import AnthropicClient, OpenAIClient, client_for, complete_many
-from .config import ModelSpec, ProvidersConfig, default_model, load_config, parse_config, resolve_model
+from .config import (
+    ModelSpec,
+    ProvidersConfig,
+    default_model,
+    load_config,
+    parse_config,
+    resolve_model,
+)
 from .replies import parse_anthropic_message, parse_openai_chat, parse_openai_completion
 from .requests import completion_prompt, openai_chat_request, openai_completion_request
 from .requests_anthropic import anthropic_request

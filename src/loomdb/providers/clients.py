@@ -52,6 +52,21 @@ def vary_seed(body: dict[str, Any], index: int) -> dict[str, Any]:
     return body
 
 
+def sdk_kwargs(body: Mapping[str, Any], params_type: Any) -> dict[str, Any]:
+    """`body` as SDK keyword arguments: fields the SDK does not declare go in `extra_body`.
+
+    The SDKs' `create` methods take declared fields only; provider-specific ones (from
+    `options["openai"]` / `options["anthropic"]`) still reach the wire this way, and the
+    JSON sent equals `body`.
+    """
+    known = params_type.__required_keys__ | params_type.__optional_keys__
+    kwargs = {k: v for k, v in body.items() if k in known}
+    extra = {k: v for k, v in body.items() if k not in known}
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
 def sdk_error(provider: str, exc: Exception, sdk: Any, spec: ModelSpec) -> ProviderError:
     """The ProviderError for an exception raised by the openai or anthropic SDK."""
     if isinstance(exc, sdk.APITimeoutError):
@@ -112,13 +127,20 @@ class OpenAIClient:
 
         return run_alternatives(n, one, stream, parallel=True)
 
-    def _endpoint(self, chat: bool) -> Any:
-        return self._sdk.chat.completions if chat else self._sdk.completions
+    def _create(self, body: dict[str, Any], chat: bool) -> Any:
+        from openai.types import completion_create_params as text_params
+        from openai.types.chat import completion_create_params as chat_params
+
+        if chat:
+            params = chat_params.CompletionCreateParamsNonStreaming
+            return self._sdk.chat.completions.create(**sdk_kwargs(body, params))
+        params = text_params.CompletionCreateParamsNonStreaming
+        return self._sdk.completions.create(**sdk_kwargs(body, params))
 
     def _once(self, body: dict[str, Any], chat: bool) -> Completion:
         clock = Stopwatch()
         try:
-            raw = self._endpoint(chat).create(**body).to_dict()
+            raw = self._create(body, chat).to_dict()
         except self._openai.OpenAIError as exc:
             raise sdk_error(self.spec.name, exc, self._openai, self.spec) from exc
         parse = parse_openai_chat if chat else parse_openai_completion
@@ -130,7 +152,7 @@ class OpenAIClient:
             body["stream_options"] = {"include_usage": True}
         clock, acc = Stopwatch(), OpenAIStream(self.spec.name, chat)
         try:
-            for chunk in guarded(self._endpoint(chat).create(**body)):
+            for chunk in guarded(self._create(body, chat)):
                 delta = acc.add(chunk.to_dict())
                 if delta:
                     callback(index, delta)
@@ -159,6 +181,9 @@ class AnthropicClient:
         self.spec = spec
         self.blob_reader = blob_reader
         self._anthropic = anthropic
+        from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+        self._params = MessageCreateParamsNonStreaming
         self._sdk = anthropic.Anthropic(base_url=spec.base_url, api_key=spec.api_key(environ),
                                         timeout=spec.timeout, max_retries=spec.max_retries)
 
@@ -182,7 +207,7 @@ class AnthropicClient:
     def _once(self, body: dict[str, Any]) -> Completion:
         clock = Stopwatch()
         try:
-            message = self._sdk.messages.create(**body)
+            message = self._sdk.messages.create(**sdk_kwargs(body, self._params))
         except self._anthropic.AnthropicError as exc:
             raise sdk_error(self.spec.name, exc, self._anthropic, self.spec) from exc
         return completion(parse_anthropic_message(message, self.spec.name), self.spec, body,
@@ -191,7 +216,7 @@ class AnthropicClient:
     def _stream(self, body: dict[str, Any], index: int, callback: StreamCallback) -> Completion:
         clock = Stopwatch()
         try:
-            with self._sdk.messages.stream(**body) as events:
+            with self._sdk.messages.stream(**sdk_kwargs(body, self._params)) as events:
                 try:
                     for event in guarded(events):
                         if event.type == "text" and event.text:

@@ -24,7 +24,9 @@ A pure function like the OpenAI builders beside it; the rules it applies:
   in the stored request; pass `lead_in=None` to get InvalidInput instead;
 - `max_tokens` is the argument, else `options["max_tokens"]`, else `DEFAULT_MAX_TOKENS`;
   `stop` becomes `stop_sequences`; the options in `ANTHROPIC_OPTIONS` are copied and a
-  dict in `options["anthropic"]` is merged last.
+  dict in `options["anthropic"]` is merged last. `temperature`, `top_p` and `top_k` are
+  not sent: the Messages API, as the anthropic SDK 2.x describes it, takes no sampling
+  parameters (a server that does can get them through `options["anthropic"]`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from .blocks import (
 DEFAULT_MAX_TOKENS = 4096
 LEAD_IN = "[The conversation opens with the assistant's message below.]"
 MAX_CACHE_BREAKPOINTS = 4
-ANTHROPIC_OPTIONS = ("temperature", "top_p", "top_k", "thinking", "metadata", "service_tier")
+ANTHROPIC_OPTIONS = ("thinking", "metadata", "service_tier")
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 EPHEMERAL = {"type": "ephemeral"}
 

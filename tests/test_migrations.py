@@ -1,0 +1,39 @@
+"""Migrations: ordered, recorded, safe to run twice; an older store is brought up to date."""
+
+from __future__ import annotations
+
+import loomdb
+from loomdb.store import migrations
+
+
+class TestMigrations:
+    def test_running_them_twice_applies_nothing_the_second_time(self, store_url: str) -> None:
+        with loomdb.open(store_url) as loom:
+            names = loom.backend.applied_migrations()
+            assert names == [n for n, _ in migrations.scripts(_dialect(store_url))]
+            assert loom.backend.migrate() == []
+            assert loom.backend.applied_migrations() == names
+
+    def test_an_older_schema_is_upgraded_and_keeps_its_data(self, store_url: str) -> None:
+        with loomdb.open(store_url) as loom:
+            tree, root = loom.new_tree("kept across upgrades", session="main")
+            # roll the store back to the schema of 0001, as an older loomdb left it
+            with loom.backend.transaction():
+                loom.backend.execute("DROP TABLE generations")
+                loom.backend.execute("DROP TABLE compactions")
+                loom.backend.execute("DELETE FROM loomdb_migrations WHERE name <> '0001_core'")
+            assert loom.backend.applied_migrations() == ["0001_core"]
+        with loomdb.open(store_url) as loom:
+            assert loom.backend.applied_migrations()[:2] == ["0001_core", "0002_generations"]
+            assert loom.backend.execute("SELECT count(*) FROM generations") == [(0,)]
+            assert loom.node("main").id == root.id
+            assert loom.verify().ok
+
+    def test_scripts_are_ordered_by_name(self) -> None:
+        for dialect in ("sqlite",):
+            names = [n for n, _ in migrations.scripts(dialect)]
+            assert names == sorted(names) and names[0] == "0001_core"
+
+
+def _dialect(url: str) -> str:
+    return "postgres" if url.startswith("postgres") else "sqlite"

@@ -1,0 +1,108 @@
+"""Hypothesis: random trees, edits, views and selections, checked against a naive model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loomdb import Loom
+from loomdb.content import content_id, text
+
+
+@dataclass
+class Naive:
+    """The loom as plain dicts and loops: the specification the store must match."""
+
+    parent: dict[str, str | None] = field(default_factory=dict)
+    slot: dict[str, str] = field(default_factory=dict)
+    edited: dict[str, bool] = field(default_factory=dict)
+    stored: dict[str, dict[str, str]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+
+    def add(self, nid: str, parent: str | None, slot: str | None, stored: dict[str, str]) -> None:
+        self.parent[nid] = parent
+        self.slot[nid] = slot or nid
+        self.edited[nid] = slot is not None
+        self.stored[nid] = stored
+        self.order.append(nid)
+
+    def children(self, slot: str) -> list[str]:
+        return [n for n in self.order if not self.edited[n] and self.parent[n] is not None
+                and self.slot[self.parent[n]] == slot]
+
+    def leaves(self) -> list[str]:
+        return [n for n in self.order if not self.children(self.slot[n])]
+
+    def branch_points(self) -> list[str]:
+        return [n for n in self.order if not self.edited[n] and len(self.children(n)) >= 2]
+
+    def path(self, head: str, selections: dict[str, str]) -> list[str]:
+        chain: list[str] = []
+        node: str | None = head
+        while node is not None:
+            chain.append(node)
+            node = self.parent[node]
+        chosen, out = dict(selections), []
+        for n in chain:
+            pick = chosen.get(self.slot[n], n)
+            for s, v in self.stored[pick].items():
+                chosen.setdefault(s, v)
+            out.append(pick)
+        return out[::-1]
+
+
+ops = st.lists(
+    st.tuples(st.sampled_from(["append", "append_view", "edit", "edit_view", "select", "move"]),
+              st.integers(0, 10_000), st.integers(0, 10_000)),
+    min_size=1, max_size=25,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops)
+def test_random_histories_match_the_naive_model(loom: Loom, ops: list[tuple[str, int, int]]) -> None:
+    tree, root = loom.new_tree("root")
+    naive = Naive()
+    naive.add(root.id, None, None, {})
+    view = f"v{tree.id.lower()}"
+    loom.view(view, root.id)
+    for i, (op, a, b) in enumerate(ops):
+        target = naive.order[a % len(naive.order)]
+        ref = loom.ref(view)
+        if op == "append":
+            n = loom.append(target, f"n{i}", role="assistant" if i % 2 else "user")
+            naive.add(n.id, target, None, {})
+        elif op == "append_view":
+            n = loom.append(view, f"n{i}")
+            head = ref.selections.get(naive.slot[ref.node], ref.node)
+            naive.add(n.id, head, None,
+                      {s: v for s, v in ref.selections.items() if s != naive.slot[head]})
+            loom.set_ref(view, n.id)
+        elif op in ("edit", "edit_view"):
+            at = target if op == "edit" else view
+            old = loom.resolve(at).node
+            n = loom.edit(at, f"e{i}")
+            sel = {**naive.stored[old], **(ref.selections if op == "edit_view" else {})}
+            sel.pop(naive.slot[old], None)
+            naive.add(n.id, naive.parent[old], naive.slot[old], sel)
+        elif op == "select":
+            versions = [v for v in naive.order if naive.slot[v] == naive.slot[target]]
+            loom.select(view, versions[b % len(versions)])
+        else:
+            loom.set_ref(view, target)
+    ref = loom.ref(view)
+    for node in naive.order:
+        assert loom.path(node) == naive.path(node, {})
+        assert loom.children(node) == naive.children(naive.slot[node])
+    assert loom.path(view) == naive.path(ref.node, ref.selections)
+    assert loom.leaves(tree.id) == naive.leaves()
+    assert loom.branch_points(tree.id) == naive.branch_points()
+    assert loom.verify(tree.id).ok
+
+
+@given(st.text(max_size=200))
+def test_text_content_ids_are_stable_and_round_trip(value: str) -> None:
+    blocks = text(value)
+    assert content_id(blocks) == content_id([dict(blocks[0])])
