@@ -78,7 +78,7 @@ def detect(inp: Input) -> str:
     elif kind == "[":
         found = _classify(_first_item(inp), jsonl=False)
     elif kind == "{":
-        found = _classify_keys(_top_keys(inp))
+        found = _classify(_top_keys(inp), jsonl=False)
     else:
         raise InvalidInput(inp.name, "not JSON or JSONL; " + _supported())
     if found is None:
@@ -149,8 +149,10 @@ def _first_item(inp: Input) -> Any:
 
 
 def _top_keys(inp: Input) -> dict[str, Any]:
-    """Top-level keys of one big object (streamed), plus the first message's keys."""
+    """A stand-in for one big object: its top-level keys, with `messages` holding the
+    first message's keys. Streamed, and stopped at the first key that decides."""
     keys: dict[str, Any] = {}
+    first: dict[str, None] = {}
     first_done = False
     stream = json_stream()
     with inp.open() as fh:
@@ -161,21 +163,15 @@ def _top_keys(inp: Input) -> dict[str, Any]:
                     if value in _DECISIVE:
                         break
                 elif event == "map_key" and prefix == "messages.item" and not first_done:
-                    keys.setdefault("messages", {})[value] = None
+                    first[value] = None
                 elif event == "end_map" and prefix == "messages.item":
                     first_done = True
         except stream.JSONError as exc:
-            raise InvalidInput(
-                inp.name, f"JSON is malformed or truncated ({str(exc).splitlines()[0]})"
-            ) from None
+            reason = str(exc).splitlines()[0]
+            raise InvalidInput(inp.name, f"JSON is malformed or truncated ({reason})") from None
+    if "messages" in keys:
+        keys["messages"] = [first] if first else []
     return keys
-
-
-def _classify_keys(keys: dict[str, Any]) -> str | None:
-    record = dict(keys)
-    if isinstance(keys.get("messages"), dict):
-        record["messages"] = [keys["messages"]]
-    return _classify(record, jsonl=False)
 
 
 def _classify(record: Any, *, jsonl: bool) -> str | None:

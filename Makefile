@@ -1,0 +1,38 @@
+# One target per habit. `make run` and `make test` are all a fresh machine needs.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: install run test lint bench pg-up clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[all,test]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+run: install
+	$(PY) -m loomdb.demo --db .loomdb-demo
+
+pg-up:
+	@pg_isready -q -h 127.0.0.1 -p 5432 || \
+	  pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
+	@for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && exit 0; sleep 1; done; \
+	  echo "PostgreSQL is not reachable on 127.0.0.1:5432" >&2; exit 1
+
+test: install pg-up
+	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+lint: install
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m mypy src
+
+bench: install pg-up
+	$(PY) benchmarks/bench_core.py
+
+clean:
+	rm -rf $(VENV) .loomdb .loomdb-demo .pytest_cache .hypothesis

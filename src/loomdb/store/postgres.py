@@ -1,0 +1,689 @@
+"""The server backend: PostgreSQL through psycopg 3, one connection per store object.
+
+Semantics mirror `sqlite.py` row for row (same results, same order). What differs:
+
+* Writers of one ref serialize on its row: inside a transaction `get_ref` reads the
+  ref `FOR UPDATE`, so the Loom's read-then-compare-and-swap is exact under READ
+  COMMITTED and a concurrent append waits for the head instead of forking or
+  failing; writers of other refs never wait. `cas_ref` is still a conditional
+  UPDATE whose row count is the answer, so a stale expectation is refused.
+* A transaction PostgreSQL aborts (deadlock, serialization failure) surfaces as
+  `TransientConflict`, a RefConflict, which the Loom's `retry` policy retries.
+* Node ids are unique in the store, but the primary keys carry tree_id (Citus can
+  distribute by tree, see docs/postgres.md), so `insert_node` refuses a known id itself.
+* The connection is in autocommit mode outside `transaction()`, so a read never
+  leaves a transaction open; statements are prepared server-side on first reuse and
+  id lists are bound as one array parameter, so every query text is constant.
+* Blobs live at the URL's `blobs=` (any fsspec URL), else $LOOMDB_BLOBS, else
+  ./.loomdb-blobs (see `open_postgres`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..blobs import BlobStore
+from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict
+from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
+from . import migrations
+from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+except ImportError:  # pragma: no cover - exercised only without the extra
+    psycopg = None  # type: ignore[assignment]
+
+#: key of the advisory lock that serializes concurrent migrations of one database
+_MIGRATION_LOCK = 0x6C6F6F6D  # "loom"
+_PAGE = 2000
+_META_FIELDS = ("bookmarked", "label", "pruned", "excluded")
+_TREE_FIELDS = {"title": "title", "root": "root_id", "updated_at": "updated_at",
+                "archived_at": "archived_at"}
+
+_NODE_COLS = (
+    "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
+    "n.author, n.source, n.content_id, c.body, n.options, n.cache, n.flags, n.tokens, "
+    "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
+)
+_PATH_COLS = (
+    "n.id, n.parent_id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache, "
+    "n.flags, n.tokens, n.total_tokens"
+)
+_WALK_COLS = (
+    "id, tree_id, parent_id, slot_id, depth, role, kind, content_id, options, cache, flags, "
+    "tokens, total_tokens"
+)
+# The created-from chain, head first: one index probe (id, tree_id) per step plus one
+# for the content; the tree id is carried so every probe uses the full primary key.
+_WALK = (
+    f"WITH RECURSIVE w({_WALK_COLS}) AS ("
+    f" SELECT {_WALK_COLS} FROM nodes WHERE id = %s{{pin}}"
+    f" UNION ALL"
+    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}"
+    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id)"
+    f" SELECT w.id, w.parent_id, w.slot_id, w.depth, w.role, w.kind, c.body, w.options,"
+    f" w.cache, w.flags, w.tokens, w.total_tokens"
+    f" FROM w JOIN contents c ON c.id = w.content_id ORDER BY w.depth DESC"
+)
+_TREE_SELECT = (
+    "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at,"
+    " t.updated_at, t.archived_at, s.count, s.last FROM trees t"
+    " LEFT JOIN LATERAL (SELECT count(*) AS count, max(n.created_at) AS last FROM nodes n"
+    " WHERE n.tree_id = t.id) s ON true "
+)
+_REF_SELECT = (
+    "SELECT r.name, r.kind, r.tree_id, r.node_id, r.origin, r.created_at, r.updated_at,"
+    " s.slot_id, s.version_id FROM refs r LEFT JOIN ref_selections s ON s.ref_name = r.name "
+)
+
+
+class TransientConflict(RefConflict):
+    """PostgreSQL aborted the transaction (deadlock or serialization failure): nothing
+    was written and running it again may succeed. A RefConflict, so the Loom's `retry`
+    policy retries it and `fail` reports it as the conflict it is."""
+
+    def __init__(self, why: str) -> None:
+        self.ref, self.expected, self.actual = "", None, None
+        LoomError.__init__(self, f"the database aborted the transaction ({why}); retry it")
+
+
+def hex_to_bytes(value: str) -> bytes:
+    return bytes.fromhex(value[7:])
+
+
+def bytes_to_hex(value: bytes) -> str:
+    return "sha256:" + bytes(value).hex()
+
+
+def _loads(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _qmark(sql: str) -> str:
+    """SQLite-style `?` placeholders (outside quotes) -> psycopg's `%s`, `%` escaped."""
+    out, quote = [], ""
+    for ch in sql:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "?":
+            out.append("%s")
+            continue
+        out.append("%%" if ch == "%" else ch)
+    return "".join(out)
+
+
+class PostgresBackend(Backend):
+    """PostgreSQL storage; see the module docstring."""
+
+    def __init__(self, url: str, *, conninfo: str | None = None,
+                 prepare_threshold: int | None = 1) -> None:
+        if psycopg is None:
+            raise MissingExtra("the PostgreSQL backend", "postgres")
+        self.url = url
+        self._conn = psycopg.connect(
+            conninfo or url, autocommit=True, prepare_threshold=prepare_threshold
+        )
+        self._lock = threading.RLock()
+        self._depth = 0
+        # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
+        self._citus = bool(self._one(
+            "SELECT count(*) FROM pg_extension WHERE extname = 'citus'"
+        )[0])
+
+    # -- plumbing --------------------------------------------------------------------
+    def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        return self._conn.execute(sql, args)
+
+    def _all(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        return self._conn.execute(sql, args).fetchall()
+
+    def _one(self, sql: str, args: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
+        return self._conn.execute(sql, args).fetchone()
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run raw SQL (tests tamper with rows, tools read plans). `?` placeholders are
+        accepted as in the SQLite backend; without args the SQL is sent as written."""
+        cur = self._conn.execute(_qmark(sql), args) if args else self._conn.execute(sql)
+        return cur.fetchall() if cur.description is not None else []
+
+    # -- lifecycle -------------------------------------------------------------------
+    def close(self) -> None:
+        self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with self._conn.transaction():
+                    yield
+            except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
+                raise TransientConflict(type(exc).__name__) from exc
+            finally:
+                self._depth = 0
+
+    def migrate(self) -> list[str]:
+        scripts = migrations.scripts("postgres")
+        if {name for name, _ in scripts} <= set(self.applied_migrations()):
+            return []
+        applied: list[str] = []
+        with self.transaction():
+            # concurrent first opens (one per process) apply each script exactly once
+            self._run("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            self._run(
+                'CREATE TABLE IF NOT EXISTS loomdb_migrations (name text COLLATE "C" '
+                "PRIMARY KEY, applied_at text NOT NULL)"
+            )
+            done = set(self.applied_migrations())
+            for name, sql in scripts:
+                if name in done:
+                    continue
+                for stmt in migrations.statements(sql, lambda b: b.rstrip().endswith(";")):
+                    self._run(stmt)
+                self._run("INSERT INTO loomdb_migrations VALUES (%s, %s)", (name, now()))
+                applied.append(name)
+        return applied
+
+    def applied_migrations(self) -> list[str]:
+        if self._one("SELECT to_regclass('loomdb_migrations')")[0] is None:  # type: ignore[index]
+            return []
+        return [r[0] for r in self._all("SELECT name FROM loomdb_migrations ORDER BY name")]
+
+    # -- trees -----------------------------------------------------------------------
+    def insert_tree(self, tree: Tree) -> None:
+        self._run(
+            "INSERT INTO trees VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (tree.id, tree.title, tree.mode, tree.system, _dumps(tree.options or None),
+             tree.root, _dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
+        )
+
+    @staticmethod
+    def _tree(row: tuple[Any, ...]) -> Tree:
+        tid, title, mode, system, options, root, lineage, created, updated, archived = row[:10]
+        count, last = row[10], row[11]
+        return Tree(
+            id=tid, title=title, mode=mode, system=system, options=_loads(options) or {},
+            root=root, lineage=_loads(lineage), created_at=created,
+            updated_at=max(updated, last or ""), archived_at=archived, nodes=count or 0,
+        )
+
+    def get_tree(self, tree_id: str) -> Tree | None:
+        row = self._one(_TREE_SELECT + "WHERE t.id = %s", (tree_id,))
+        return None if row is None else self._tree(row)
+
+    def list_trees(self, archived: bool = False) -> list[Tree]:
+        cond = "t.archived_at IS NOT NULL" if archived else "t.archived_at IS NULL"
+        rows = self._all(_TREE_SELECT + f"WHERE {cond} ORDER BY t.created_at DESC, t.id")
+        return [self._tree(r) for r in rows]
+
+    def update_tree(self, tree_id: str, fields: dict[str, Any]) -> None:
+        sets = ", ".join(f"{_TREE_FIELDS[k]} = %s" for k in fields)
+        self._run(f"UPDATE trees SET {sets} WHERE id = %s", (*fields.values(), tree_id))
+
+    def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        rows = self._all(
+            "SELECT id FROM trees WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
+            (prefix, prefix + "\uffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    # -- content ---------------------------------------------------------------------
+    def put_content(self, content_id: str, body: bytes) -> None:
+        self._run(
+            "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (hex_to_bytes(content_id), body.decode("utf-8")),
+        )
+
+    def get_content(self, content_id: str) -> bytes | None:
+        row = self._one("SELECT body FROM contents WHERE id = %s", (hex_to_bytes(content_id),))
+        return None if row is None else row[0].encode("utf-8")
+
+    # -- nodes -----------------------------------------------------------------------
+    def insert_node(self, node: Node, flags: int) -> None:
+        values = (
+            node.id, node.tree, node.parent, node.slot, node.parent, node.tree, node.edited_from,
+            node.depth, node.role, node.kind, node.author, node.source,
+            hex_to_bytes(node.content_id), _dumps(node.options), int(node.cache), flags,
+            node.tokens, node.total_tokens, _dumps(node.provenance), _dumps(node.origin),
+            node.created_at, hex_to_bytes(node.chain_hash),
+        )
+        # the parent's slot is read in the same statement; a node id already used in
+        # any tree is refused (the keys alone only make it unique within a tree)
+        select = (
+            "SELECT %s, %s, %s, %s, (SELECT p.slot_id FROM nodes p WHERE p.id = %s"
+            " AND p.tree_id = %s), %s, %s::integer, %s, %s, %s, %s, %s::bytea, %s,"
+            " %s::integer, %s::integer, %s::integer, %s::bigint, %s, %s, %s, %s::bytea"
+        )
+        if self._citus:
+            sql = f"INSERT INTO nodes {select}"
+        else:
+            sql = f"INSERT INTO nodes {select} WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = %s)"
+            values += (node.id,)
+        if not self._run(sql, values).rowcount:
+            raise InvalidInput(f"node {node.id}", "a node with this id is already in the store")
+        if node.sources:
+            self._conn.cursor().executemany(
+                "INSERT INTO node_sources VALUES (%s,%s,%s,%s,%s)",
+                [(node.id, node.tree, i, src, role) for i, (src, role) in enumerate(node.sources)],
+            )
+        if node.selections:
+            self._conn.cursor().executemany(
+                "INSERT INTO node_selections VALUES (%s,%s,%s,%s)",
+                [(node.id, node.tree, slot, ver) for slot, ver in node.selections.items()],
+            )
+
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
+        if not ids:
+            return {}
+        rows = self._all(
+            f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
+            " WHERE n.id = ANY(%s::text[])",
+            (list(ids),),
+        )
+        return self._nodes(rows)
+
+    def _nodes(self, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
+        with_sel = [r[0] for r in rows if r[14] & HAS_SELECTIONS]
+        with_src = [r[0] for r in rows if r[14] & HAS_SOURCES]
+        selections = self.node_selections(with_sel) if with_sel else {}
+        sources = self.node_sources(with_src) if with_src else {}
+        out: dict[str, Node] = {}
+        for r in rows:
+            out[r[0]] = Node(
+                id=r[0], tree=r[1], parent=r[2], slot=r[3], edited_from=r[4], depth=r[5],
+                role=r[6], kind=r[7], author=r[8], source=r[9], content_id=bytes_to_hex(r[10]),
+                content=json.loads(r[11]), options=_loads(r[12]), cache=bool(r[13]),
+                tokens=r[15], total_tokens=r[16], provenance=_loads(r[17]),
+                origin=_loads(r[18]), created_at=r[19], chain_hash=bytes_to_hex(r[20]),
+                sources=tuple(sources.get(r[0], ())), selections=selections.get(r[0], {}),
+            )
+        return out
+
+    def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        rows = self._all(
+            "SELECT id FROM nodes WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
+            (prefix, prefix + "\uffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    def _tree_of(self, node_id: str) -> str | None:
+        row = self._one("SELECT tree_id FROM nodes WHERE id = %s", (node_id,))
+        return None if row is None else row[0]
+
+    def walk(self, node_id: str) -> list[tuple[Any, ...]]:
+        if not self._citus:
+            return self._all(_WALK.format(pin=""), (node_id,))
+        tree = self._tree_of(node_id)
+        if tree is None:
+            return []
+        return self._all(_WALK.format(pin=" AND tree_id = %s"), (node_id, tree))
+
+    def path_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        if not ids:
+            return {}
+        rows = self._all(
+            f"SELECT {_PATH_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
+            " WHERE n.id = ANY(%s::text[])",
+            (list(ids),),
+        )
+        return {r[0]: r for r in rows}
+
+    def node_selections(self, ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        if not ids:
+            return out
+        for node, slot, version in self._all(
+            "SELECT node_id, slot_id, version_id FROM node_selections"
+            " WHERE node_id = ANY(%s::text[]) ORDER BY node_id, slot_id",
+            (list(ids),),
+        ):
+            out.setdefault(node, {})[slot] = version
+        return out
+
+    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        out: dict[str, list[tuple[str, str]]] = {}
+        if not ids:
+            return out
+        for node, source, role in self._all(
+            "SELECT node_id, source_id, role FROM node_sources"
+            " WHERE node_id = ANY(%s::text[]) ORDER BY node_id, position",
+            (list(ids),),
+        ):
+            out.setdefault(node, []).append((source, role))
+        return out
+
+    def children(self, slot: str) -> list[str]:
+        rows = self._all(
+            "SELECT id FROM nodes WHERE parent_slot = %s AND edited_from IS NULL"
+            " ORDER BY created_at, id",
+            (slot,),
+        )
+        return [r[0] for r in rows]
+
+    def versions(self, slot: str) -> list[str]:
+        rows = self._all(
+            "SELECT id FROM (SELECT id, 0 AS k, '' AS at FROM nodes WHERE id = %s"
+            " UNION ALL SELECT id, 1, created_at FROM nodes"
+            " WHERE slot_id = %s AND edited_from IS NOT NULL) v ORDER BY k, at, id",
+            (slot, slot),
+        )
+        return [r[0] for r in rows]
+
+    def leaves(self, tree_id: str) -> list[str]:
+        rows = self._all(
+            "SELECT n.id FROM nodes n WHERE n.tree_id = %s AND NOT EXISTS"
+            " (SELECT 1 FROM nodes c WHERE c.parent_slot = n.slot_id AND c.tree_id = n.tree_id)"
+            " ORDER BY n.created_at, n.id",
+            (tree_id,),
+        )
+        return [r[0] for r in rows]
+
+    def branch_points(self, tree_id: str) -> list[str]:
+        rows = self._all(
+            "SELECT p.id FROM nodes p JOIN (SELECT parent_slot FROM nodes"
+            " WHERE tree_id = %s AND parent_slot IS NOT NULL AND edited_from IS NULL"
+            " GROUP BY parent_slot HAVING count(*) >= 2) b ON p.id = b.parent_slot"
+            " WHERE p.tree_id = %s AND p.edited_from IS NULL ORDER BY p.created_at, p.id",
+            (tree_id, tree_id),
+        )
+        return [r[0] for r in rows]
+
+    def _pages(self, cols: str, join: str, tree_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """A tree's nodes by creation in pages (keyset on the tree index): no cursor is
+        held open between pages, so callers may run other queries while iterating."""
+        sql = (
+            f"SELECT {cols} FROM nodes n {join} c ON c.id = n.content_id WHERE n.tree_id = %s"
+            " AND (n.created_at, n.id) > (%s, %s) ORDER BY n.created_at, n.id LIMIT %s"
+        )
+        after = ("", "")
+        while True:
+            batch = self._all(sql, (tree_id, *after, _PAGE))
+            if not batch:
+                return
+            yield batch
+            if len(batch) < _PAGE:
+                return
+            after = (batch[-1][-1], batch[-1][0])
+
+    def tree_nodes(self, tree_id: str) -> Iterator[Node]:
+        for batch in self._pages(_NODE_COLS + ", n.created_at", "JOIN contents", tree_id):
+            yield from self._nodes([r[:-1] for r in batch]).values()
+
+    def chain_rows(self, tree_id: str) -> Iterator[dict[str, Any]]:
+        cols = (
+            "n.id, n.parent_id, n.content_id, c.body, n.created_at, n.author, n.role,"
+            " n.kind, n.edited_from, n.options, n.provenance, n.chain_hash, n.flags, n.created_at"
+        )
+        for batch in self._pages(cols, "LEFT JOIN contents", tree_id):
+            sources = self.node_sources([r[0] for r in batch if r[12] & HAS_SOURCES])
+            selections = self.node_selections([r[0] for r in batch if r[12] & HAS_SELECTIONS])
+            for r in batch:
+                yield {
+                    "id": r[0], "parent": r[1], "content_id": bytes_to_hex(r[2]),
+                    "body": None if r[3] is None else r[3].encode("utf-8"),
+                    "created_at": r[4], "author": r[5], "role": r[6], "kind": r[7],
+                    "edited_from": r[8], "options": r[9], "provenance": r[10],
+                    "chain_hash": bytes_to_hex(r[11]), "sources": sources.get(r[0], []),
+                    "selections": selections.get(r[0], {}),
+                }
+
+    def subtree(self, slot: str) -> list[str]:
+        pin, args = "", [slot]
+        if self._citus:
+            tree = self._tree_of(slot)
+            if tree is None:
+                return []
+            pin, args = " AND n.tree_id = %s", [slot, tree]
+        rows = self._all(
+            "WITH RECURSIVE s(slot) AS (SELECT %s::text UNION"
+            f" SELECT n.slot_id FROM nodes n JOIN s ON n.parent_slot = s.slot{pin})"
+            " SELECT n.id FROM s JOIN nodes n ON n.id = s.slot UNION ALL"
+            " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL",
+            args,
+        )
+        return [r[0] for r in rows]
+
+    # -- edges -----------------------------------------------------------------------
+    def insert_edge(self, edge: Edge) -> None:
+        self._run(
+            "INSERT INTO edges VALUES (%s,%s,%s,%s,%s)",
+            (edge.id, edge.tree, edge.type, edge.target, edge.created_at),
+        )
+        self._conn.cursor().executemany(
+            "INSERT INTO edge_sources VALUES (%s,%s,%s,%s,%s)",
+            [(edge.id, edge.tree, i, src, role) for i, (src, role) in enumerate(edge.sources)],
+        )
+
+    def edges_of(self, node_id: str) -> list[Edge]:
+        rows = self._all(
+            "SELECT e.id, e.tree_id, e.type, e.target_id, e.created_at, s.source_id, s.role"
+            " FROM edges e LEFT JOIN edge_sources s ON s.edge_id = e.id AND s.tree_id = e.tree_id"
+            " WHERE e.id IN (SELECT id FROM edges WHERE target_id = %s"
+            " UNION SELECT edge_id FROM edge_sources WHERE source_id = %s)"
+            " ORDER BY e.id, s.position",
+            (node_id, node_id),
+        )
+        out: list[Edge] = []
+        for eid, tree, etype, target, created, source, role in rows:
+            if not out or out[-1].id != eid:
+                out.append(Edge(eid, tree, etype, (), target, created))
+            if source is not None:
+                last = out[-1]
+                out[-1] = Edge(eid, tree, etype, (*last.sources, (source, role)), target, created)
+        return out
+
+    # -- metadata overlay ------------------------------------------------------------
+    def get_meta(self, ids: Sequence[str]) -> dict[str, Meta]:
+        if not ids:
+            return {}
+        arg = (list(ids),)
+        base = {
+            nid: [bool(bm), label, bool(pruned), bool(excluded)]
+            for nid, bm, label, pruned, excluded in self._all(
+                "SELECT node_id, bookmarked, label, pruned, excluded FROM node_meta"
+                " WHERE node_id = ANY(%s::text[])",
+                arg,
+            )
+        }
+        tags: dict[str, list[str]] = {}
+        for nid, tag in self._all(
+            "SELECT node_id, tag FROM node_tags WHERE node_id = ANY(%s::text[]) ORDER BY tag", arg
+        ):
+            tags.setdefault(nid, []).append(tag)
+        out: dict[str, Meta] = {}
+        for nid in set(base) | set(tags):
+            bm, label, pruned, excluded = base.get(nid, [False, None, False, False])
+            out[nid] = Meta(bm, label, pruned, excluded, tuple(tags.get(nid, ())))
+        return out
+
+    def set_meta(self, node_id: str, tree_id: str, fields: dict[str, Any]) -> None:
+        bad = [k for k in fields if k not in _META_FIELDS]
+        if bad:
+            raise InvalidInput("metadata", f"unknown field {bad[0]!r}")
+        cols = ", ".join(fields)
+        marks = ", ".join(["%s"] * len(fields))
+        updates = ", ".join(f"{k} = EXCLUDED.{k}" for k in fields)
+        self._run(
+            f"INSERT INTO node_meta (node_id, tree_id, {cols}) VALUES (%s, %s, {marks})"
+            f" ON CONFLICT (node_id, tree_id) DO UPDATE SET {updates}",
+            (node_id, tree_id, *fields.values()),
+        )
+
+    def add_tags(self, node_id: str, tree_id: str, tags: Sequence[str]) -> None:
+        self._conn.cursor().executemany(
+            "INSERT INTO node_tags VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+            [(node_id, tree_id, t) for t in tags],
+        )
+
+    def remove_tags(self, node_id: str, tags: Sequence[str]) -> None:
+        self._run(
+            "DELETE FROM node_tags WHERE node_id = %s AND tag = ANY(%s::text[])",
+            (node_id, list(tags)),
+        )
+
+    def flagged(self, tree_id: str, flag: str) -> set[str]:
+        assert flag in ("excluded", "pruned")
+        rows = self._all(f"SELECT node_id FROM node_meta WHERE tree_id = %s AND {flag} = 1",
+                         (tree_id,))
+        return {r[0] for r in rows}
+
+    # -- refs ------------------------------------------------------------------------
+    @staticmethod
+    def _refs(rows: list[tuple[Any, ...]]) -> list[Ref]:
+        out: list[Ref] = []
+        for name, kind, tree, node, origin, created, updated, slot, version in rows:
+            if not out or out[-1].name != name:
+                out.append(Ref(name, kind, tree, node, created, updated, {}, _loads(origin)))
+            if slot is not None:
+                out[-1].selections[slot] = version
+        return out
+
+    def get_ref(self, name: str) -> Ref | None:
+        # inside a write, lock the row: writers of this ref queue here, so the Loom's
+        # read-then-CAS sees the latest head instead of losing the race at the CAS
+        lock = " FOR UPDATE OF r" if self._depth else ""
+        found = self._refs(self._all(_REF_SELECT + f"WHERE r.name = %s{lock}", (name,)))
+        return found[0] if found else None
+
+    def list_refs(self, kind: str | None = None, tree_id: str | None = None) -> list[Ref]:
+        conds, args = [], []
+        if kind:
+            conds.append("r.kind = %s")
+            args.append(kind)
+        if tree_id:
+            conds.append("r.tree_id = %s")
+            args.append(tree_id)
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
+        return self._refs(self._all(_REF_SELECT + f"{where} ORDER BY r.name, s.slot_id", args))
+
+    def ref_names_like(self, name: str, limit: int) -> list[str]:
+        rows = self._all(
+            "SELECT name FROM refs WHERE name >= %s AND name < %s ORDER BY name LIMIT %s",
+            (name[:2], name[:2] + "\uffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    def insert_ref(self, ref: Ref) -> bool:
+        cur = self._run(
+            "INSERT INTO refs VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (name) DO NOTHING",
+            (ref.name, ref.kind, ref.tree, ref.node, _dumps(ref.origin), ref.created_at,
+             ref.updated_at),
+        )
+        if cur.rowcount and ref.selections:
+            self._conn.cursor().executemany(
+                "INSERT INTO ref_selections VALUES (%s,%s,%s)",
+                [(ref.name, s, v) for s, v in ref.selections.items()],
+            )
+        return bool(cur.rowcount)
+
+    def cas_ref(self, name: str, expected: str, new: str, at: str) -> bool:
+        cur = self._run(
+            "UPDATE refs SET node_id = %s, updated_at = %s WHERE name = %s AND node_id = %s",
+            (new, at, name, expected),
+        )
+        return bool(cur.rowcount)
+
+    def delete_ref(self, name: str) -> None:
+        self._run("DELETE FROM ref_selections WHERE ref_name = %s", (name,))
+        self._run("DELETE FROM refs WHERE name = %s", (name,))
+
+    def set_selection(self, name: str, slot: str, version: str | None) -> None:
+        if version is None:
+            self._run(
+                "DELETE FROM ref_selections WHERE ref_name = %s AND slot_id = %s", (name, slot)
+            )
+        else:
+            self._run(
+                "INSERT INTO ref_selections VALUES (%s,%s,%s) ON CONFLICT (ref_name, slot_id)"
+                " DO UPDATE SET version_id = EXCLUDED.version_id",
+                (name, slot, version),
+            )
+
+    def log_move(self, move: RefMove) -> None:
+        self._run(
+            "INSERT INTO ref_log (ref_name, at, old_node, new_node, actor, reason)"
+            " VALUES (%s,%s,%s,%s,%s,%s)",
+            (move.ref, move.at, move.old, move.new, move.actor, move.reason),
+        )
+
+    def ref_log(self, name: str) -> list[RefMove]:
+        rows = self._all(
+            "SELECT seq, ref_name, at, old_node, new_node, actor, reason FROM ref_log"
+            " WHERE ref_name = %s ORDER BY seq",
+            (name,),
+        )
+        return [RefMove(*r) for r in rows]
+
+    # -- blobs -----------------------------------------------------------------------
+    def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
+        self._run(
+            "INSERT INTO blobs VALUES (%s,%s,%s,%s) ON CONFLICT DO NOTHING",
+            (hex_to_bytes(blob_id), size, mime_type, at),
+        )
+
+    def get_blob_meta(self, blob_id: str) -> tuple[int, str] | None:
+        row = self._one(
+            "SELECT size, mime_type FROM blobs WHERE id = %s", (hex_to_bytes(blob_id),)
+        )
+        return None if row is None else (row[0], row[1])
+
+
+# -- opening a store by URL -----------------------------------------------------------
+DEFAULT_BLOBS = ".loomdb-blobs"
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def split_url(url: str) -> tuple[str, str | None]:
+    """(connection URL without `blobs=`, the blob location it named or None)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    blobs = [v for k, v in query if k == "blobs"]
+    rest = urlencode([(k, v) for k, v in query if k != "blobs"])
+    return urlunsplit(parts._replace(query=rest)), (blobs[-1] if blobs else None)
+
+
+def blob_store(location: str) -> Any:
+    """A local folder (path or file:// URL) -> BlobStore; any other fsspec URL ->
+    objectstore.ObjectBlobStore (extra `objectstore`)."""
+    if location.startswith("file://"):
+        return BlobStore(location[len("file://"):])
+    if not _SCHEME.match(location):
+        return BlobStore(location)
+    from ..objectstore import ObjectBlobStore
+
+    return ObjectBlobStore(location)
+
+
+def open_postgres(url: str) -> tuple[PostgresBackend, Any]:
+    """Open a PostgreSQL store: `postgresql://user@host/db?blobs=<fsspec URL>`.
+
+    Blobs go to the URL's `blobs=` (stripped before connecting), else $LOOMDB_BLOBS,
+    else the local folder ./.loomdb-blobs."""
+    conninfo, blobs = split_url(url)
+    if conninfo.startswith("postgres://"):
+        conninfo = "postgresql://" + conninfo[len("postgres://"):]
+    location = blobs or os.environ.get("LOOMDB_BLOBS") or DEFAULT_BLOBS
+    store = blob_store(location)
+    return PostgresBackend(url, conninfo=conninfo), store
