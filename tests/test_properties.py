@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loomdb import Loom
+import pytest
+
+from loomdb import InvalidInput, Loom
 from loomdb.content import content_id, text
 
 
@@ -106,3 +108,26 @@ def test_random_histories_match_the_naive_model(loom: Loom, ops: list[tuple[str,
 def test_text_content_ids_are_stable_and_round_trip(value: str) -> None:
     blocks = text(value)
     assert content_id(blocks) == content_id([dict(blocks[0])])
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_the_fast_canonical_encoder_writes_exactly_rfc8785(value: object) -> None:
+    import rfc8785
+
+    from loomdb.content import canonical
+
+    try:
+        expected = rfc8785.dumps(value)
+    except Exception:  # values RFC 8785 refuses (big integers): we refuse them too
+        with pytest.raises(InvalidInput):
+            canonical(value)
+        return
+    assert canonical(value) == expected

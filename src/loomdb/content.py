@@ -13,6 +13,7 @@ list, so the same blocks always have the same id whoever wrote them, and are sto
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Annotated, Any, Literal, Union
 
 from typing_extensions import NotRequired, TypedDict
@@ -132,7 +133,19 @@ def text(value: str) -> list[dict[str, Any]]:
 
 
 def canonical(value: Any) -> bytes:
-    """RFC 8785 canonical JSON bytes; one canonical form for every hash in loomdb."""
+    """RFC 8785 canonical JSON bytes; one canonical form for every hash in loomdb.
+
+    Values without floats, big integers or non-ASCII keys (nearly all content) take
+    the C encoder: for them `json.dumps(sort_keys=True, ensure_ascii=False)` writes
+    exactly the RFC 8785 bytes (same escapes, same key order). Everything else goes
+    through the `rfc8785` package. A property test pins the two paths together."""
+    if _plain(value):
+        try:
+            return json.dumps(
+                value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+            ).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput("content", "text is not valid Unicode (lone surrogate)") from None
     try:
         return rfc8785.dumps(value)
     except UnicodeEncodeError as exc:
@@ -143,6 +156,33 @@ def canonical(value: Any) -> bytes:
         raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
+
+
+_SAFE_INT = 2**53
+
+
+def _plain(value: Any) -> bool:
+    """True when the fast encoder is exactly RFC 8785 for `value` (see `canonical`)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is str or t is bool or v is None:
+            continue
+        if t is int:
+            if -_SAFE_INT < v < _SAFE_INT:
+                continue
+            return False
+        if t is list:
+            stack.extend(v)
+        elif t is dict:
+            for k in v:
+                if type(k) is not str or not k.isascii():
+                    return False
+            stack.extend(v.values())
+        else:
+            return False
+    return True
 
 
 def check_text(value: str | None, where: str) -> None:

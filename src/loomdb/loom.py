@@ -49,6 +49,15 @@ class Loom:
         self.blobs = blobs
         self.actor = actor
         self.max_content_bytes = max_content_bytes
+        # nodes this Loom wrote and committed: immutable, so a cache is always right;
+        # appending through a session reads its head, which is usually the last write
+        self._recent: dict[str, Node] = {}
+
+    def _remember(self, node: Node) -> Node:
+        if len(self._recent) >= 1024:
+            self._recent.pop(next(iter(self._recent)))
+        self._recent[node.id] = node
+        return node
 
     @classmethod
     def open(cls, db: str | Path | None = None, **options: Any) -> Loom:
@@ -202,36 +211,43 @@ class Loom:
         `expect`) raises RefConflict when the session moved since it was read."""
         _check_choice("policy", policy, POLICIES)
         blocks = self.prepare(content)
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        extra = [self._source(pos.tree, s) for s in also]
-        retry = policy == "retry" and expect is None and pos.session is not None
-        for attempt in range(_CAS_RETRIES if retry else 1):
+        fields = dict(role=role, author=author, source=source, options=options, cache=cache,
+                      kind=kind, created_at=created_at, provenance=provenance, origin=origin,
+                      node_id=node_id)
+        # `fail` compares against the head as the caller saw it before this call
+        seen = at if isinstance(at, Position) or policy == "retry" else self.resolve(at)
+        for attempt in range(_CAS_RETRIES):
             try:
-                return self._append(pos, blocks, extra, expect, policy, dict(
-                    role=role, author=author, source=source, options=options, cache=cache,
-                    kind=kind, created_at=created_at, provenance=provenance, origin=origin,
-                    node_id=node_id,
-                ))
+                return self._append(seen, also, expect, policy, blocks, fields)
             except RefConflict:
-                if attempt == _CAS_RETRIES - 1 or not retry:
+                if attempt == _CAS_RETRIES - 1 or policy == "fail" or expect is not None:
                     raise
         raise AssertionError("unreachable")
 
     def _append(
-        self, pos: Position, blocks: list[dict[str, Any]], extra: list[tuple[str, str]],
-        expect: str | None, policy: str, fields: dict[str, Any],
+        self, at: str | Position, also: Sequence[str | tuple[str, str]], expect: str | None,
+        policy: str, blocks: list[dict[str, Any]], fields: dict[str, Any],
     ) -> Node:
+        """One attempt, in one transaction: read the session's head, write, move it."""
         with self.backend.transaction():
-            head, selections = pos.node, pos.selections
-            ref = None
+            if isinstance(at, str):
+                pos, parent = self._resolve(at)
+            else:
+                pos, parent = at, None
+            ref, selections = None, pos.selections
             if pos.session is not None:
-                ref = self._ref_or_fail(pos.session)
-                wanted = expect if expect is not None else (pos.node if policy == "fail" else None)
+                ref = self._ref_or_fail(pos.session) if isinstance(at, Position) else pos.ref
+                assert ref is not None
                 head = self._head_of(ref)
+                wanted = expect if expect is not None else (pos.node if policy == "fail" else None)
                 if wanted is not None and head != wanted and ref.node != wanted:
                     raise RefConflict(ref.name, wanted, ref.node)
                 selections = ref.selections
-            parent = self._get(head)
+                if parent is None or parent.id != head:
+                    parent = self._get(head)
+            elif parent is None:
+                parent = self._get(pos.node)
+            extra = [self._source(pos.tree, s) for s in also]
             node = self._write(
                 tree=parent.tree, parent=parent, blocks=blocks, sources=extra,
                 selections={s: v for s, v in selections.items() if s != parent.slot}, **fields,
@@ -239,6 +255,8 @@ class Loom:
             if ref is not None:
                 R.move(self.backend, ref.name, ref.node, node.id, actor=self.actor,
                        reason=f"append {fields['role']}")
+        if self.backend.committed():
+            self._remember(node)
         return node
 
     def edit(
@@ -302,7 +320,8 @@ class Loom:
             raise InvalidInput("options", "must be a JSON object")
         cid, body = C.encode(blocks, self.max_content_bytes)
         selections = selections or {}
-        linked = self.backend.get_nodes([s for s, _ in sources] + list(selections.values()))
+        wanted = [s for s, _ in sources] + list(selections.values())
+        linked = self.backend.get_nodes(wanted) if wanted else {}
         for vid in selections.values():
             if vid not in linked:
                 raise NotFound("selected version", vid)
@@ -549,20 +568,23 @@ class Loom:
     # == reading ====================================================================
     def resolve(self, headish: str) -> Position:
         """A headish -> the node it names, its tree and the ref whose selections apply."""
+        return self._resolve(headish)[0]
+
+    def _resolve(self, headish: str) -> tuple[Position, Node]:
         base, up = parse(headish)
         node_id, ref = resolve_base(self.backend, base)
         selections = dict(ref.selections) if ref and ref.kind != "bookmark" else {}
         session = ref.name if ref and ref.kind == "session" and up == 0 else None
         if up == 0 and not selections:
             node = self._get(node_id)
-            return Position(node.id, node.tree, ref, session, selections)
+            return Position(node.id, node.tree, ref, session, selections), node
         rows = resolve_path(self.backend, node_id, selections)
         if up >= len(rows):
             raise InvalidInput(
                 f"headish {headish!r}", f"goes {up} up but the path holds {len(rows)} nodes"
             )
         node = self._get(rows[len(rows) - 1 - up][ID])
-        return Position(node.id, node.tree, ref, session, selections)
+        return Position(node.id, node.tree, ref, session, selections), node
 
     def node(self, at: str | Position) -> Node:
         pos = at if isinstance(at, Position) else self.resolve(at)
@@ -574,6 +596,9 @@ class Loom:
         return [found[i] for i in ids if i in found]
 
     def _get(self, node_id: str) -> Node:
+        hit = self._recent.get(node_id)
+        if hit is not None:
+            return hit
         found = self.backend.get_nodes([node_id])
         if node_id not in found:
             raise NotFound("node", node_id)

@@ -32,14 +32,14 @@ def new_id() -> str:
 
 def now() -> str:
     """The current UTC time as ISO 8601 with microseconds, the form every timestamp takes."""
-    return iso(datetime.now(timezone.utc))
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def iso(moment: datetime) -> str:
     """ISO 8601 UTC with microseconds and a `Z`; naive datetimes are taken as UTC."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 @dataclass(frozen=True, slots=True)

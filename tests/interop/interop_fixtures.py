@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,8 @@ def cg_message(
         "author": {"role": role, "name": name, "metadata": {}},
         "create_time": create_time,
         "update_time": None,
-        "content": content or {"content_type": "text", "parts": parts if parts is not None else [""]},
+        "content": content
+        or {"content_type": "text", "parts": parts if parts is not None else [""]},
         "status": "finished_successfully",
         "end_turn": True,
         "weight": 1.0,
@@ -171,12 +173,48 @@ def cg_branched(conv_id: str = "conv-1") -> dict[str, Any]:
     return cg_conversation(
         [
             ("root", None, None),
-            ("sys", "root", cg_message("sys", "system", [""], create_time=None, metadata={"is_visually_hidden_from_conversation": True})),
+            (
+                "sys",
+                "root",
+                cg_message(
+                    "sys",
+                    "system",
+                    [""],
+                    create_time=None,
+                    metadata={"is_visually_hidden_from_conversation": True},
+                ),
+            ),
             ("u1", "sys", cg_message("u1", "user", ["hello"], create_time=t + 1)),
-            ("a1", "u1", cg_message("a1", "assistant", ["hi!"], create_time=t + 2, metadata={"model_slug": "gpt-4o"})),
-            ("a1b", "u1", cg_message("a1b", "assistant", ["hey"], create_time=t + 9, metadata={"model_slug": "gpt-4o"})),
+            (
+                "a1",
+                "u1",
+                cg_message(
+                    "a1", "assistant", ["hi!"], create_time=t + 2, metadata={"model_slug": "gpt-4o"}
+                ),
+            ),
+            (
+                "a1b",
+                "u1",
+                cg_message(
+                    "a1b",
+                    "assistant",
+                    ["hey"],
+                    create_time=t + 9,
+                    metadata={"model_slug": "gpt-4o"},
+                ),
+            ),
             ("u2", "a1", cg_message("u2", "user", ["more"], create_time=t + 3)),
-            ("a2", "u2", cg_message("a2", "assistant", ["sure"], create_time=t + 4, metadata={"model_slug": "gpt-4o"})),
+            (
+                "a2",
+                "u2",
+                cg_message(
+                    "a2",
+                    "assistant",
+                    ["sure"],
+                    create_time=t + 4,
+                    metadata={"model_slug": "gpt-4o"},
+                ),
+            ),
         ],
         conv_id=conv_id,
         current_node="a2",
@@ -201,7 +239,9 @@ def claude_message(uuid: str, sender: str, text: str = "", **extra: Any) -> dict
     return msg
 
 
-def claude_conversation(uuid: str, messages: list[dict[str, Any]], name: str = "Chat") -> dict[str, Any]:
+def claude_conversation(
+    uuid: str, messages: list[dict[str, Any]], name: str = "Chat"
+) -> dict[str, Any]:
     return {
         "uuid": uuid,
         "name": name,
@@ -215,11 +255,26 @@ def claude_conversation(uuid: str, messages: list[dict[str, Any]], name: str = "
 # ---------------------------------------------------------------- Open WebUI
 
 
-def owui_message(mid: str, parent: str | None, role: str, content: str, ts: int = 1_744_577_557, **extra: Any) -> dict[str, Any]:
-    return {"id": mid, "parentId": parent, "childrenIds": [], "role": role, "content": content, "timestamp": ts, **extra}
+def owui_message(
+    mid: str, parent: str | None, role: str, content: str, ts: int = 1_744_577_557, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "id": mid,
+        "parentId": parent,
+        "childrenIds": [],
+        "role": role,
+        "content": content,
+        "timestamp": ts,
+        **extra,
+    }
 
 
-def owui_chat(messages: list[dict[str, Any]], current: str | None, chat_id: str = "chat-1", wrapped: bool = True) -> dict[str, Any]:
+def owui_chat(
+    messages: list[dict[str, Any]],
+    current: str | None,
+    chat_id: str = "chat-1",
+    wrapped: bool = True,
+) -> dict[str, Any]:
     table = {m["id"]: dict(m) for m in messages}
     for m in messages:
         if m["parentId"] in table:
@@ -234,7 +289,14 @@ def owui_chat(messages: list[dict[str, Any]], current: str | None, chat_id: str 
     }
     if not wrapped:
         return chat
-    return {"id": chat_id, "user_id": "u", "title": "WebUI chat", "chat": chat, "created_at": 1_744_577_557, "updated_at": 1_744_577_600}
+    return {
+        "id": chat_id,
+        "user_id": "u",
+        "title": "WebUI chat",
+        "chat": chat,
+        "created_at": 1_744_577_557,
+        "updated_at": 1_744_577_600,
+    }
 
 
 # ---------------------------------------------------------------- LibreChat
@@ -273,19 +335,34 @@ def lc_export(messages: list[dict[str, Any]], conv_id: str = "lc-conv") -> dict[
 # ---------------------------------------------------------------- loom, oasst, openai, sharegpt
 
 
-def loom_node(node_id: str | None, text: str, children: list[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:  # type: ignore[assignment]
+def loom_node(
+    node_id: str | None, text: str, children: Sequence[dict[str, Any]] = (), **extra: Any
+) -> dict[str, Any]:
     node: dict[str, Any] = {"text": text, "children": list(children), **extra}
     if node_id is not None:
         node["id"] = node_id
     return node
 
 
-def oasst_node(mid: str, role: str, text: str, replies: list[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:  # type: ignore[assignment]
-    return {"message_id": mid, "text": text, "role": role, "lang": "en", "replies": list(replies), **extra}
+def oasst_node(
+    mid: str, role: str, text: str, replies: Sequence[dict[str, Any]] = (), **extra: Any
+) -> dict[str, Any]:
+    return {
+        "message_id": mid,
+        "text": text,
+        "role": role,
+        "lang": "en",
+        "replies": list(replies),
+        **extra,
+    }
 
 
 def oasst_tree(prompt: dict[str, Any]) -> dict[str, Any]:
-    return {"message_tree_id": prompt["message_id"], "tree_state": "ready_for_export", "prompt": prompt}
+    return {
+        "message_tree_id": prompt["message_id"],
+        "tree_state": "ready_for_export",
+        "prompt": prompt,
+    }
 
 
 def oasst_flat(tree: dict[str, Any]) -> list[dict[str, Any]]:

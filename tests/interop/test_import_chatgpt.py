@@ -27,12 +27,14 @@ from interop_fixtures import (
 )
 
 from loomdb.errors import InvalidInput
-from loomdb.interop import parse_file
+from loomdb.interop import ImportedConversation, parse_file
 from loomdb.interop.model import check_blocks
 
 
 def conv_with(message: dict[str, Any]) -> dict[str, Any]:
-    return cg_conversation([("root", None, None), (message["id"], "root", message)], current_node=message["id"])
+    return cg_conversation(
+        [("root", None, None), (message["id"], "root", message)], current_node=message["id"]
+    )
 
 
 class TestTreeStructure:
@@ -77,7 +79,11 @@ class TestTreeStructure:
 
     def test_messages_under_a_null_root_become_top_level_siblings(self, tmp_path: Path) -> None:
         raw = cg_conversation(
-            [("root", None, None), ("x", "root", cg_message("x", "user", ["one"])), ("y", "root", cg_message("y", "user", ["two"]))],
+            [
+                ("root", None, None),
+                ("x", "root", cg_message("x", "user", ["one"])),
+                ("y", "root", cg_message("y", "user", ["two"])),
+            ],
             current_node="y",
         )
         conv = only(write_json(tmp_path, "c.json", [raw]))
@@ -85,19 +91,29 @@ class TestTreeStructure:
         assert all(m.parent_source_id is None for m in conv.messages)
 
     def test_a_root_without_message_or_parent_keys_is_not_a_message(self, tmp_path: Path) -> None:
-        raw = cg_conversation([("root", None, None), ("u", "root", cg_message("u", "user", ["hi"]))], current_node="u")
+        raw = cg_conversation(
+            [("root", None, None), ("u", "root", cg_message("u", "user", ["hi"]))], current_node="u"
+        )
         raw["mapping"]["root"] = {"id": "root", "children": ["u"]}
         conv = only(write_json(tmp_path, "c.json", [raw]))
         assert [m.source_id for m in conv.messages] == ["u"]
         assert roots(conv) == ["u"]
 
     def test_a_real_system_message_at_the_root_is_kept(self, tmp_path: Path) -> None:
-        raw = cg_conversation([("s", None, cg_message("s", "system", [""])), ("u", "s", cg_message("u", "user", ["hi"]))], current_node="u")
+        raw = cg_conversation(
+            [
+                ("s", None, cg_message("s", "system", [""])),
+                ("u", "s", cg_message("u", "user", ["hi"])),
+            ],
+            current_node="u",
+        )
         conv = only(write_json(tmp_path, "c.json", [raw]))
         assert roots(conv) == ["s"]
         assert by_id(conv)["s"].role == "system"
 
-    def test_a_messageless_node_in_the_middle_hands_its_children_to_the_nearest_message(self, tmp_path: Path) -> None:
+    def test_a_messageless_node_in_the_middle_hands_its_children_to_the_nearest_message(
+        self, tmp_path: Path
+    ) -> None:
         raw = cg_conversation(
             [
                 ("u", None, cg_message("u", "user", ["hi"])),
@@ -111,7 +127,12 @@ class TestTreeStructure:
 
     def test_a_message_with_neither_content_nor_role_is_not_a_node(self, tmp_path: Path) -> None:
         raw = cg_conversation(
-            [("root", None, None), ("e", "root", {"id": "e"}), ("u", "e", cg_message("u", "user", ["hi"]))], current_node="u"
+            [
+                ("root", None, None),
+                ("e", "root", {"id": "e"}),
+                ("u", "e", cg_message("u", "user", ["hi"])),
+            ],
+            current_node="u",
         )
         conv = only(write_json(tmp_path, "c.json", [raw]))
         assert [m.source_id for m in conv.messages] == ["u"]
@@ -133,7 +154,9 @@ class TestMessageFields:
         assert conv.created_at == datetime.fromtimestamp(1_700_000_000, UTC)
 
     def test_a_tool_message_keeps_its_author_name(self, tmp_path: Path) -> None:
-        msg = cg_message("t", "tool", content={"content_type": "execution_output", "text": "42"}, name="python")
+        msg = cg_message(
+            "t", "tool", content={"content_type": "execution_output", "text": "42"}, name="python"
+        )
         conv = only(write_json(tmp_path, "c.json", [conv_with(msg)]))
         assert (conv.messages[0].role, conv.messages[0].author) == ("tool", "python")
 
@@ -154,71 +177,136 @@ class TestMessageFields:
         assert by_id(conv)["u1"].hidden is False
 
     def test_a_recipient_other_than_all_is_kept_in_metadata(self, tmp_path: Path) -> None:
-        msg = cg_message("c", "assistant", content={"content_type": "code", "language": "python", "text": "1+1"}, recipient="python")
+        msg = cg_message(
+            "c",
+            "assistant",
+            content={"content_type": "code", "language": "python", "text": "1+1"},
+            recipient="python",
+        )
         conv = only(write_json(tmp_path, "c.json", [conv_with(msg)]))
         assert conv.messages[0].metadata["recipient"] == "python"
         plain = only(write_json(tmp_path, "d.json", [cg_branched()]))
         assert "recipient" not in by_id(plain)["u1"].metadata
 
-    def test_a_message_with_a_role_but_empty_content_is_still_a_message(self, tmp_path: Path) -> None:
+    def test_a_message_with_a_role_but_empty_content_is_still_a_message(
+        self, tmp_path: Path
+    ) -> None:
         conv = only(write_json(tmp_path, "c.json", [conv_with(cg_message("e", "assistant", []))]))
         assert conv.messages[0].content == [{"type": "text", "text": ""}]
 
 
 def image_part(file_id: str, **extra: Any) -> dict[str, Any]:
-    return {"content_type": "image_asset_pointer", "asset_pointer": f"file-service://{file_id}", "size_bytes": 10, "width": 64, "height": 32, **extra}
+    return {
+        "content_type": "image_asset_pointer",
+        "asset_pointer": f"file-service://{file_id}",
+        "size_bytes": 10,
+        "width": 64,
+        "height": 32,
+        **extra,
+    }
 
 
 class TestContentTypes:
     def content_of(self, tmp_path: Path, content: dict[str, Any], **kw: Any) -> Any:
-        conv = only(write_json(tmp_path, "c.json", [conv_with(cg_message("m", "assistant", content=content, **kw))]))
+        conv = only(
+            write_json(
+                tmp_path, "c.json", [conv_with(cg_message("m", "assistant", content=content, **kw))]
+            )
+        )
         return conv, conv.messages[0]
 
     def test_text_parts_become_text_blocks(self, tmp_path: Path) -> None:
         _, msg = self.content_of(tmp_path, {"content_type": "text", "parts": ["hello"]})
         assert msg.content == [{"type": "text", "text": "hello"}]
 
-    def test_multimodal_text_mixes_text_and_image_blocks_that_reference_attachments(self, tmp_path: Path) -> None:
-        content = {"content_type": "multimodal_text", "parts": [image_part("file-AbC123"), "what is this?"]}
+    def test_multimodal_text_mixes_text_and_image_blocks_that_reference_attachments(
+        self, tmp_path: Path
+    ) -> None:
+        content = {
+            "content_type": "multimodal_text",
+            "parts": [image_part("file-AbC123"), "what is this?"],
+        }
         meta = {"attachments": [{"id": "file-AbC123", "name": "cat.png", "mime_type": "image/png"}]}
         conv, msg = self.content_of(tmp_path, content, metadata=meta)
         assert block_types(msg) == ["image", "text"]
         image = msg.content[0]
-        assert image == {"type": "image", "ref": "attachment:file-AbC123", "mime_type": "image/png", "width": 64, "height": 32}
-        assert [(a.key, a.data, a.mime_type, a.name) for a in conv.attachments] == [("attachment:file-AbC123", None, "image/png", "cat.png")]
+        assert image == {
+            "type": "image",
+            "ref": "attachment:file-AbC123",
+            "mime_type": "image/png",
+            "width": 64,
+            "height": 32,
+        }
+        assert [(a.key, a.data, a.mime_type, a.name) for a in conv.attachments] == [
+            ("attachment:file-AbC123", None, "image/png", "cat.png")
+        ]
 
-    def test_code_becomes_a_fenced_text_block_with_its_language_in_metadata(self, tmp_path: Path) -> None:
-        _, msg = self.content_of(tmp_path, {"content_type": "code", "language": "python", "text": "print(1)"})
+    def test_code_becomes_a_fenced_text_block_with_its_language_in_metadata(
+        self, tmp_path: Path
+    ) -> None:
+        _, msg = self.content_of(
+            tmp_path, {"content_type": "code", "language": "python", "text": "print(1)"}
+        )
         assert msg.content == [{"type": "text", "text": "```python\nprint(1)\n```"}]
         assert msg.metadata["language"] == "python"
 
     def test_execution_output_is_text_plus_the_images_it_displayed(self, tmp_path: Path) -> None:
-        meta = {"aggregate_result": {"messages": [{"message_type": "image", "image_url": "file-service://file-plot1"}]}}
-        _, msg = self.content_of(tmp_path, {"content_type": "execution_output", "text": "<<ImageDisplayed>>"}, metadata=meta)
+        meta = {
+            "aggregate_result": {
+                "messages": [{"message_type": "image", "image_url": "file-service://file-plot1"}]
+            }
+        }
+        _, msg = self.content_of(
+            tmp_path,
+            {"content_type": "execution_output", "text": "<<ImageDisplayed>>"},
+            metadata=meta,
+        )
         assert block_types(msg) == ["text", "image"]
         assert msg.content[1]["ref"] == "attachment:file-plot1"
 
-    def test_browsing_display_and_quotes_become_text_with_their_source_kept(self, tmp_path: Path) -> None:
-        _, browse = self.content_of(tmp_path, {"content_type": "tether_browsing_display", "result": "# Results", "summary": None})
+    def test_browsing_display_and_quotes_become_text_with_their_source_kept(
+        self, tmp_path: Path
+    ) -> None:
+        _, browse = self.content_of(
+            tmp_path,
+            {"content_type": "tether_browsing_display", "result": "# Results", "summary": None},
+        )
         assert text_of(browse) == "# Results"
-        quote = {"content_type": "tether_quote", "url": "https://e.org", "domain": "e.org", "title": "E", "text": "quoted"}
+        quote = {
+            "content_type": "tether_quote",
+            "url": "https://e.org",
+            "domain": "e.org",
+            "title": "E",
+            "text": "quoted",
+        }
         _, msg = self.content_of(tmp_path, quote)
         assert text_of(msg) == "quoted"
         assert (msg.metadata["url"], msg.metadata["title"]) == ("https://e.org", "E")
 
     def test_system_error_keeps_its_name(self, tmp_path: Path) -> None:
-        _, msg = self.content_of(tmp_path, {"content_type": "system_error", "name": "tool_error", "text": "boom"})
+        _, msg = self.content_of(
+            tmp_path, {"content_type": "system_error", "name": "tool_error", "text": "boom"}
+        )
         assert text_of(msg) == "tool_error: boom"
 
     def test_thoughts_and_reasoning_recap_become_thinking_blocks(self, tmp_path: Path) -> None:
-        thoughts = {"content_type": "thoughts", "thoughts": [{"summary": "Plan", "content": "first A", "finished": True}]}
+        thoughts = {
+            "content_type": "thoughts",
+            "thoughts": [{"summary": "Plan", "content": "first A", "finished": True}],
+        }
         _, msg = self.content_of(tmp_path, thoughts)
         assert msg.content == [{"type": "thinking", "thinking": "Plan\n\nfirst A"}]
-        _, recap = self.content_of(tmp_path, {"content_type": "reasoning_recap", "content": "Thought for 5 seconds"})
+        _, recap = self.content_of(
+            tmp_path, {"content_type": "reasoning_recap", "content": "Thought for 5 seconds"}
+        )
         assert recap.content == [{"type": "thinking", "thinking": "Thought for 5 seconds"}]
 
     def test_user_editable_context_is_hidden_text(self, tmp_path: Path) -> None:
-        content = {"content_type": "user_editable_context", "user_profile": "I am Ann.", "user_instructions": "Be brief."}
+        content = {
+            "content_type": "user_editable_context",
+            "user_profile": "I am Ann.",
+            "user_instructions": "Be brief.",
+        }
         _, msg = self.content_of(tmp_path, content)
         assert msg.hidden is True
         assert text_of(msg) == "I am Ann.\n\nBe brief."
@@ -228,8 +316,17 @@ class TestContentTypes:
         assert text_of(msg) == "page"
         assert msg.metadata["content_type"] == "sonic_webpage"
 
-    def test_every_produced_block_validates_against_the_content_schema(self, tmp_path: Path) -> None:
-        content = {"content_type": "multimodal_text", "parts": [image_part("file-x"), "a", {"content_type": "audio_transcription", "text": "said"}]}
+    def test_every_produced_block_validates_against_the_content_schema(
+        self, tmp_path: Path
+    ) -> None:
+        content = {
+            "content_type": "multimodal_text",
+            "parts": [
+                image_part("file-x"),
+                "a",
+                {"content_type": "audio_transcription", "text": "said"},
+            ],
+        }
         _, msg = self.content_of(tmp_path, content)
         assert check_blocks(msg.content, "here") == msg.content
         assert block_types(msg) == ["image", "text", "text"]
@@ -254,7 +351,12 @@ class TestExportZip:
         assert conv.messages[0].content[0]["ref"] == conv.attachments[0].key
 
     def test_new_style_sediment_pointers_find_their_files_too(self, tmp_path: Path) -> None:
-        part = {"content_type": "image_asset_pointer", "asset_pointer": "sediment://file_00000000aa11", "width": 1, "height": 1}
+        part = {
+            "content_type": "image_asset_pointer",
+            "asset_pointer": "sediment://file_00000000aa11",
+            "width": 1,
+            "height": 1,
+        }
         content = {"content_type": "multimodal_text", "parts": [part]}
         conv = only(self.make_zip(tmp_path, [conv_with(cg_message("u", "user", content=content))]))
         assert conv.attachments[0].data == b"JPEG fake"
@@ -268,9 +370,14 @@ class TestExportZip:
 
 class TestMalformedConversations:
     def good_and(self, tmp_path: Path, bad: Any) -> tuple[list[Any], list[Any]]:
-        return parse_all(write_json(tmp_path, "c.json", [cg_branched("good-1"), bad, cg_branched("good-2")]), "chatgpt")
+        return parse_all(
+            write_json(tmp_path, "c.json", [cg_branched("good-1"), bad, cg_branched("good-2")]),
+            "chatgpt",
+        )
 
-    def test_a_conversation_without_mapping_is_a_parse_error_and_the_others_still_come(self, tmp_path: Path) -> None:
+    def test_a_conversation_without_mapping_is_a_parse_error_and_the_others_still_come(
+        self, tmp_path: Path
+    ) -> None:
         bad = cg_branched("nomap")
         del bad["mapping"]
         convs, errors = self.good_and(tmp_path, bad)
@@ -314,7 +421,9 @@ class TestMalformedConversations:
     def test_duplicate_node_ids_are_a_parse_error(self, tmp_path: Path) -> None:
         good = json.dumps(cg_branched("good-1"))
         node = json.dumps({"id": "u1", "message": None, "parent": None, "children": []})
-        bad = json.dumps(cg_branched("dup")).replace('"mapping": {', '"mapping": {"u1": ' + node + ", ", 1)
+        bad = json.dumps(cg_branched("dup")).replace(
+            '"mapping": {', '"mapping": {"u1": ' + node + ", ", 1
+        )
         path = tmp_path / "dup.json"
         path.write_text(f"[{good}, {bad}]")
         convs, errors = parse_all(path)
@@ -327,17 +436,29 @@ class TestMalformedConversations:
         _, errors = self.good_and(tmp_path, bad)
         assert "mapping.u1" in errors[0].reason
 
+    def test_a_conversation_without_any_message_is_a_parse_error(self, tmp_path: Path) -> None:
+        empty = cg_conversation([("root", None, None)], conv_id="empty")
+        convs, errors = self.good_and(tmp_path, empty)
+        assert (
+            len(convs) == 2
+            and "no messages" in errors[0].reason
+            and "(id empty)" in errors[0].where
+        )
+
     def test_a_conversation_that_is_not_an_object_is_a_parse_error(self, tmp_path: Path) -> None:
         convs, errors = self.good_and(tmp_path, "not a conversation")
         assert len(convs) == 2 and "c.json[1]" in errors[0].where
 
-    def test_a_truncated_file_yields_the_good_conversations_then_raises(self, tmp_path: Path) -> None:
+    def test_a_truncated_file_yields_the_good_conversations_then_raises(
+        self, tmp_path: Path
+    ) -> None:
         text = json.dumps([cg_branched("a"), cg_branched("b"), cg_branched("c")])
         path = tmp_path / "cut.json"
         path.write_text(text[: len(text) - 200])
         seen = []
         with pytest.raises(InvalidInput) as info:
             for item in parse_file(path, "chatgpt"):
+                assert isinstance(item, ImportedConversation)
                 seen.append(item.source_id)
         assert seen == ["a", "b"]
         assert "byte" in info.value.where and "conversation index 2" in info.value.why
@@ -370,7 +491,9 @@ class TestRealSamples:
             ("chatgpt_fixture_mitkury_example-conversation.json", 6, 6, 1),
         ],
     )
-    def test_counts_branches_and_active_branch_match_the_file(self, name: str, nodes: int, messages: int, forks: int) -> None:
+    def test_counts_branches_and_active_branch_match_the_file(
+        self, name: str, nodes: int, messages: int, forks: int
+    ) -> None:
         raw = load_sample(name)[0]
         assert len(raw["mapping"]) == nodes  # as SOURCES.md counts them (null root included)
         conv = only(sample(name))
@@ -394,9 +517,15 @@ class TestRealSamples:
         conv = only(sample("chatgpt_export_realazthat_chatgpt2graph_examples.json"))
         assert {m.role for m in conv.messages} == {"system", "user", "assistant", "tool"}
         kinds = {m.metadata["content_type"] for m in conv.messages}
-        assert kinds == {n["message"]["content"]["content_type"] for n in raw_message_nodes(raw).values()}
+        assert kinds == {
+            n["message"]["content"]["content_type"] for n in raw_message_nodes(raw).values()
+        }
         assert kinds == {"text", "code", "execution_output"}
-        hidden = sum(1 for n in raw_message_nodes(raw).values() if n["message"]["metadata"].get("is_visually_hidden_from_conversation"))
+        hidden = sum(
+            1
+            for n in raw_message_nodes(raw).values()
+            if n["message"]["metadata"].get("is_visually_hidden_from_conversation")
+        )
         assert sum(m.hidden for m in conv.messages) == hidden == 2
         assert all(m.author == "python" for m in conv.messages if m.role == "tool")
 

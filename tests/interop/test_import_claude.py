@@ -38,7 +38,9 @@ def linear(uuid: str = "c1") -> dict:
 
 
 class TestLinearConversations:
-    def test_messages_chain_in_list_order_when_there_are_no_parent_links(self, tmp_path: Path) -> None:
+    def test_messages_chain_in_list_order_when_there_are_no_parent_links(
+        self, tmp_path: Path
+    ) -> None:
         conv = only(write_json(tmp_path, "conversations.json", [linear()]))
         assert [m.parent_source_id for m in conv.messages] == [None, "m1", "m2", "m3"]
         assert conv.current_source_id == "m4"
@@ -50,7 +52,9 @@ class TestLinearConversations:
         assert conv.messages[0].created_at == datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
         assert (conv.title, conv.source_id, conv.source_format) == ("Chat", "c1", "claude")
 
-    def test_the_flat_text_field_is_the_fallback_when_content_is_empty(self, tmp_path: Path) -> None:
+    def test_the_flat_text_field_is_the_fallback_when_content_is_empty(
+        self, tmp_path: Path
+    ) -> None:
         msg = claude_message("m1", "human", "")
         msg["text"] = "old style"
         conv = only(write_json(tmp_path, "conversations.json", [claude_conversation("c", [msg])]))
@@ -62,8 +66,12 @@ class TestBranches:
         root = "00000000-0000-4000-8000-000000000000"
         msgs = [
             claude_message("q", "human", "Q", parent_message_uuid=root),
-            claude_message("a1", "assistant", "A1", parent_message_uuid="q", created_at="2024-05-01T10:00:01Z"),
-            claude_message("a2", "assistant", "A2", parent_message_uuid="q", created_at="2024-05-01T10:00:05Z"),
+            claude_message(
+                "a1", "assistant", "A1", parent_message_uuid="q", created_at="2024-05-01T10:00:01Z"
+            ),
+            claude_message(
+                "a2", "assistant", "A2", parent_message_uuid="q", created_at="2024-05-01T10:00:05Z"
+            ),
         ]
         conv = only(write_json(tmp_path, "conversations.json", [claude_conversation("c", msgs)]))
         assert roots(conv) == ["q"]
@@ -73,7 +81,9 @@ class TestBranches:
 
     def test_current_leaf_message_uuid_picks_the_active_branch(self, tmp_path: Path) -> None:
         msgs = [
-            claude_message("q", "human", "Q", parent_message_uuid="00000000-0000-4000-8000-000000000000"),
+            claude_message(
+                "q", "human", "Q", parent_message_uuid="00000000-0000-4000-8000-000000000000"
+            ),
             claude_message("a1", "assistant", "A1", parent_message_uuid="q"),
             claude_message("a2", "assistant", "A2", parent_message_uuid="q"),
         ]
@@ -87,7 +97,12 @@ class TestContentBlocks:
         content = [
             {"type": "thinking", "thinking": "Let me look."},
             {"type": "tool_use", "name": "web_search", "input": {"query": "loom"}},
-            {"type": "tool_result", "name": "web_search", "content": [{"type": "text", "text": "found"}], "is_error": False},
+            {
+                "type": "tool_result",
+                "name": "web_search",
+                "content": [{"type": "text", "text": "found"}],
+                "is_error": False,
+            },
             {"type": "text", "text": "Here it is."},
         ]
         msg = claude_message("m", "assistant", "", content=content)
@@ -97,8 +112,15 @@ class TestContentBlocks:
         assert blocks[2]["tool_use_id"] == blocks[1]["id"]
         assert blocks[2]["content"] == [{"type": "text", "text": "found"}]
 
-    def test_attachments_become_documents_holding_their_extracted_text(self, tmp_path: Path) -> None:
-        att = {"file_name": "notes.txt", "file_size": 5, "file_type": "txt", "extracted_content": "hello"}
+    def test_attachments_become_documents_holding_their_extracted_text(
+        self, tmp_path: Path
+    ) -> None:
+        att = {
+            "file_name": "notes.txt",
+            "file_size": 5,
+            "file_type": "txt",
+            "extracted_content": "hello",
+        }
         msg = claude_message("m", "human", "see file", attachments=[att])
         conv = only(write_json(tmp_path, "conversations.json", [claude_conversation("c", [msg])]))
         doc = conv.messages[0].content[0]
@@ -114,22 +136,38 @@ class TestContentBlocks:
 
 
 class TestMalformed:
-    def test_a_bad_conversation_is_a_parse_error_and_the_good_ones_still_come(self, tmp_path: Path) -> None:
+    def test_a_bad_conversation_is_a_parse_error_and_the_good_ones_still_come(
+        self, tmp_path: Path
+    ) -> None:
         bad = linear("bad")
         bad["chat_messages"][1]["sender"] = "robot"
         wrong = linear("wrong")
         wrong["chat_messages"] = "nope"
-        convs, errors = parse_all(write_json(tmp_path, "conversations.json", [linear("a"), bad, wrong, linear("b")]))
+        convs, errors = parse_all(
+            write_json(tmp_path, "conversations.json", [linear("a"), bad, wrong, linear("b")])
+        )
         assert [c.source_id for c in convs] == ["a", "b"]
         assert "chat_messages[1].sender" in errors[0].reason and "(id bad)" in errors[0].where
         assert "chat_messages" in errors[1].reason and "an array" in errors[1].reason
 
+    def test_an_empty_chat_is_a_parse_error(self, tmp_path: Path) -> None:
+        convs, errors = parse_all(
+            write_json(tmp_path, "conversations.json", [claude_conversation("e", []), linear()])
+        )
+        assert len(convs) == 1 and "no messages" in errors[0].reason
+
     def test_duplicate_dangling_and_cyclic_links_are_parse_errors(self, tmp_path: Path) -> None:
         dup = linear("dup")
         dup["chat_messages"][2]["uuid"] = "m1"
-        dangling = claude_conversation("dangling", [claude_message("x", "human", "x", parent_message_uuid="ghost")])
+        dangling = claude_conversation(
+            "dangling", [claude_message("x", "human", "x", parent_message_uuid="ghost")]
+        )
         cyc = claude_conversation(
-            "cyc", [claude_message("x", "human", "x", parent_message_uuid="y"), claude_message("y", "assistant", "y", parent_message_uuid="x")]
+            "cyc",
+            [
+                claude_message("x", "human", "x", parent_message_uuid="y"),
+                claude_message("y", "assistant", "y", parent_message_uuid="x"),
+            ],
         )
         convs, errors = parse_all(write_json(tmp_path, "conversations.json", [dup, dangling, cyc]))
         assert convs == []
@@ -157,13 +195,20 @@ class TestRealSample:
         assert [c.source_id for c in convs] == [c["uuid"] for c in raw]
         for conv, source in zip(convs, raw, strict=True):
             assert len(conv.messages) == len(source["chat_messages"])
-            assert [m.source_id for m in conv.messages] == [m["uuid"] for m in source["chat_messages"]]
+            assert [m.source_id for m in conv.messages] == [
+                m["uuid"] for m in source["chat_messages"]
+            ]
             assert branch_points(conv) == 0 and len(roots(conv)) == 1 and parents_first(conv)
             assert conv.current_source_id == source["chat_messages"][-1]["uuid"]
-            assert [m.role for m in conv.messages] == [{"human": "user", "assistant": "assistant"}[m["sender"]] for m in source["chat_messages"]]
+            assert [m.role for m in conv.messages] == [
+                {"human": "user", "assistant": "assistant"}[m["sender"]]
+                for m in source["chat_messages"]
+            ]
 
     def test_the_sample_has_66_messages_over_10_conversations(self) -> None:
         convs, _ = parse_all(sample("claude_export_first10.json"))
         assert len(convs) == 10
         assert sum(len(c.messages) for c in convs) == 66
-        assert by_id(convs[0])["dc132b7f-77b1-46ab-8dc4-5c2ac2b6d531"].created_at == datetime(2024, 3, 13, 14, 48, 44, 500345, tzinfo=UTC)
+        assert by_id(convs[0])["dc132b7f-77b1-46ab-8dc4-5c2ac2b6d531"].created_at == datetime(
+            2024, 3, 13, 14, 48, 44, 500345, tzinfo=UTC
+        )

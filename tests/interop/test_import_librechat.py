@@ -37,7 +37,7 @@ def flat(conv_id: str = "lc-conv") -> dict:
 def nest(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The recursive export form: replies nested in `children`."""
     table = {m["messageId"]: {**m, "children": []} for m in messages}
-    top = []
+    top: list[dict[str, Any]] = []
     for m in messages:
         parent = table.get(m["parentMessageId"])
         (parent["children"] if parent else top).append(table[m["messageId"]])
@@ -50,9 +50,15 @@ class TestFlatExport:
         assert roots(conv) == ["u1"]
         assert branch_points(conv) == 1
         assert [m.role for m in conv.messages] == ["user", "assistant", "user", "assistant"]
-        assert (conv.source_id, conv.title, conv.system) == ("lc-conv", "LibreChat chat", "Be brief.")
+        assert (conv.source_id, conv.title, conv.system) == (
+            "lc-conv",
+            "LibreChat chat",
+            "Be brief.",
+        )
 
-    def test_the_newest_leaf_is_active_because_librechat_does_not_record_one(self, tmp_path: Path) -> None:
+    def test_the_newest_leaf_is_active_because_librechat_does_not_record_one(
+        self, tmp_path: Path
+    ) -> None:
         conv = only(write_json(tmp_path, "lc.json", flat()))
         assert conv.current_source_id == "a2"
         assert active_branch(conv) == ["u1", "a2"]
@@ -67,7 +73,10 @@ class TestFlatExport:
     def test_agent_content_parts_become_text_thinking_and_tool_blocks(self, tmp_path: Path) -> None:
         parts = [
             {"type": "think", "think": "hmm"},
-            {"type": "tool_call", "tool_call": {"id": "t1", "name": "calc", "args": '{"x": 1}', "output": "2"}},
+            {
+                "type": "tool_call",
+                "tool_call": {"id": "t1", "name": "calc", "args": '{"x": 1}', "output": "2"},
+            },
             {"type": "text", "text": "two"},
         ]
         msg = lc_message("a", NO_PARENT, False, "", content=parts)
@@ -83,7 +92,9 @@ class TestRecursiveExport:
         nested["recursive"] = True
         a = only(write_json(tmp_path, "flat.json", flat()))
         b = only(write_json(tmp_path, "nested.json", nested))
-        assert [(m.source_id, m.parent_source_id) for m in a.messages] == [(m.source_id, m.parent_source_id) for m in b.messages]
+        assert [(m.source_id, m.parent_source_id) for m in a.messages] == [
+            (m.source_id, m.parent_source_id) for m in b.messages
+        ]
 
 
 class TestMalformed:
@@ -96,7 +107,9 @@ class TestMalformed:
         dup["messages"][3]["messageId"] = "a1"
         wrong = flat("wrong")
         wrong["messages"][1]["text"] = ["not", "text"]
-        convs, errors = parse_all(write_json(tmp_path, "lc.json", [flat("ok"), cyc, dangling, dup, wrong]), "librechat")
+        convs, errors = parse_all(
+            write_json(tmp_path, "lc.json", [flat("ok"), cyc, dangling, dup, wrong]), "librechat"
+        )
         assert [c.source_id for c in convs] == ["ok"]
         assert "cycle" in errors[0].reason
         assert "u2 -> ghost" in errors[1].reason
@@ -122,6 +135,8 @@ class TestRealSample:
         assert branch_points(conv) == sum(1 for n in nodes if len(n.get("children", [])) >= 2) == 2
         assert roots(conv) == [raw["messages"][0]["messageId"]]
         assert parents_first(conv)
-        assert [m.role for m in conv.messages] == ["user" if n["isCreatedByUser"] else "assistant" for n in nodes]
+        assert [m.role for m in conv.messages] == [
+            "user" if n["isCreatedByUser"] else "assistant" for n in nodes
+        ]
         assert conv.system == raw["options"]["promptPrefix"]
         assert conv.current_source_id in {n["messageId"] for n in nodes if not n.get("children")}

@@ -71,16 +71,27 @@ class TestHistoryTree:
 class TestContent:
     def test_folded_reasoning_becomes_a_thinking_block(self, tmp_path: Path) -> None:
         text = '<details type="reasoning" done="true" duration="2">\n<summary>Thought for 2 seconds</summary>\n> step one\n> step two\n</details>\nThe answer.'
-        chat = owui_chat([owui_message("u", None, "user", "q"), owui_message("a", "u", "assistant", text)], current="a")
+        chat = owui_chat(
+            [owui_message("u", None, "user", "q"), owui_message("a", "u", "assistant", text)],
+            current="a",
+        )
         msg = by_id(only(write_json(tmp_path, "c.json", [chat])))["a"]
-        assert msg.content == [{"type": "thinking", "thinking": "step one\nstep two"}, {"type": "text", "text": "The answer."}]
+        assert msg.content == [
+            {"type": "thinking", "thinking": "step one\nstep two"},
+            {"type": "text", "text": "The answer."},
+        ]
 
     def test_data_url_images_become_attachments_with_bytes(self, tmp_path: Path) -> None:
         url = "data:image/png;base64," + base64.b64encode(b"PNGDATA").decode()
-        chat = owui_chat([owui_message("u", None, "user", "what?", files=[{"type": "image", "url": url}])], current="u")
+        chat = owui_chat(
+            [owui_message("u", None, "user", "what?", files=[{"type": "image", "url": url}])],
+            current="u",
+        )
         conv = only(write_json(tmp_path, "c.json", [chat]))
         assert block_types(conv.messages[0]) == ["image", "text"]
-        assert conv.attachments[0].data == b"PNGDATA" and conv.attachments[0].mime_type == "image/png"
+        assert (
+            conv.attachments[0].data == b"PNGDATA" and conv.attachments[0].mime_type == "image/png"
+        )
 
 
 class TestMalformed:
@@ -91,7 +102,9 @@ class TestMalformed:
         dangling["chat"]["history"]["messages"]["a1"]["parentId"] = "ghost"
         wrong = branched("wrong")
         wrong["chat"]["history"]["messages"]["a1"]["content"] = 42
-        convs, errors = parse_all(write_json(tmp_path, "c.json", [branched("ok1"), cyc, dangling, wrong, branched("ok2")]))
+        convs, errors = parse_all(
+            write_json(tmp_path, "c.json", [branched("ok1"), cyc, dangling, wrong, branched("ok2")])
+        )
         assert [c.source_id for c in convs] == ["ok1", "ok2"]
         assert "cycle" in errors[0].reason and "(id cyc)" in errors[0].where
         assert "a1 -> ghost" in errors[1].reason
@@ -99,7 +112,11 @@ class TestMalformed:
 
     def test_duplicate_message_ids_are_a_parse_error(self, tmp_path: Path) -> None:
         raw = write_json(tmp_path, "c.json", [branched("dup")]).read_text()
-        raw = raw.replace('"messages": {"u1":', '"messages": {"a1": {"id": "a1", "parentId": null, "role": "user", "content": "x"}, "u1":', 1)
+        raw = raw.replace(
+            '"messages": {"u1":',
+            '"messages": {"a1": {"id": "a1", "parentId": null, "role": "user", "content": "x"}, "u1":',
+            1,
+        )
         path = tmp_path / "d.json"
         path.write_text(raw)
         convs, errors = parse_all(path)

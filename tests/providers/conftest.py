@@ -70,13 +70,16 @@ def valid_anthropic() -> Validator:
 
 def tiny_png() -> bytes:
     """A real 1x1 red PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
         return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
     header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
     pixels = zlib.compress(b"\x00\xff\x00\x00")
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
 
 
 class Blobs(dict[str, bytes]):
@@ -122,6 +125,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on (connections to it are refused)."""
+    return free_port()
+
+
 def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: Path, limit: float = 60.0) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -142,8 +151,21 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     port = free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--model_alias", "smollm2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(smollm2_path()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--model_alias",
+        "smollm2",
+    ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ})
     base = f"http://127.0.0.1:{port}"

@@ -20,14 +20,26 @@ def msg(role: str, value: str) -> dict[str, Any]:
 
 
 def call(call_id: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": [
-        {"type": "text", "text": "let me look that up"},
-        {"type": "tool_use", "id": call_id, "name": "search", "input": {"q": "x " * 20}}]}
+    return {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "let me look that up"},
+            {"type": "tool_use", "id": call_id, "name": "search", "input": {"q": "x " * 20}},
+        ],
+    }
 
 
 def result(call_id: str) -> dict[str, Any]:
-    return {"role": "tool", "content": [
-        {"type": "tool_result", "tool_use_id": call_id, "content": [{"type": "text", "text": "found " * 30}]}]}
+    return {
+        "role": "tool",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": [{"type": "text", "text": "found " * 30}],
+            }
+        ],
+    }
 
 
 def long_thread(turns: int = 10) -> dict[str, Any]:
@@ -65,16 +77,25 @@ class TestEveryStrategy:
 
     def test_tool_definitions_count_against_the_budget(self):
         ctx = long_thread(1)
-        tools = [{"name": "search", "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}]
+        tools = [
+            {
+                "name": "search",
+                "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            }
+        ]
         with_tools = {**ctx, "options": {"model": "m", "tools": tools}}
-        assert fit(with_tools, 10_000)[1] == fit(ctx, 10_000)[1] + tools_tokens(with_tools["options"])
+        assert fit(with_tools, 10_000)[1] == fit(ctx, 10_000)[1] + tools_tokens(
+            with_tools["options"]
+        )
 
 
 class TestStop:
     def test_over_budget_raises_saying_by_how_much(self):
         ctx = long_thread()
         total = count_messages(ctx["messages"])
-        with pytest.raises(InvalidInput, match=f"holds {total} tokens, {total - 100} over the budget of 100"):
+        with pytest.raises(
+            InvalidInput, match=f"holds {total} tokens, {total - 100} over the budget of 100"
+        ):
             fit(ctx, 100, "stop")
 
 
@@ -118,13 +139,19 @@ class TestRollingWindow:
         ctx = long_thread()
         fitted, _ = fit(ctx, 200, "rolling-window")
         kept = fitted["messages"][1:]
-        assert kept == ctx["messages"][len(ctx["messages"]) - len(kept):]
+        assert kept == ctx["messages"][len(ctx["messages"]) - len(kept) :]
 
 
 class TestToolPairs:
     def span_thread(self) -> dict[str, Any]:
-        messages = [msg("system", "sys"), msg("user", "start"), call("c1"), result("c1"),
-                    msg("assistant", "done"), msg("user", "next")]
+        messages = [
+            msg("system", "sys"),
+            msg("user", "start"),
+            call("c1"),
+            result("c1"),
+            msg("assistant", "done"),
+            msg("user", "next"),
+        ]
         return {"messages": messages, "options": {}}
 
     def test_a_tool_use_and_its_results_form_one_unit(self):
@@ -145,11 +172,19 @@ class TestToolPairs:
         assert fitted["messages"] == [m[0], *m[2:]]
 
     def test_several_result_messages_stay_with_their_call(self):
-        two = {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "a", "name": "f", "input": {}},
-            {"type": "tool_use", "id": "b", "name": "f", "input": {}}]}
+        two = {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "f", "input": {}},
+            ],
+        }
         res_a, res_b = result("a"), result("b")
-        assert units([msg("user", "q"), two, res_a, res_b, msg("assistant", "ok")]) == [[0], [1, 2, 3], [4]]
+        assert units([msg("user", "q"), two, res_a, res_b, msg("assistant", "ok")]) == [
+            [0],
+            [1, 2, 3],
+            [4],
+        ]
 
 
 def random_thread(draw: Any) -> list[dict[str, Any]]:
@@ -157,7 +192,9 @@ def random_thread(draw: Any) -> list[dict[str, Any]]:
     for i in range(draw(st.integers(1, 8))):
         if draw(st.booleans()):
             messages += [call(f"c{i}"), result(f"c{i}")]
-        messages.append(msg(draw(st.sampled_from(["user", "assistant"])), "w " * draw(st.integers(1, 30))))
+        messages.append(
+            msg(draw(st.sampled_from(["user", "assistant"])), "w " * draw(st.integers(1, 30)))
+        )
     return messages
 
 
@@ -179,7 +216,9 @@ class TestProperties:
         positions = [next(i for i, x in enumerate(messages) if x is m) for m in kept]
         assert positions == sorted(positions)
         calls = {b["id"] for m in kept for b in m["content"] if b["type"] == "tool_use"}
-        answered = {b["tool_use_id"] for m in kept for b in m["content"] if b["type"] == "tool_result"}
+        answered = {
+            b["tool_use_id"] for m in kept for b in m["content"] if b["type"] == "tool_result"
+        }
         assert answered == calls
         assert kept[0] is messages[0] and kept[-1] is messages[-1]
         assert sum(count_message(m) for m in kept) + count_messages([]) == used

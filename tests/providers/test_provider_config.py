@@ -50,9 +50,18 @@ def config_path(tmp_path: Path) -> Path:
 class TestLoading:
     def test_aliases_map_to_provider_model_url_key_and_params(self, config_path):
         spec = resolve_model("mega", load_config(config_path))
-        assert (spec.name, spec.kind, spec.model, spec.base_url) == ("mega", "openai", "big-model",
-                                                                     "http://127.0.0.1:8000/v1")
-        assert (spec.api_key_env, spec.mode, spec.timeout, spec.max_retries) == ("MEGA_KEY", "completion", 5, 0)
+        assert (spec.name, spec.kind, spec.model, spec.base_url) == (
+            "mega",
+            "openai",
+            "big-model",
+            "http://127.0.0.1:8000/v1",
+        )
+        assert (spec.api_key_env, spec.mode, spec.timeout, spec.max_retries) == (
+            "MEGA_KEY",
+            "completion",
+            5,
+            0,
+        )
         assert spec.params == {"temperature": 0.2} and spec.context_window == 8192
 
     def test_each_kind_has_its_default_url_and_key_variable(self, config_path):
@@ -77,7 +86,9 @@ class TestLoading:
     def test_an_unknown_provider_kind_is_invalid_input(self, tmp_path):
         path = tmp_path / "providers.toml"
         path.write_text('[models.x]\nprovider = "cohere"\nmodel = "c"\n')
-        with pytest.raises(InvalidInput, match="models.x.provider: must be one of openai, anthropic, local"):
+        with pytest.raises(
+            InvalidInput, match="models.x.provider: must be one of openai, anthropic, local"
+        ):
             load_config(path)
 
     def test_an_unknown_field_is_invalid_input(self, tmp_path):
@@ -91,15 +102,26 @@ class TestResolution:
     def test_local_is_built_in_as_the_in_process_smollm2(self):
         spec = resolve_model("local")
         assert (spec.kind, spec.model, spec.context_window, spec.api_key_env) == (
-            "local", "SmolLM2-135M-Instruct", 2048, None)
+            "local",
+            "SmolLM2-135M-Instruct",
+            2048,
+            None,
+        )
 
     def test_an_unknown_name_is_invalid_input_listing_the_known_aliases(self, config_path):
-        with pytest.raises(InvalidInput, match="unknown model 'giga'; known aliases: local, mega, milli, nano, vllm"):
+        with pytest.raises(
+            InvalidInput,
+            match="unknown model 'giga'; known aliases: local, mega, milli, nano, vllm",
+        ):
             resolve_model("giga", load_config(config_path))
 
     def test_a_provider_prefix_names_a_model_directly(self):
         spec = resolve_model("anthropic:claude-x")
-        assert (spec.kind, spec.model, spec.api_key_env) == ("anthropic", "claude-x", "ANTHROPIC_API_KEY")
+        assert (spec.kind, spec.model, spec.api_key_env) == (
+            "anthropic",
+            "claude-x",
+            "ANTHROPIC_API_KEY",
+        )
 
     def test_a_configured_model_id_finds_its_alias(self, config_path):
         assert resolve_model("big-model", load_config(config_path)).name == "mega"
@@ -113,7 +135,10 @@ class TestDefaultModel:
         assert default_model(load_config(tmp_path / "none.toml"), {}).name == "local"
 
     def test_a_key_in_the_environment_alone_does_not_pick_a_paid_model(self, tmp_path):
-        assert default_model(load_config(tmp_path / "none.toml"), {"OPENAI_API_KEY": "sk-x"}).name == "local"
+        assert (
+            default_model(load_config(tmp_path / "none.toml"), {"OPENAI_API_KEY": "sk-x"}).name
+            == "local"
+        )
 
     def test_without_a_default_the_first_alias_whose_key_is_set_is_used(self, tmp_path):
         path = tmp_path / "providers.toml"
@@ -123,10 +148,15 @@ class TestDefaultModel:
 
 class TestKeys:
     def test_the_key_comes_from_the_named_environment_variable(self, config_path):
-        assert resolve_model("mega", load_config(config_path)).api_key({"MEGA_KEY": "secret"}) == "secret"
+        assert (
+            resolve_model("mega", load_config(config_path)).api_key({"MEGA_KEY": "secret"})
+            == "secret"
+        )
 
     def test_a_missing_key_is_a_provider_error_naming_the_variable(self, config_path):
-        with pytest.raises(ProviderError, match="nano: no API key: set the environment variable OPENAI_API_KEY"):
+        with pytest.raises(
+            ProviderError, match="nano: no API key: set the environment variable OPENAI_API_KEY"
+        ):
             resolve_model("nano", load_config(config_path)).api_key({})
 
     def test_making_a_client_without_its_key_fails_the_same_way(self, config_path):

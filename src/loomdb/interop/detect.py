@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InvalidInput
 from . import chatgpt, claude, librechat, loom, oasst, openai_jsonl, openwebui, sharegpt
 from .model import ImportedConversation, ParseError
-from .stream import Input, first_char, json_stream
+from .stream import CountingReader, Input, first_char, json_stream
 
 Parser = Callable[[Input], Iterator[ImportedConversation | ParseError]]
 
@@ -140,7 +140,7 @@ def _first_item(inp: Input) -> Any:
     stream = json_stream()
     with inp.open() as fh:
         try:
-            return next(iter(stream.items(fh, "item", use_float=True)), None)
+            return next(iter(stream.items(CountingReader(fh), "item", use_float=True)), None)
         except stream.JSONError as exc:
             raise InvalidInput(
                 inp.name,
@@ -157,7 +157,7 @@ def _top_keys(inp: Input) -> dict[str, Any]:
     stream = json_stream()
     with inp.open() as fh:
         try:
-            for prefix, event, value in stream.parse(fh):
+            for prefix, event, value in stream.parse(CountingReader(fh)):
                 if event == "map_key" and prefix == "":
                     keys[value] = None
                     if value in _DECISIVE:

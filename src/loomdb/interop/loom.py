@@ -11,6 +11,7 @@ Nodes without an `id` (the root of old saves) get one from their path.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -53,7 +54,7 @@ def convert(raw: Any, title: str | None = None) -> ImportedConversation:
     save = expect(raw, dict, "save", optional=False)
     root = expect(save.get("root"), dict, "root", optional=False)
     root_id = as_str(root.get("id"))
-    conv_id = root_id or content_hash(root)
+    conv_id = root_id or _tree_hash(root)
     context = _Context(save)
     messages = tree.order(list(_walk(root, conv_id, context)), "root")
     selected = save.get("selected_node_id")
@@ -88,18 +89,29 @@ class _Context:
 
 def _walk(root: dict[str, Any], conv_id: str, context: _Context) -> Iterator[ImportedMessage]:
     """Every node, depth first, without recursion (saves can be thousands deep)."""
-    stack: list[tuple[Any, str, str | None]] = [(root, "root", None)]
+    stack: list[tuple[Any, str, str | None]] = [(root, f"{conv_id}/root", None)]
     while stack:
-        node, path, parent = stack.pop()
-        node = expect(node, dict, path, optional=False)
+        node, fallback_id, parent = stack.pop()
+        node = expect(node, dict, f"node {fallback_id}", optional=False)
         node_id = node.get("id")
         if node_id is None:
-            node_id = f"{conv_id}/{path}"
+            node_id = fallback_id
         elif not isinstance(node_id, str):
-            node_id = str(expect(node_id, int, f"{path}.id", optional=False))
-        yield _message(node, node_id, parent, path, context)
-        children = expect(node.get("children"), list, f"{path}.children") or []
-        stack.extend((c, f"{path}/{i}", node_id) for i, c in reversed(list(enumerate(children))))
+            node_id = str(expect(node_id, int, f"node {fallback_id}.id", optional=False))
+        where = f"node {node_id}"
+        yield _message(node, node_id, parent, where, context)
+        children = expect(node.get("children"), list, f"{where}.children") or []
+        stack.extend(
+            (c, _child_id(node_id, i), node_id) for i, c in reversed(list(enumerate(children)))
+        )
+
+
+def _child_id(parent_id: str, index: int) -> str:
+    """The id of a child the save left without one: its path, hashed when it grows long."""
+    derived = f"{parent_id}/{index}"
+    if len(derived) <= 160:
+        return derived
+    return "sha256:" + hashlib.sha256(derived.encode()).hexdigest()[:40]
 
 
 def _message(
@@ -132,6 +144,20 @@ def _message(
         tags=[t for t in tags if t != "bookmark"],
         bookmark=_bookmark_name(node, node_id) if "bookmark" in tags else None,
     )
+
+
+def _tree_hash(root: dict[str, Any]) -> str:
+    """A content hash of the whole tree, computed without recursion (saves nest deeply)."""
+    digest = hashlib.sha256()
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        own = {k: v for k, v in node.items() if k != "children"} if isinstance(node, dict) else node
+        children = node.get("children") if isinstance(node, dict) else None
+        children = children if isinstance(children, list) else []
+        digest.update(content_hash(own).encode() + b"/%d;" % len(children))
+        stack.extend(reversed(children))
+    return "sha256:" + digest.hexdigest()
 
 
 def _time(value: Any, where: str) -> datetime | None:

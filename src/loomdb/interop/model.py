@@ -217,9 +217,9 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def source_label(name: str, index: int, conv_id: Any = None) -> str:
-    """How a conversation is named in errors: `file[3] (id 6f1...)`."""
-    label = f"{name}[{index}]"
+def source_label(name: str, index: int, conv_id: Any = None, *, line: bool = False) -> str:
+    """How a conversation is named in errors: `file[3] (id 6f1...)`, or `file line 4`."""
+    label = f"{name} line {index}" if line else f"{name}[{index}]"
     if isinstance(conv_id, str) and conv_id:
         label += f" (id {conv_id})"
     return label
@@ -230,11 +230,14 @@ def guarded(
 ) -> ImportedConversation | ParseError:
     """Run `build(*args)` for one conversation; any structural problem becomes its ParseError."""
     try:
-        return build(*args)
+        conversation = build(*args)
     except InvalidInput as exc:
         return ParseError(where, str(exc))
     except (TypeError, AttributeError, KeyError, ValueError) as exc:
         return ParseError(where, f"unexpected structure ({type(exc).__name__}: {exc})")
+    if not conversation.messages:
+        return ParseError(where, "the conversation has no messages to import")
+    return conversation
 
 
 def str_list(value: Any) -> list[str]:

@@ -31,7 +31,15 @@ from .model import (
     text_block,
     to_datetime,
 )
-from .stream import Input, as_input, iter_lines, line_offsets, read_lines_at
+from .stream import (
+    Input,
+    as_input,
+    first_char,
+    iter_documents,
+    iter_lines,
+    line_offsets,
+    read_lines_at,
+)
 
 FORMAT = "oasst"
 _ROLES = {"prompter": "user", "assistant": "assistant", "user": "user", "system": "system"}
@@ -50,13 +58,15 @@ _KEPT = (
 
 def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
     inp = as_input(source)
+    if first_char(inp.peek(4096)) == "[":
+        yield from _parse_array(inp)
+        return
     if _is_flat(inp):
         yield from _parse_flat(inp)
         return
     for lineno, raw in iter_lines(inp):
-        where = source_label(
-            inp.name, lineno - 1, raw.get("message_tree_id") if isinstance(raw, dict) else None
-        )
+        tree_id = raw.get("message_tree_id") if isinstance(raw, dict) else None
+        where = source_label(inp.name, lineno, tree_id, line=True)
         if isinstance(raw, InvalidInput):
             yield ParseError(where, str(raw))
         else:
@@ -67,6 +77,33 @@ def _is_flat(inp: Input) -> bool:
     for _, raw in iter_lines(inp):
         return isinstance(raw, dict) and "prompt" not in raw and "message_id" in raw
     return False
+
+
+def _parse_array(inp: Input) -> Iterator[ImportedConversation | ParseError]:
+    """A JSON array (e.g. a dataset saved as JSON): of trees, or of flat messages.
+
+    Flat messages in an array are grouped in memory; the JSONL export avoids that.
+    """
+    groups: dict[str, list[Any]] = {}
+    for index, raw in iter_documents(inp):
+        if isinstance(raw, dict) and "prompt" in raw:
+            tree_id = raw.get("message_tree_id")
+            yield guarded(source_label(inp.name, index, tree_id), convert_tree, raw)
+        else:
+            tree_id = raw.get("message_tree_id") if isinstance(raw, dict) else None
+            key = tree_id if isinstance(tree_id, str) else "(no message_tree_id)"
+            groups.setdefault(key, []).append(raw)
+    for index, (tree_id, rows) in enumerate(groups.items()):
+        yield guarded(source_label(inp.name, index, tree_id), _convert_rows, tree_id, rows)
+
+
+def _convert_rows(tree_id: str, rows: list[Any]) -> ImportedConversation:
+    found = []
+    for i, row in enumerate(rows):
+        msg = expect(row, dict, f"message {i}", optional=False)
+        where = f"message {msg.get('message_id')}"
+        found.append(_message(msg, where, msg.get("parent_id")))
+    return _conversation(found, tree_id, {})
 
 
 def convert_tree(raw: Any) -> ImportedConversation:

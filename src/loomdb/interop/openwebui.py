@@ -70,20 +70,8 @@ def convert(raw: Any) -> ImportedConversation:
     messages = tree.order(
         [_message(mid, msg, attachments) for mid, msg in items], "history.messages", _rank(items)
     )
-    known = {m.source_id for m in messages}
-    meta: dict[str, Any] = {}
-    if not (isinstance(current, str) and current in known):
-        meta = {
-            "current_node": "missing" if current is None else f"unknown: {current!r}",
-            "current_chosen_by": "newest_leaf",
-        }
-        current = tree.newest_leaf(messages)
-    models = chat.get("models")
-    if isinstance(models, list) and models:
-        meta["models"] = str_list(models)
-    tags = record.get("meta", {}).get("tags") if isinstance(record.get("meta"), dict) else None
-    if isinstance(tags, list) and tags:
-        meta["tags"] = str_list(tags)
+    current, meta = _current(current, messages)
+    meta.update(_chat_meta(record, chat))
     title = record.get("title") or chat.get("title")
     return ImportedConversation(
         source_format=FORMAT,
@@ -97,6 +85,23 @@ def convert(raw: Any) -> ImportedConversation:
         system=_system(chat),
         metadata=meta,
     )
+
+
+def _current(current: Any, messages: list[ImportedMessage]) -> tuple[str | None, dict[str, Any]]:
+    """`currentId` when it names a message, else the newest leaf (and why)."""
+    if isinstance(current, str) and any(m.source_id == current for m in messages):
+        return current, {}
+    why = "missing" if current is None else f"unknown: {current!r}"
+    return tree.newest_leaf(messages), {"current_node": why, "current_chosen_by": "newest_leaf"}
+
+
+def _chat_meta(record: dict[str, Any], chat: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    if str_list(chat.get("models")):
+        meta["models"] = str_list(chat.get("models"))
+    if str_list(as_dict(record.get("meta")).get("tags")):
+        meta["tags"] = str_list(as_dict(record.get("meta")).get("tags"))
+    return meta
 
 
 def _history(chat: dict[str, Any]) -> tuple[list[tuple[str, dict[str, Any]]], Any]:

@@ -25,6 +25,7 @@ from .model import (
     ImportedConversation,
     ImportedMessage,
     ParseError,
+    as_dict,
     as_str,
     check_blocks,
     content_hash,
@@ -139,9 +140,10 @@ class _Builder:
         if speaker == "function_call":
             blocks = self._calls(value, f"{where}.{keys[1]}", mid)
         elif _ROLES[speaker] == "tool":
-            blocks = [self._result(value, where)]
+            blocks = [self._result(value, where, turn.get("tool_call_id"))]
         else:
             blocks = self._text(expect(value, str, f"{where}.{keys[1]}") or "", where)
+            blocks += self._openai_calls(turn.get("tool_calls"), f"{where}.tool_calls", mid)
         parent = self.messages[-1].source_id if self.messages else None
         meta = (
             {"source_role": speaker}
@@ -215,7 +217,25 @@ class _Builder:
             self.pending.append((blocks[-1]["id"], name))
         return blocks
 
-    def _result(self, value: Any, where: str) -> dict[str, Any]:
+    def _openai_calls(self, calls: Any, where: str, mid: str) -> Blocks:
+        """OpenAI-style `tool_calls` on a `messages` turn."""
+        blocks: Blocks = []
+        for j, call in enumerate(expect(calls, list, where) or []):
+            fn = as_dict(expect(call, dict, f"{where}[{j}]", optional=False).get("function"))
+            name = expect(fn.get("name"), str, f"{where}[{j}].function.name", optional=False)
+            call_id = as_str(call.get("id")) or f"{mid}:call{j}"
+            blocks.append(tool_use_block(call_id, name, fn.get("arguments")))
+            self.pending.append((call_id, name))
+        return blocks
+
+    def _result(self, value: Any, where: str, given_id: Any = None) -> dict[str, Any]:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        call_id, name = self.pending.pop(0) if self.pending else (f"{where}:unknown", None)
+        known = [p for p in self.pending if p[0] == given_id]
+        if known:
+            self.pending.remove(known[0])
+            call_id, name = known[0]
+        elif self.pending:
+            call_id, name = self.pending.pop(0)
+        else:
+            call_id, name = as_str(given_id) or f"{where}:unknown", None
         return tool_result_block(call_id, text, name)

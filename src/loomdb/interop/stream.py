@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - depends on the installed extras
     ijson = None
 
 _PEEK = 64 * 1024
+_BOM = b"\xef\xbb\xbf"
 
 
 class RecordingDict(dict):  # type: ignore[type-arg]
@@ -134,7 +135,7 @@ def iter_documents(inp: Input, *, map_type: type = dict) -> Iterator[tuple[int, 
     prefix = "item" if kind == "[" else ""
     stream = json_stream()
     with inp.open() as fh:
-        counted = _CountingReader(fh)
+        counted = CountingReader(fh)
         index = -1
         try:
             for index, value in enumerate(
@@ -148,7 +149,7 @@ def iter_documents(inp: Input, *, map_type: type = dict) -> Iterator[tuple[int, 
 def _broken(inp: Input, offset: int, index: int, is_array: bool, exc: Exception) -> InvalidInput:
     reason = str(exc).splitlines()[0]
     which = f"conversation index {index}" if is_array else "the document"
-    truncated = "premature EOF" in reason or "Incomplete" in type(exc).__name__
+    truncated = "premature EOF" in reason
     what = "truncated" if truncated else "malformed"
     return InvalidInput(
         f"{inp.name} at or before byte {offset}",
@@ -156,8 +157,9 @@ def _broken(inp: Input, offset: int, index: int, is_array: bool, exc: Exception)
     )
 
 
-class _CountingReader(io.RawIOBase):
-    """Counts the bytes the JSON parser has consumed (to name where a file breaks)."""
+class CountingReader(io.RawIOBase):
+    """Counts the bytes the JSON parser has consumed (to name where a file breaks),
+    and drops a UTF-8 byte order mark, which the JSON parser would refuse."""
 
     def __init__(self, fh: IO[bytes]) -> None:
         self._fh = fh
@@ -168,6 +170,9 @@ class _CountingReader(io.RawIOBase):
 
     def read(self, size: int = -1) -> bytes:
         data = self._fh.read(size)
+        if self.offset == 0 and data.startswith(_BOM):
+            self.offset = len(_BOM)
+            data = data[len(_BOM) :]
         self.offset += len(data)
         return data
 

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import InvalidInput, ProviderError
@@ -44,7 +44,8 @@ class Completion:
     when the provider did not say. `provider_request` is the exact body sent;
     `raw_response` the provider's JSON (for a stream, the list of chunks).
     `incomplete` is True only for an answer cut short by a failure (a broken stream);
-    a length-limited answer is complete with `stop_reason == "max_tokens"`.
+    a length-limited answer is complete with `stop_reason == "max_tokens"`. `provider`
+    is the provider kind (`openai`, `anthropic`, `local`), `alias` the pointer's name.
     """
 
     content: list[dict[str, Any]]
@@ -56,7 +57,7 @@ class Completion:
     raw_response: Any
     latency_ms: int
     incomplete: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    alias: str = ""
 
     @property
     def text(self) -> str:
@@ -67,13 +68,21 @@ class Completion:
 class Client(Protocol):
     """A model behind one provider pointer."""
 
-    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
-                 stream: StreamCallback | None = None, mode: str | None = None,
-                 blob_reader: Callable[[str], bytes] | None = None) -> list[Completion]: ...
+    def complete(
+        self,
+        ctx: Mapping[str, Any],
+        *,
+        n: int = 1,
+        max_tokens: int | None = None,
+        stream: StreamCallback | None = None,
+        mode: str | None = None,
+        blob_reader: Callable[[str], bytes] | None = None,
+    ) -> list[Completion]: ...
 
 
-def provider_error(provider: str, why: str, *, retryable: bool = False,
-                   partial: Iterable[Completion] = ()) -> ProviderError:
+def provider_error(
+    provider: str, why: str, *, retryable: bool = False, partial: Iterable[Completion] = ()
+) -> ProviderError:
     """A ProviderError carrying `partial` (see module docstring)."""
     err = ProviderError(provider, why, retryable=retryable)
     err.partial = list(partial)  # type: ignore[attr-defined]
@@ -121,21 +130,24 @@ def guarded(items: Iterable[Any]) -> Iterator[Any]:
         yield item
 
 
-def locked_callback(stream: StreamCallback | None) -> StreamCallback | None:
+def locked_callback(stream: Callable[..., None]) -> Callable[..., None]:
     """`stream` made safe to call from several threads (one call at a time)."""
-    if stream is None:
-        return None
     lock = threading.Lock()
 
-    def call(index: int, delta: str) -> None:
+    def call(*args: Any) -> None:
         with lock:
-            stream(index, delta)
+            stream(*args)
 
     return call
 
 
-def run_alternatives(n: int, one: Callable[[int, StreamCallback | None], Completion],
-                     stream: StreamCallback | None, *, parallel: bool) -> list[Completion]:
+def run_alternatives(
+    n: int,
+    one: Callable[[int, StreamCallback | None], Completion],
+    stream: StreamCallback | None,
+    *,
+    parallel: bool,
+) -> list[Completion]:
     """Run `one(index, stream)` for each of `n` alternatives; results in index order."""
     if n < 1:
         raise ValueError("n must be at least 1")
@@ -147,7 +159,7 @@ def run_alternatives(n: int, one: Callable[[int, StreamCallback | None], Complet
             except ProviderError as err:
                 raise with_partial(err, done) from err.__cause__
         return done
-    callback = locked_callback(stream)
+    callback = locked_callback(stream) if stream else None
     with ThreadPoolExecutor(max_workers=min(n, MAX_PARALLEL)) as pool:
         futures = [pool.submit(one, i, callback) for i in range(n)]
         results = [(f.exception(), f) for f in futures]
@@ -172,8 +184,18 @@ def choose_mode(mode: str | None, options: Mapping[str, Any], spec: ModelSpec) -
     return str(chosen)
 
 
-def completion(reply: Reply, spec: ModelSpec, body: dict[str, Any], raw: Any, ms: int,
-               incomplete: bool = False) -> Completion:
-    return Completion(content=reply.content, stop_reason=reply.stop_reason, usage=reply.usage,
-                      model=reply.model or spec.model, provider=spec.kind, provider_request=body,
-                      raw_response=raw, latency_ms=ms, incomplete=incomplete)
+def completion(
+    reply: Reply, spec: ModelSpec, body: dict[str, Any], raw: Any, ms: int, incomplete: bool = False
+) -> Completion:
+    return Completion(
+        content=reply.content,
+        stop_reason=reply.stop_reason,
+        usage=reply.usage,
+        model=reply.model or spec.model,
+        provider=spec.kind,
+        provider_request=body,
+        raw_response=raw,
+        latency_ms=ms,
+        incomplete=incomplete,
+        alias=spec.name,
+    )

@@ -34,7 +34,9 @@ TEXT_MIME_TYPES = ("application/json", "application/xml", "application/x-yaml", 
 def read_blob(block: Mapping[str, Any], blob_reader: BlobReader | None, where: str) -> bytes:
     """The bytes behind a media block's `ref`; InvalidInput when no reader was given."""
     if blob_reader is None:
-        raise InvalidInput(where, f"a {block['type']} block needs blob_reader to read {block['ref']}")
+        raise InvalidInput(
+            where, f"a {block['type']} block needs blob_reader to read {block['ref']}"
+        )
     return blob_reader(block["ref"])
 
 
@@ -51,7 +53,9 @@ def is_text_mime(mime_type: str) -> bool:
     return base.startswith(TEXT_MIME_PREFIXES) or base in TEXT_MIME_TYPES
 
 
-def document_text(block: Mapping[str, Any], blob_reader: BlobReader | None, where: str) -> str | None:
+def document_text(
+    block: Mapping[str, Any], blob_reader: BlobReader | None, where: str
+) -> str | None:
     """A document's text: its `text` field, else its bytes decoded when the mime is textual."""
     if "text" in block:
         return str(block["text"])
@@ -80,11 +84,18 @@ def neutral_tool(tool: Mapping[str, Any], where: str) -> dict[str, Any]:
     """One tool definition as `{"name", "description"?, "input_schema"}`."""
     if tool.get("type") == "function" and isinstance(tool.get("function"), Mapping):
         fn = tool["function"]
-        spec = {"name": fn.get("name"), "description": fn.get("description"),
-                "input_schema": fn.get("parameters")}
+        spec = {
+            "name": fn.get("name"),
+            "description": fn.get("description"),
+            "input_schema": fn.get("parameters"),
+        }
     else:
         schema = tool.get("input_schema", tool.get("parameters"))
-        spec = {"name": tool.get("name"), "description": tool.get("description"), "input_schema": schema}
+        spec = {
+            "name": tool.get("name"),
+            "description": tool.get("description"),
+            "input_schema": schema,
+        }
     if not isinstance(spec["name"], str) or not spec["name"]:
         raise InvalidInput(where, "a tool needs a name")
     if spec["input_schema"] is None:
@@ -109,7 +120,9 @@ def neutral_tool_choice(choice: Any) -> str | dict[str, str]:
         name = choice.get("name") or (choice.get("function") or {}).get("name")
         if isinstance(name, str) and name:
             return {"name": name}
-    raise InvalidInput("options.tool_choice", f"expected auto, none, required or {{'name': ...}}, got {choice!r}")
+    raise InvalidInput(
+        "options.tool_choice", f"expected auto, none, required or {{'name': ...}}, got {choice!r}"
+    )
 
 
 def pick(options: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:

@@ -50,8 +50,12 @@ def units(messages: Sequence[Message]) -> list[list[int]]:
     """Message indices grouped into units that are kept or dropped whole (tool spans)."""
     groups: list[list[int]] = []
     for i, message in enumerate(messages):
-        joins_span = (groups and _has(message, "tool_result") and message["role"] != "assistant"
-                      and _has(messages[groups[-1][0]], "tool_use"))
+        joins_span = (
+            groups
+            and _has(message, "tool_result")
+            and message["role"] != "assistant"
+            and _has(messages[groups[-1][0]], "tool_use")
+        )
         if joins_span:
             groups[-1].append(i)
         else:
@@ -107,8 +111,11 @@ def _drop(plan: _Plan, budget: int, strategy: str) -> list[Message]:
         return plan.result()
     newest = turns[-1]
     if not plan.fits(newest, budget):
-        raise InvalidInput("context", f"cannot fit: the system messages and the newest message need "
-                                      f"{plan.used + plan.cost[newest]} tokens, over the budget of {budget}")
+        raise InvalidInput(
+            "context",
+            f"cannot fit: the system messages and the newest message need "
+            f"{plan.used + plan.cost[newest]} tokens, over the budget of {budget}",
+        )
     plan.keep(newest)
     first = _first_user(plan) if strategy == "truncate-middle" else None
     if first is not None and first != newest and plan.fits(first, budget):
@@ -120,8 +127,12 @@ def _drop(plan: _Plan, budget: int, strategy: str) -> list[Message]:
     return plan.result()
 
 
-def fit(ctx: Mapping[str, Any], budget: int, strategy: str = "truncate-middle",
-        count: Counter = count_messages) -> tuple[dict[str, Any], int]:
+def fit(
+    ctx: Mapping[str, Any],
+    budget: int,
+    strategy: str = "truncate-middle",
+    count: Counter = count_messages,
+) -> tuple[dict[str, Any], int]:
     """The context cut to `budget` tokens by `strategy`, and its token count."""
     if strategy not in STRATEGIES:
         raise InvalidInput("strategy", f"must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
@@ -131,7 +142,9 @@ def fit(ctx: Mapping[str, Any], budget: int, strategy: str = "truncate-middle",
     if total <= budget:
         return {**ctx, "messages": messages}, total
     if strategy == "stop":
-        raise InvalidInput("context", f"the context holds {total} tokens, {total - budget} over "
-                                      f"the budget of {budget}")
+        raise InvalidInput(
+            "context",
+            f"the context holds {total} tokens, {total - budget} over the budget of {budget}",
+        )
     kept = _drop(_Plan(messages, count), budget - extra, strategy)
     return {**ctx, "messages": kept}, count(kept) + extra

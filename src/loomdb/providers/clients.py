@@ -28,6 +28,7 @@ from .base import (
     choose_mode,
     completion,
     guarded,
+    locked_callback,
     provider_error,
     run_alternatives,
     with_defaults,
@@ -43,6 +44,8 @@ from .requests import openai_chat_request, openai_completion_request
 from .requests_anthropic import anthropic_request
 
 BlobReader = Callable[[str], bytes]
+#: longest provider error text kept in a ProviderError message
+MAX_MESSAGE = 500
 
 
 def vary_seed(body: dict[str, Any], index: int) -> dict[str, Any]:
@@ -70,15 +73,19 @@ def sdk_kwargs(body: Mapping[str, Any], params_type: Any) -> dict[str, Any]:
 def sdk_error(provider: str, exc: Exception, sdk: Any, spec: ModelSpec) -> ProviderError:
     """The ProviderError for an exception raised by the openai or anthropic SDK."""
     if isinstance(exc, sdk.APITimeoutError):
-        return provider_error(provider, f"timed out after {spec.timeout:g}s waiting for {spec.base_url}", retryable=True)
+        return provider_error(
+            provider,
+            f"timed out after {spec.timeout:g}s waiting for {spec.base_url}",
+            retryable=True,
+        )
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc
         return provider_error(provider, f"cannot reach {spec.base_url}: {cause}", retryable=True)
     if isinstance(exc, sdk.APIStatusError):
-        status = exc.status_code
-        why = f"HTTP {status} from {spec.base_url}: {exc.message}"
+        status, message = exc.status_code, exc.message[:MAX_MESSAGE]
+        why = f"HTTP {status} from {spec.base_url}: {message}"
         if status == 429:
-            why = f"rate limited (HTTP 429) by {spec.base_url}: {exc.message}"
+            why = f"rate limited (HTTP 429) by {spec.base_url}: {message}"
         elif status == 404:
             why += f" (is the model id {spec.model!r} right?)"
         return provider_error(provider, why, retryable=status in (408, 409, 429) or status >= 500)
@@ -90,8 +97,13 @@ def sdk_error(provider: str, exc: Exception, sdk: Any, spec: ModelSpec) -> Provi
 class OpenAIClient:
     """Any OpenAI-compatible endpoint, through the `openai` SDK."""
 
-    def __init__(self, spec: ModelSpec, *, environ: Mapping[str, str] | None = None,
-                 blob_reader: BlobReader | None = None) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        environ: Mapping[str, str] | None = None,
+        blob_reader: BlobReader | None = None,
+    ) -> None:
         try:
             import openai
         except ImportError:
@@ -100,30 +112,53 @@ class OpenAIClient:
         self.blob_reader = blob_reader
         self._openai = openai
         key = spec.api_key(environ)
-        self._sdk = openai.OpenAI(base_url=spec.base_url, api_key=key or "no-key",
-                                  timeout=spec.timeout, max_retries=spec.max_retries)
+        self._sdk = openai.OpenAI(
+            base_url=spec.base_url,
+            api_key=key or "no-key",
+            timeout=spec.timeout,
+            max_retries=spec.max_retries,
+        )
 
-    def request(self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None,
-                blob_reader: BlobReader | None = None) -> dict[str, Any]:
+    def request(
+        self,
+        ctx: Mapping[str, Any],
+        *,
+        max_tokens: int | None = None,
+        mode: str | None = None,
+        blob_reader: BlobReader | None = None,
+    ) -> dict[str, Any]:
         """The body `complete` would send for one alternative (after the spec's defaults)."""
         ctx = with_defaults(ctx, self.spec)
         if choose_mode(mode, ctx["options"], self.spec) == "completion":
             body = openai_completion_request(ctx, model=self.spec.model)
         else:
-            body = openai_chat_request(ctx, model=self.spec.model, blob_reader=blob_reader or self.blob_reader)
+            body = openai_chat_request(
+                ctx, model=self.spec.model, blob_reader=blob_reader or self.blob_reader
+            )
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         return body
 
-    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
-                 stream: StreamCallback | None = None, mode: str | None = None,
-                 blob_reader: BlobReader | None = None) -> list[Completion]:
+    def complete(
+        self,
+        ctx: Mapping[str, Any],
+        *,
+        n: int = 1,
+        max_tokens: int | None = None,
+        stream: StreamCallback | None = None,
+        mode: str | None = None,
+        blob_reader: BlobReader | None = None,
+    ) -> list[Completion]:
         body = self.request(ctx, max_tokens=max_tokens, mode=mode, blob_reader=blob_reader)
         chat = "messages" in body
 
         def one(index: int, callback: StreamCallback | None) -> Completion:
             varied = vary_seed(body, index)
-            return self._stream(varied, chat, index, callback) if callback else self._once(varied, chat)
+            return (
+                self._stream(varied, chat, index, callback)
+                if callback
+                else self._once(varied, chat)
+            )
 
         return run_alternatives(n, one, stream, parallel=True)
 
@@ -132,10 +167,10 @@ class OpenAIClient:
         from openai.types.chat import completion_create_params as chat_params
 
         if chat:
-            params = chat_params.CompletionCreateParamsNonStreaming
-            return self._sdk.chat.completions.create(**sdk_kwargs(body, params))
-        params = text_params.CompletionCreateParamsNonStreaming
-        return self._sdk.completions.create(**sdk_kwargs(body, params))
+            kwargs = sdk_kwargs(body, chat_params.CompletionCreateParamsNonStreaming)
+            return self._sdk.chat.completions.create(**kwargs)
+        kwargs = sdk_kwargs(body, text_params.CompletionCreateParamsNonStreaming)
+        return self._sdk.completions.create(**kwargs)
 
     def _once(self, body: dict[str, Any], chat: bool) -> Completion:
         clock = Stopwatch()
@@ -146,7 +181,9 @@ class OpenAIClient:
         parse = parse_openai_chat if chat else parse_openai_completion
         return completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
 
-    def _stream(self, body: dict[str, Any], chat: bool, index: int, callback: StreamCallback) -> Completion:
+    def _stream(
+        self, body: dict[str, Any], chat: bool, index: int, callback: StreamCallback
+    ) -> Completion:
         body = {**body, "stream": True}
         if chat:
             body["stream_options"] = {"include_usage": True}
@@ -159,21 +196,38 @@ class OpenAIClient:
         except self._openai.OpenAIError as exc:
             raise sdk_error(self.spec.name, exc, self._openai, self.spec) from exc
         except StreamBroken as broken:
-            partial = completion(acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True)
-            raise provider_error(self.spec.name, f"stream interrupted: {broken.cause!r}", retryable=True,
-                                 partial=[partial]) from broken.cause
+            partial = completion(
+                acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True
+            )
+            raise provider_error(
+                self.spec.name,
+                f"stream interrupted: {broken.cause!r}",
+                retryable=True,
+                partial=[partial],
+            ) from broken.cause
         if acc.finish is None:
-            partial = completion(acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True)
-            raise provider_error(self.spec.name, "stream ended without a finish reason", retryable=True,
-                                 partial=[partial])
+            partial = completion(
+                acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True
+            )
+            raise provider_error(
+                self.spec.name,
+                "stream ended without a finish reason",
+                retryable=True,
+                partial=[partial],
+            )
         return completion(acc.reply(), self.spec, body, acc.chunks, clock.ms())
 
 
 class AnthropicClient:
     """Anthropic's Messages API, through the `anthropic` SDK."""
 
-    def __init__(self, spec: ModelSpec, *, environ: Mapping[str, str] | None = None,
-                 blob_reader: BlobReader | None = None) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        environ: Mapping[str, str] | None = None,
+        blob_reader: BlobReader | None = None,
+    ) -> None:
         try:
             import anthropic
         except ImportError:
@@ -184,19 +238,41 @@ class AnthropicClient:
         from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
         self._params = MessageCreateParamsNonStreaming
-        self._sdk = anthropic.Anthropic(base_url=spec.base_url, api_key=spec.api_key(environ),
-                                        timeout=spec.timeout, max_retries=spec.max_retries)
+        self._sdk = anthropic.Anthropic(
+            base_url=spec.base_url,
+            api_key=spec.api_key(environ),
+            timeout=spec.timeout,
+            max_retries=spec.max_retries,
+        )
 
-    def request(self, ctx: Mapping[str, Any], *, max_tokens: int | None = None,
-                blob_reader: BlobReader | None = None) -> dict[str, Any]:
-        return anthropic_request(with_defaults(ctx, self.spec), model=self.spec.model, max_tokens=max_tokens,
-                                 blob_reader=blob_reader or self.blob_reader)
+    def request(
+        self,
+        ctx: Mapping[str, Any],
+        *,
+        max_tokens: int | None = None,
+        blob_reader: BlobReader | None = None,
+    ) -> dict[str, Any]:
+        return anthropic_request(
+            with_defaults(ctx, self.spec),
+            model=self.spec.model,
+            max_tokens=max_tokens,
+            blob_reader=blob_reader or self.blob_reader,
+        )
 
-    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
-                 stream: StreamCallback | None = None, mode: str | None = None,
-                 blob_reader: BlobReader | None = None) -> list[Completion]:
+    def complete(
+        self,
+        ctx: Mapping[str, Any],
+        *,
+        n: int = 1,
+        max_tokens: int | None = None,
+        stream: StreamCallback | None = None,
+        mode: str | None = None,
+        blob_reader: BlobReader | None = None,
+    ) -> list[Completion]:
         if choose_mode(mode, with_defaults(ctx, self.spec)["options"], self.spec) != "chat":
-            raise InvalidInput("mode", "Anthropic has no completion mode; use an OpenAI-compatible or local model")
+            raise InvalidInput(
+                "mode", "Anthropic has no completion mode; use an OpenAI-compatible or local model"
+            )
         body = self.request(ctx, max_tokens=max_tokens, blob_reader=blob_reader)
 
         def one(index: int, callback: StreamCallback | None) -> Completion:
@@ -210,8 +286,13 @@ class AnthropicClient:
             message = self._sdk.messages.create(**sdk_kwargs(body, self._params))
         except self._anthropic.AnthropicError as exc:
             raise sdk_error(self.spec.name, exc, self._anthropic, self.spec) from exc
-        return completion(parse_anthropic_message(message, self.spec.name), self.spec, body,
-                          message.to_dict(), clock.ms())
+        return completion(
+            parse_anthropic_message(message, self.spec.name),
+            self.spec,
+            body,
+            message.to_dict(),
+            clock.ms(),
+        )
 
     def _stream(self, body: dict[str, Any], index: int, callback: StreamCallback) -> Completion:
         clock = Stopwatch()
@@ -226,22 +307,42 @@ class AnthropicClient:
                     raise self._interrupted(events, body, clock, broken) from broken.cause
         except self._anthropic.AnthropicError as exc:
             raise sdk_error(self.spec.name, exc, self._anthropic, self.spec) from exc
-        return completion(parse_anthropic_message(message, self.spec.name), self.spec, body,
-                          message.to_dict(), clock.ms())
+        return completion(
+            parse_anthropic_message(message, self.spec.name),
+            self.spec,
+            body,
+            message.to_dict(),
+            clock.ms(),
+        )
 
-    def _interrupted(self, events: Any, body: dict[str, Any], clock: Stopwatch, broken: StreamBroken) -> ProviderError:
+    def _interrupted(
+        self, events: Any, body: dict[str, Any], clock: Stopwatch, broken: StreamBroken
+    ) -> ProviderError:
         try:
             snapshot = events.current_message_snapshot
-            partial = [completion(parse_anthropic_message(snapshot, self.spec.name), self.spec, body,
-                                  snapshot.to_dict(), clock.ms(), incomplete=True)]
+            partial = [
+                completion(
+                    parse_anthropic_message(snapshot, self.spec.name),
+                    self.spec,
+                    body,
+                    snapshot.to_dict(),
+                    clock.ms(),
+                    incomplete=True,
+                )
+            ]
         except Exception:  # noqa: BLE001 - no snapshot before message_start
             partial = []
-        return provider_error(self.spec.name, f"stream interrupted: {broken.cause!r}", retryable=True,
-                              partial=partial)
+        return provider_error(
+            self.spec.name, f"stream interrupted: {broken.cause!r}", retryable=True, partial=partial
+        )
 
 
-def client_for(spec: ModelSpec, *, environ: Mapping[str, str] | None = None,
-               blob_reader: BlobReader | None = None) -> Client:
+def client_for(
+    spec: ModelSpec,
+    *,
+    environ: Mapping[str, str] | None = None,
+    blob_reader: BlobReader | None = None,
+) -> Client:
     """The client for a spec (the local model is loaded on first use, not here)."""
     if spec.kind == "openai":
         return OpenAIClient(spec, environ=environ, blob_reader=blob_reader)
@@ -261,24 +362,36 @@ def _as_client(target: ModelSpec | Client, environ: Mapping[str, str] | None) ->
     return client_for(target, environ=environ) if isinstance(target, ModelSpec) else target
 
 
-def complete_many(specs_and_ctx: Sequence[Job], n: int = 1, *, max_tokens: int | None = None,
-                  environ: Mapping[str, str] | None = None, return_exceptions: bool = False,
-                  ) -> list[list[Completion] | LoomError]:
+def complete_many(
+    specs_and_ctx: Sequence[Job],
+    n: int = 1,
+    *,
+    max_tokens: int | None = None,
+    stream: Callable[[int, int, str], None] | None = None,
+    blob_reader: BlobReader | None = None,
+    environ: Mapping[str, str] | None = None,
+    return_exceptions: bool = False,
+) -> list[list[Completion] | LoomError]:
     """Ask several models at once, one thread each; results in the order given.
 
-    The local model is serialized by its own lock, so several local jobs queue up while
+    `stream(job, index, delta)` gets every job's text as it arrives (never two calls at
+    once). The local model is serialized by its own lock, so local jobs queue up while
     remote ones proceed. With `return_exceptions`, a failed job's entry is its LoomError
     (a ProviderError keeps its `partial`); otherwise the first failure (in order) is
     raised after every job has finished.
     """
     env = os.environ if environ is None else environ
+    callback = locked_callback(stream) if stream else None
 
-    def job(item: Job) -> list[Completion]:
+    def job(number: int, item: Job) -> list[Completion]:
         target, ctx = item
-        return _as_client(target, env).complete(ctx, n=n, max_tokens=max_tokens)
+        relay = (lambda i, d: callback(number, i, d)) if callback else None
+        return _as_client(target, env).complete(
+            ctx, n=n, max_tokens=max_tokens, stream=relay, blob_reader=blob_reader
+        )
 
     with ThreadPoolExecutor(max_workers=max(1, len(specs_and_ctx))) as pool:
-        futures = [pool.submit(job, item) for item in specs_and_ctx]
+        futures = [pool.submit(job, number, item) for number, item in enumerate(specs_and_ctx)]
     results: list[list[Completion] | LoomError] = []
     for future in futures:
         exc = future.exception()
@@ -289,5 +402,3 @@ def complete_many(specs_and_ctx: Sequence[Job], n: int = 1, *, max_tokens: int |
         else:
             raise exc
     return results
-
-

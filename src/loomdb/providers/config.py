@@ -44,8 +44,17 @@ DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 LOCAL_MODEL = "SmolLM2-135M-Instruct"
 LOCAL_CONTEXT = 2048
-_FIELDS = {"provider", "model", "base_url", "api_key_env", "mode", "timeout", "max_retries",
-           "context_window", "params"}
+_FIELDS = {
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "mode",
+    "timeout",
+    "max_retries",
+    "context_window",
+    "params",
+}
 
 
 @dataclass(frozen=True)
@@ -70,7 +79,9 @@ class ModelSpec:
         env = os.environ if environ is None else environ
         key = env.get(self.api_key_env)
         if not key:
-            raise ProviderError(self.name, f"no API key: set the environment variable {self.api_key_env}")
+            raise ProviderError(
+                self.name, f"no API key: set the environment variable {self.api_key_env}"
+            )
         return key
 
 
@@ -84,7 +95,11 @@ class ProvidersConfig:
 
 
 def builtin_models() -> dict[str, ModelSpec]:
-    return {"local": ModelSpec(name="local", kind="local", model=LOCAL_MODEL, context_window=LOCAL_CONTEXT)}
+    return {
+        "local": ModelSpec(
+            name="local", kind="local", model=LOCAL_MODEL, context_window=LOCAL_CONTEXT
+        )
+    }
 
 
 def _spec(name: str, table: Mapping[str, Any], where: str) -> ModelSpec:
@@ -104,10 +119,15 @@ def _spec(name: str, table: Mapping[str, Any], where: str) -> ModelSpec:
     if not isinstance(params, Mapping):
         raise InvalidInput(f"{where}.params", "must be a table")
     return ModelSpec(
-        name=name, kind=kind, model=model, mode=mode, params=dict(params),
+        name=name,
+        kind=kind,
+        model=model,
+        mode=mode,
+        params=dict(params),
         base_url=table.get("base_url") or DEFAULT_BASE_URL.get(kind),
         api_key_env=table.get("api_key_env", DEFAULT_KEY_ENV.get(kind)) or None,
-        timeout=float(table.get("timeout", 60.0)), max_retries=int(table.get("max_retries", 2)),
+        timeout=float(table.get("timeout", 60.0)),
+        max_retries=int(table.get("max_retries", 2)),
         context_window=table.get("context_window", LOCAL_CONTEXT if kind == "local" else None),
     )
 
@@ -159,15 +179,20 @@ def resolve_model(name: str, config: ProvidersConfig | None = None) -> ModelSpec
     if len(by_id) == 1:
         return by_id[0]
     known = ", ".join(sorted(models))
-    raise InvalidInput("model", f"unknown model {name!r}; known aliases: {known} "
-                                "(or name one directly as openai:<model> or anthropic:<model>)")
+    raise InvalidInput(
+        "model",
+        f"unknown model {name!r}; known aliases: {known} "
+        "(or name one directly as openai:<model> or anthropic:<model>)",
+    )
 
 
 def has_key(spec: ModelSpec, environ: Mapping[str, str]) -> bool:
     return not spec.api_key_env or bool(environ.get(spec.api_key_env))
 
 
-def default_model(config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None) -> ModelSpec:
+def default_model(
+    config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None
+) -> ModelSpec:
     """The configured default; else the first configured alias whose key is set; else local.
 
     Having an API key in the environment is not enough to spend money on an

@@ -15,11 +15,14 @@ that file instead of SmolLM2.
 
 Alternative `i` is sampled with seed `base + i`, where `base` is `options["seed"]` or a
 fresh random number, so alternatives differ and each one can be replayed from its
-stored request.
+stored request: the KV cache is reset before every generation, since reusing a cached
+prompt prefix shifts the logits slightly and a seeded answer would then depend on what
+ran before it.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -50,8 +53,16 @@ from .requests import completion_prompt
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MAX_TOKENS = 256
 LOAD_SEED = 42
-LOCAL_OPTIONS = ("temperature", "top_p", "top_k", "min_p", "stop", "presence_penalty",
-                 "frequency_penalty", "repeat_penalty")
+LOCAL_OPTIONS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "repeat_penalty",
+)
 LOCK = threading.RLock()
 _MODELS: dict[tuple[str, int], Any] = {}
 
@@ -84,9 +95,23 @@ def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT) -> Any:
     key = (str(path), n_ctx)
     with LOCK:
         if key not in _MODELS:
-            _MODELS[key] = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False,
-                                           seed=LOAD_SEED, n_threads=os.cpu_count() or 1)
+            _MODELS[key] = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                verbose=False,
+                seed=LOAD_SEED,
+                n_threads=os.cpu_count() or 1,
+            )
         return _MODELS[key]
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before interpreter teardown (llama.cpp's finalizer fails after it)."""
+    with LOCK:
+        for llama in _MODELS.values():
+            llama.close()
+        _MODELS.clear()
 
 
 def _result_text(block: Mapping[str, Any]) -> str:
@@ -103,7 +128,9 @@ def _render(blocks: Iterable[Mapping[str, Any]]) -> str:
         if kind == "text":
             out.append(block["text"])
         elif kind == "tool_use":
-            out.append(f"[tool call {block['name']} {json.dumps(block['input'], ensure_ascii=False)}]")
+            out.append(
+                f"[tool call {block['name']} {json.dumps(block['input'], ensure_ascii=False)}]"
+            )
         elif kind == "tool_result":
             out.append(_result_text(block))
         elif kind == "document" and "text" in block:
@@ -113,14 +140,18 @@ def _render(blocks: Iterable[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
-def local_request(ctx: Mapping[str, Any], spec: ModelSpec, mode: str, max_tokens: int | None) -> dict[str, Any]:
+def local_request(
+    ctx: Mapping[str, Any], spec: ModelSpec, mode: str, max_tokens: int | None
+) -> dict[str, Any]:
     """The keyword arguments for llama.cpp (chat: `messages`; completion: `prompt`)."""
     options = ctx.get("options") or {}
     body: dict[str, Any] = {"model": spec.model}
     if mode == "completion":
         body.update(completion_prompt(ctx, include_system=bool(options.get("include_system"))))
     else:
-        body["messages"] = [{"role": m["role"], "content": _render(m["content"])} for m in ctx["messages"]]
+        body["messages"] = [
+            {"role": m["role"], "content": _render(m["content"])} for m in ctx["messages"]
+        ]
     body.update(pick(options, LOCAL_OPTIONS))
     body["max_tokens"] = int(max_tokens or options.get("max_tokens") or DEFAULT_MAX_TOKENS)
     return body
@@ -133,13 +164,24 @@ class LocalClient:
         self.spec = spec
         self.path = model_path(spec)
 
-    def request(self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None) -> dict[str, Any]:
+    def request(
+        self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None
+    ) -> dict[str, Any]:
         ctx = with_defaults(ctx, self.spec)
-        return local_request(ctx, self.spec, choose_mode(mode, ctx["options"], self.spec), max_tokens)
+        return local_request(
+            ctx, self.spec, choose_mode(mode, ctx["options"], self.spec), max_tokens
+        )
 
-    def complete(self, ctx: Mapping[str, Any], *, n: int = 1, max_tokens: int | None = None,
-                 stream: StreamCallback | None = None, mode: str | None = None,
-                 blob_reader: Callable[[str], bytes] | None = None) -> list[Completion]:
+    def complete(
+        self,
+        ctx: Mapping[str, Any],
+        *,
+        n: int = 1,
+        max_tokens: int | None = None,
+        stream: StreamCallback | None = None,
+        mode: str | None = None,
+        blob_reader: Callable[[str], bytes] | None = None,
+    ) -> list[Completion]:
         body = self.request(ctx, max_tokens=max_tokens, mode=mode)
         seed = with_defaults(ctx, self.spec)["options"].get("seed")
         base = int(seed) if seed is not None else random.randrange(2**31)
@@ -149,10 +191,13 @@ class LocalClient:
 
         return run_alternatives(n, one, stream, parallel=False)
 
-    def _generate(self, body: dict[str, Any], index: int, callback: StreamCallback | None) -> Completion:
+    def _generate(
+        self, body: dict[str, Any], index: int, callback: StreamCallback | None
+    ) -> Completion:
         chat = "messages" in body
         with LOCK:
             llama = load_model(self.path, self.spec.context_window or LOCAL_CONTEXT)
+            llama.reset()  # no KV-cache reuse: a stored request replays to the same answer
             call = llama.create_chat_completion if chat else llama.create_completion
             clock = Stopwatch()
             if callback is not None:
@@ -164,8 +209,15 @@ class LocalClient:
             parse = parse_openai_chat if chat else parse_openai_completion
             return completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
 
-    def _stream(self, call: Callable[..., Any], body: dict[str, Any], chat: bool, index: int,
-                callback: StreamCallback, clock: Stopwatch) -> Completion:
+    def _stream(
+        self,
+        call: Callable[..., Any],
+        body: dict[str, Any],
+        chat: bool,
+        index: int,
+        callback: StreamCallback,
+        clock: Stopwatch,
+    ) -> Completion:
         acc = OpenAIStream(self.spec.name, chat)
         try:
             for chunk in guarded(call(**body, stream=True)):
@@ -174,9 +226,13 @@ class LocalClient:
                     callback(index, delta)
         except StreamBroken as broken:
             if not acc.chunks:
-                raise provider_error(self.spec.name, f"llama.cpp failed: {broken.cause}") from broken.cause
-            partial = completion(acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True)
-            raise provider_error(self.spec.name, f"generation interrupted: {broken.cause!r}",
-                                 partial=[partial]) from broken.cause
+                raise provider_error(
+                    self.spec.name, f"llama.cpp failed: {broken.cause}"
+                ) from broken.cause
+            partial = completion(
+                acc.reply(), self.spec, body, acc.chunks, clock.ms(), incomplete=True
+            )
+            raise provider_error(
+                self.spec.name, f"generation interrupted: {broken.cause!r}", partial=[partial]
+            ) from broken.cause
         return completion(acc.reply(), self.spec, body, acc.chunks, clock.ms())
-

@@ -23,8 +23,13 @@ from typing import Any
 
 from ..errors import ProviderError
 
-FINISH_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use",
-                  "function_call": "tool_use", "content_filter": "refusal"}
+FINISH_REASONS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "refusal",
+}
 
 
 @dataclass
@@ -55,8 +60,10 @@ def tool_input(arguments: Any) -> dict[str, Any]:
 def openai_usage(usage: Mapping[str, Any] | None) -> dict[str, int] | None:
     if not usage:
         return None
-    out = {"input_tokens": int(usage.get("prompt_tokens") or 0),
-           "output_tokens": int(usage.get("completion_tokens") or 0)}
+    out = {
+        "input_tokens": int(usage.get("prompt_tokens") or 0),
+        "output_tokens": int(usage.get("completion_tokens") or 0),
+    }
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
     if cached:
         out["cache_read_input_tokens"] = int(cached)
@@ -84,8 +91,14 @@ def _message_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": text})
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
-        blocks.append({"type": "tool_use", "id": call.get("id") or "", "name": fn.get("name") or "",
-                       "input": tool_input(fn.get("arguments"))})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id") or "",
+                "name": fn.get("name") or "",
+                "input": tool_input(fn.get("arguments")),
+            }
+        )
     return blocks
 
 
@@ -95,9 +108,17 @@ def parse_openai_chat(raw: Mapping[str, Any], provider: str) -> Reply:
     message = choice.get("message")
     if not isinstance(message, Mapping):
         raise ProviderError(provider, "malformed response: the choice has no message")
-    reason = "refusal" if message.get("refusal") and not message.get("content") else choice.get("finish_reason")
-    return Reply(ensure_content(_message_blocks(message)), finish_reason(reason),
-                 openai_usage(raw.get("usage")), raw.get("model"))
+    reason = (
+        "refusal"
+        if message.get("refusal") and not message.get("content")
+        else choice.get("finish_reason")
+    )
+    return Reply(
+        ensure_content(_message_blocks(message)),
+        finish_reason(reason),
+        openai_usage(raw.get("usage")),
+        raw.get("model"),
+    )
 
 
 def parse_openai_completion(raw: Mapping[str, Any], provider: str) -> Reply:
@@ -106,8 +127,12 @@ def parse_openai_completion(raw: Mapping[str, Any], provider: str) -> Reply:
     text = choice.get("text")
     if not isinstance(text, str):
         raise ProviderError(provider, "malformed response: the choice has no text")
-    return Reply([{"type": "text", "text": text}], finish_reason(choice.get("finish_reason")),
-                 openai_usage(raw.get("usage")), raw.get("model"))
+    return Reply(
+        [{"type": "text", "text": text}],
+        finish_reason(choice.get("finish_reason")),
+        openai_usage(raw.get("usage")),
+        raw.get("model"),
+    )
 
 
 class OpenAIStream:
@@ -141,7 +166,9 @@ class OpenAIStream:
         if isinstance(reasoning, str):
             self.reasoning.append(reasoning)
         for call in delta.get("tool_calls") or []:
-            slot = self.calls.setdefault(call.get("index", len(self.calls)), {"id": "", "name": "", "args": ""})
+            slot = self.calls.setdefault(
+                call.get("index", len(self.calls)), {"id": "", "name": "", "args": ""}
+            )
             fn = call.get("function") or {}
             slot["id"] = call.get("id") or slot["id"]
             slot["name"] += fn.get("name") or ""
@@ -159,15 +186,28 @@ class OpenAIStream:
         if self.text:
             blocks.append({"type": "text", "text": "".join(self.text)})
         for _, call in sorted(self.calls.items()):
-            blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"],
-                           "input": tool_input(call["args"])})
-        return Reply(ensure_content(blocks), finish_reason(self.finish), openai_usage(self.usage), self.model)
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": call["name"],
+                    "input": tool_input(call["args"]),
+                }
+            )
+        return Reply(
+            ensure_content(blocks), finish_reason(self.finish), openai_usage(self.usage), self.model
+        )
 
 
 def anthropic_usage(usage: Mapping[str, Any] | None) -> dict[str, int] | None:
     if not usage:
         return None
-    keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    )
     return {k: int(usage[k]) for k in keys if usage.get(k) is not None}
 
 
@@ -179,8 +219,12 @@ def _anthropic_block(block: Mapping[str, Any]) -> dict[str, Any] | None:
         out = {"type": "thinking", "thinking": block.get("thinking") or ""}
         return {**out, "signature": block["signature"]} if block.get("signature") else out
     if kind == "tool_use":
-        return {"type": "tool_use", "id": block.get("id") or "", "name": block.get("name") or "",
-                "input": tool_input(block.get("input"))}
+        return {
+            "type": "tool_use",
+            "id": block.get("id") or "",
+            "name": block.get("name") or "",
+            "input": tool_input(block.get("input")),
+        }
     return None
 
 
@@ -190,4 +234,9 @@ def parse_anthropic_message(message: Any, provider: str = "anthropic") -> Reply:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("content"), list):
         raise ProviderError(provider, f"malformed response: no content list in {str(raw)[:200]!r}")
     blocks = [b for block in raw["content"] if (b := _anthropic_block(block)) is not None]
-    return Reply(ensure_content(blocks), raw.get("stop_reason"), anthropic_usage(raw.get("usage")), raw.get("model"))
+    return Reply(
+        ensure_content(blocks),
+        raw.get("stop_reason"),
+        anthropic_usage(raw.get("usage")),
+        raw.get("model"),
+    )

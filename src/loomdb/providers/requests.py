@@ -48,17 +48,44 @@ from .blocks import (
 )
 
 OPENAI_CHAT_OPTIONS = (
-    "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed",
-    "frequency_penalty", "presence_penalty", "response_format", "reasoning_effort",
-    "logprobs", "top_logprobs", "logit_bias", "parallel_tool_calls", "user", "service_tier",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "stop",
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+    "response_format",
+    "reasoning_effort",
+    "logprobs",
+    "top_logprobs",
+    "logit_bias",
+    "parallel_tool_calls",
+    "user",
+    "service_tier",
 )
 OPENAI_COMPLETION_OPTIONS = (
-    "temperature", "top_p", "max_tokens", "stop", "seed", "frequency_penalty",
-    "presence_penalty", "logprobs", "logit_bias", "suffix", "user",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "stop",
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+    "logprobs",
+    "logit_bias",
+    "suffix",
+    "user",
 )
 #: mime types OpenAI's `input_audio` accepts, with the format name it wants
-OPENAI_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
-                        "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+OPENAI_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
 
 
 def _model(model: str | None, options: Mapping[str, Any]) -> str:
@@ -100,35 +127,48 @@ def _user_part(block: Block, blob_reader: BlobReader | None, where: str) -> dict
         fmt = OPENAI_AUDIO_FORMATS.get(block["mime_type"].lower())
         if fmt is None:
             return {"type": "text", "text": surrogate(block)}
-        return {"type": "input_audio",
-                "input_audio": {"data": b64(read_blob(block, blob_reader, where)), "format": fmt}}
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": b64(read_blob(block, blob_reader, where)), "format": fmt},
+        }
     if kind == "document":
         text = document_text(block, blob_reader, where)
         if text is not None:
             return {"type": "text", "text": text}
-        file = {"filename": block.get("name", "document"),
-                "file_data": data_url(block["mime_type"], read_blob(block, blob_reader, where))}
+        file = {
+            "filename": block.get("name", "document"),
+            "file_data": data_url(block["mime_type"], read_blob(block, blob_reader, where)),
+        }
         return {"type": "file", "file": file}
     if kind == "thinking":
         return None
     raise InvalidInput(where, f"a {kind} block cannot stand in a user message")
 
 
-def _user_message(blocks: list[Block], blob_reader: BlobReader | None, where: str) -> list[dict[str, Any]]:
+def _user_message(
+    blocks: list[Block], blob_reader: BlobReader | None, where: str
+) -> list[dict[str, Any]]:
     parts = [p for i, b in enumerate(blocks) if (p := _user_part(b, blob_reader, f"{where}[{i}]"))]
     return [{"role": "user", "content": _collapse(parts)}] if parts else []
 
 
 def _tool_call(block: Block) -> dict[str, Any]:
     arguments = json.dumps(block["input"], ensure_ascii=False)
-    return {"id": block["id"], "type": "function",
-            "function": {"name": block["name"], "arguments": arguments}}
+    return {
+        "id": block["id"],
+        "type": "function",
+        "function": {"name": block["name"], "arguments": arguments},
+    }
 
 
-def _assistant_message(blocks: list[Block], blob_reader: BlobReader | None, where: str) -> list[dict[str, Any]]:
+def _assistant_message(
+    blocks: list[Block], blob_reader: BlobReader | None, where: str
+) -> list[dict[str, Any]]:
     for i, block in enumerate(blocks):
         if block["type"] == "tool_result":
-            raise InvalidInput(f"{where}[{i}]", "a tool_result block cannot stand in an assistant message")
+            raise InvalidInput(
+                f"{where}[{i}]", "a tool_result block cannot stand in an assistant message"
+            )
     text = _text_of(blocks, blob_reader, where)
     calls = [_tool_call(b) for b in blocks if b["type"] == "tool_use"]
     if not text and not calls:
@@ -139,7 +179,9 @@ def _assistant_message(blocks: list[Block], blob_reader: BlobReader | None, wher
     return [message]
 
 
-def _tool_messages(block: Block, blob_reader: BlobReader | None, where: str) -> tuple[dict[str, Any], list[Block]]:
+def _tool_messages(
+    block: Block, blob_reader: BlobReader | None, where: str
+) -> tuple[dict[str, Any], list[Block]]:
     """One tool message for a tool_result, and the media parts it could not carry."""
     texts: list[str] = []
     media: list[Block] = []
@@ -155,7 +197,9 @@ def _tool_messages(block: Block, blob_reader: BlobReader | None, where: str) -> 
     return {"role": "tool", "tool_call_id": block["tool_use_id"], "content": content}, media
 
 
-def _results_and_rest(blocks: list[Block], blob_reader: BlobReader | None, where: str) -> list[dict[str, Any]]:
+def _results_and_rest(
+    blocks: list[Block], blob_reader: BlobReader | None, where: str
+) -> list[dict[str, Any]]:
     """A tool (or user) message: tool messages first, then media and any other blocks."""
     out: list[dict[str, Any]] = []
     follow: list[Block] = []
@@ -166,12 +210,16 @@ def _results_and_rest(blocks: list[Block], blob_reader: BlobReader | None, where
         message, media = _tool_messages(block, blob_reader, f"{where}[{i}]")
         out.append(message)
         if media:
-            follow.append({"type": "text", "text": f"[returned by tool call {block['tool_use_id']}]"})
+            follow.append(
+                {"type": "text", "text": f"[returned by tool call {block['tool_use_id']}]"}
+            )
             follow.extend(media)
     return out + _user_message(follow, blob_reader, where)
 
 
-def openai_messages(message: Mapping[str, Any], blob_reader: BlobReader | None, where: str) -> list[dict[str, Any]]:
+def openai_messages(
+    message: Mapping[str, Any], blob_reader: BlobReader | None, where: str
+) -> list[dict[str, Any]]:
     """The OpenAI chat messages one normalized message becomes (zero, one or several)."""
     role, blocks = message["role"], message["content"]
     where = f"{where}.content"
@@ -190,13 +238,24 @@ def openai_tools(options: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     tools = neutral_tools(options)
     if tools:
-        out["tools"] = [{"type": "function", "function": {
-            "name": t["name"], "parameters": t["input_schema"],
-            **({"description": t["description"]} if "description" in t else {})}} for t in tools]
+        out["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "parameters": t["input_schema"],
+                    **({"description": t["description"]} if "description" in t else {}),
+                },
+            }
+            for t in tools
+        ]
     if options.get("tool_choice") is not None:
         choice = neutral_tool_choice(options["tool_choice"])
-        out["tool_choice"] = choice if isinstance(choice, str) else {
-            "type": "function", "function": {"name": choice["name"]}}
+        out["tool_choice"] = (
+            choice
+            if isinstance(choice, str)
+            else {"type": "function", "function": {"name": choice["name"]}}
+        )
     return out
 
 
@@ -207,8 +266,9 @@ def _extra(options: Mapping[str, Any], key: str) -> dict[str, Any]:
     return dict(extra)
 
 
-def openai_chat_request(ctx: Mapping[str, Any], *, model: str | None = None,
-                        blob_reader: BlobReader | None = None) -> dict[str, Any]:
+def openai_chat_request(
+    ctx: Mapping[str, Any], *, model: str | None = None, blob_reader: BlobReader | None = None
+) -> dict[str, Any]:
     """An OpenAI Chat Completions request body for the context (see module docstring)."""
     options = ctx.get("options") or {}
     messages: list[dict[str, Any]] = []
@@ -229,17 +289,21 @@ def completion_prompt(ctx: Mapping[str, Any], *, include_system: bool = False) -
     No separators and no role markers are added (base models and buffer trees see the
     text as written). System messages are left out unless `include_system`.
     """
-    parts = [plain_text(m["content"]) for m in ctx["messages"]
-             if include_system or m["role"] != "system"]
+    parts = [
+        plain_text(m["content"]) for m in ctx["messages"] if include_system or m["role"] != "system"
+    ]
     return {"prompt": "".join(parts)}
 
 
-def openai_completion_request(ctx: Mapping[str, Any], *, model: str | None = None,
-                              include_system: bool = False) -> dict[str, Any]:
+def openai_completion_request(
+    ctx: Mapping[str, Any], *, model: str | None = None, include_system: bool = False
+) -> dict[str, Any]:
     """An OpenAI (legacy) Completions body: `completion_prompt` plus sampling options."""
     options = ctx.get("options") or {}
-    body: dict[str, Any] = {"model": _model(model, options),
-                            **completion_prompt(ctx, include_system=include_system)}
+    body: dict[str, Any] = {
+        "model": _model(model, options),
+        **completion_prompt(ctx, include_system=include_system),
+    }
     body.update(pick(options, OPENAI_COMPLETION_OPTIONS))
     body.update(_extra(options, "openai"))
     return body

@@ -86,13 +86,19 @@ def _tool_result(block: Block, blob_reader: BlobReader | None, where: str) -> li
     content: list[dict[str, Any]] = []
     for i, part in enumerate(block["content"]):
         content.extend(_part(part, "user", blob_reader, f"{where}.content[{i}]"))
-    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block["tool_use_id"], "content": content}
+    out: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": block["tool_use_id"],
+        "content": content,
+    }
     if block.get("is_error"):
         out["is_error"] = True
     return [out]
 
 
-def _part(block: Block, role: str, blob_reader: BlobReader | None, where: str) -> list[dict[str, Any]]:
+def _part(
+    block: Block, role: str, blob_reader: BlobReader | None, where: str
+) -> list[dict[str, Any]]:
     """The Anthropic blocks (zero or one) for one normalized block in a `role` message."""
     kind = block["type"]
     if kind == "text":
@@ -105,15 +111,23 @@ def _part(block: Block, role: str, blob_reader: BlobReader | None, where: str) -
         return _text(surrogate(block))
     if kind == "thinking":
         keep = role == "assistant" and block.get("signature")
-        return [{"type": "thinking", "thinking": block["thinking"], "signature": block["signature"]}] if keep else []
+        return (
+            [{"type": "thinking", "thinking": block["thinking"], "signature": block["signature"]}]
+            if keep
+            else []
+        )
     if kind == "tool_use" and role == "assistant":
-        return [{"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}]
+        return [
+            {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block["input"]}
+        ]
     if kind == "tool_result" and role == "user":
         return _tool_result(block, blob_reader, where)
     raise InvalidInput(where, f"a {kind} block cannot stand in a {role} message")
 
 
-def _message(message: Mapping[str, Any], blob_reader: BlobReader | None, where: str) -> dict[str, Any] | None:
+def _message(
+    message: Mapping[str, Any], blob_reader: BlobReader | None, where: str
+) -> dict[str, Any] | None:
     role = "assistant" if message["role"] == "assistant" else "user"
     if message["role"] not in ("user", "assistant", "tool"):
         raise InvalidInput(where, f"unknown role {message['role']!r}")
@@ -141,7 +155,9 @@ def _merge(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def _system(messages: list[Mapping[str, Any]], blob_reader: BlobReader | None) -> str | list[dict[str, Any]] | None:
+def _system(
+    messages: list[Mapping[str, Any]], blob_reader: BlobReader | None
+) -> str | list[dict[str, Any]] | None:
     blocks: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         where = f"system[{i}].content"
@@ -159,7 +175,9 @@ def _system(messages: list[Mapping[str, Any]], blob_reader: BlobReader | None) -
     return blocks
 
 
-def _system_parts(message: Mapping[str, Any], blob_reader: BlobReader | None, where: str) -> list[dict[str, Any]]:
+def _system_parts(
+    message: Mapping[str, Any], blob_reader: BlobReader | None, where: str
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, block in enumerate(message["content"]):
         if block["type"] == "text":
@@ -192,7 +210,8 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
     if options.get("tool_choice") is not None:
         choice = neutral_tool_choice(options["tool_choice"])
         out["tool_choice"] = (
-            {"type": "tool", "name": choice["name"]} if isinstance(choice, dict)
+            {"type": "tool", "name": choice["name"]}
+            if isinstance(choice, dict)
             else {"type": {"required": "any"}.get(choice, choice)}
         )
     extra = options.get("anthropic") or {}
@@ -202,8 +221,14 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def anthropic_request(ctx: Mapping[str, Any], *, model: str | None = None, max_tokens: int | None = None,
-                      blob_reader: BlobReader | None = None, lead_in: str | None = LEAD_IN) -> dict[str, Any]:
+def anthropic_request(
+    ctx: Mapping[str, Any],
+    *,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    blob_reader: BlobReader | None = None,
+    lead_in: str | None = LEAD_IN,
+) -> dict[str, Any]:
     """An Anthropic Messages request body for the context (see module docstring)."""
     options = ctx.get("options") or {}
     chosen = model or options.get("model")
@@ -211,7 +236,9 @@ def anthropic_request(ctx: Mapping[str, Any], *, model: str | None = None, max_t
         raise InvalidInput("options.model", "no model: pass model= or set options.model")
     system_msgs = [m for m in ctx["messages"] if m["role"] == "system"]
     turns = [
-        built for i, m in enumerate(ctx["messages"]) if m["role"] != "system"
+        built
+        for i, m in enumerate(ctx["messages"])
+        if m["role"] != "system"
         if (built := _message(m, blob_reader, f"messages[{i}]")) is not None
     ]
     messages = _merge(turns)
@@ -219,7 +246,10 @@ def anthropic_request(ctx: Mapping[str, Any], *, model: str | None = None, max_t
         raise InvalidInput("messages", "the context holds no user or assistant message to send")
     if messages[0]["role"] == "assistant":
         if lead_in is None:
-            raise InvalidInput("messages", "Anthropic needs a user message first; the thread opens with the assistant")
+            raise InvalidInput(
+                "messages",
+                "Anthropic needs a user message first; the thread opens with the assistant",
+            )
         messages.insert(0, {"role": "user", "content": [{"type": "text", "text": lead_in}]})
     system = _system(system_msgs, blob_reader)
     _limit_breakpoints(system, messages)

@@ -51,6 +51,10 @@ class Backend(ABC):
         """One atomic write: commit on success, roll back on any exception. Re-entrant."""
 
     @abstractmethod
+    def committed(self) -> bool:
+        """True when no transaction is open (what was written is durable and visible)."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release connections."""
 

@@ -165,6 +165,9 @@ class PostgresBackend(Backend):
     def close(self) -> None:
         self._conn.close()
 
+    def committed(self) -> bool:
+        return self._depth == 0
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         with self._lock:
@@ -200,8 +203,8 @@ class PostgresBackend(Backend):
             for name, sql in scripts:
                 if name in done:
                     continue
-                for stmt in migrations.statements(sql, lambda b: b.rstrip().endswith(";")):
-                    self._run(stmt)
+                # one round trip per script (simple query protocol: several statements)
+                self._conn.execute(sql, prepare=False)
                 self._run("INSERT INTO loomdb_migrations VALUES (%s, %s)", (name, now()))
                 applied.append(name)
         return applied
@@ -457,7 +460,7 @@ class PostgresBackend(Backend):
                 return []
             pin, args = " AND n.tree_id = %s", [slot, tree]
         rows = self._all(
-            "WITH RECURSIVE s(slot) AS (SELECT %s::text UNION"
+            "WITH RECURSIVE s(slot) AS (SELECT %s::text COLLATE \"C\" UNION"
             f" SELECT n.slot_id FROM nodes n JOIN s ON n.parent_slot = s.slot{pin})"
             " SELECT n.id FROM s JOIN nodes n ON n.id = s.slot UNION ALL"
             " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL",

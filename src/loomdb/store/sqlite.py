@@ -23,12 +23,8 @@ from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 _NODE_COLS = (
     "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
-    "n.author, n.source, n.content_id, c.body, n.options, n.cache, n.flags, n.tokens, "
+    "n.author, n.source, c.id, c.body, n.options, n.cache, n.flags, n.tokens, "
     "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
-)
-_WALK_COLS = (
-    "id, parent_id, slot_id, depth, role, kind, content_id, options, cache, flags, tokens, "
-    "total_tokens"
 )
 
 
@@ -74,12 +70,14 @@ class SQLiteBackend(Backend):
             str(self.path), isolation_level=None, check_same_thread=False, timeout=timeout
         )
         self._lock = threading.RLock()
+        self._content_seq: dict[str, int] = {}
         self._depth = 0
         for pragma in (
             "journal_mode=WAL",
             "synchronous=NORMAL",
             f"busy_timeout={int(timeout * 1000)}",
             "cache_size=-65536",
+            "wal_autocheckpoint=10000",
             "temp_store=MEMORY",
         ):
             self._db.execute(f"PRAGMA {pragma}")
@@ -87,6 +85,9 @@ class SQLiteBackend(Backend):
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
         self._db.close()
+
+    def committed(self) -> bool:
+        return self._depth == 0
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -104,6 +105,7 @@ class SQLiteBackend(Backend):
                 yield
             except BaseException:
                 self._depth = 0
+                self._content_seq.clear()  # keys handed out inside the rolled-back work
                 self._db.execute("ROLLBACK")
                 raise
             self._depth = 0
@@ -154,7 +156,7 @@ class SQLiteBackend(Backend):
         "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at, "
         "t.updated_at, t.archived_at, "
         "(SELECT count(*) FROM nodes n WHERE n.tree_id = t.id), "
-        "(SELECT max(created_at) FROM nodes n WHERE n.tree_id = t.id) FROM trees t "
+        "(SELECT max(n.created_at) FROM nodes n WHERE n.tree_id = t.id) FROM trees t "
     )
 
     def get_tree(self, tree_id: str) -> Tree | None:
@@ -181,10 +183,26 @@ class SQLiteBackend(Backend):
 
     # -- content ---------------------------------------------------------------------
     def put_content(self, content_id: str, body: bytes) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO contents VALUES (?, ?)",
-            (hex_to_bytes(content_id), body.decode("utf-8")),
+        key = hex_to_bytes(content_id)
+        cur = self._db.execute(
+            "INSERT INTO contents (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+            (key, body.decode("utf-8")),
         )
+        if cur.rowcount:
+            seq = cur.lastrowid
+        else:
+            seq = self._db.execute("SELECT seq FROM contents WHERE id = ?", (key,)).fetchone()[0]
+        if len(self._content_seq) > 4096:
+            self._content_seq.clear()
+        self._content_seq[content_id] = seq
+
+    def _content_key(self, content_id: str) -> int:
+        seq = self._content_seq.get(content_id)
+        if seq is None:
+            seq = self._db.execute(
+                "SELECT seq FROM contents WHERE id = ?", (hex_to_bytes(content_id),)
+            ).fetchone()[0]
+        return seq  # type: ignore[no-any-return]
 
     def get_content(self, content_id: str) -> bytes | None:
         row = self._db.execute(
@@ -195,16 +213,27 @@ class SQLiteBackend(Backend):
     # -- nodes -----------------------------------------------------------------------
     def insert_node(self, node: Node, flags: int) -> None:
         parent_slot = None
+        seg, pos = node.id, 0
         if node.parent is not None:
             row = self._db.execute(
-                "SELECT slot_id FROM nodes WHERE id = ?", (node.parent,)
+                "SELECT p.slot_id, p.seg, p.pos, EXISTS (SELECT 1 FROM nodes c"
+                " WHERE c.tree_id = p.tree_id AND c.seg = p.seg AND c.pos = p.pos + 1)"
+                " FROM nodes p WHERE p.id = ?",
+                (node.parent,),
             ).fetchone()
-            parent_slot = row[0]
+            parent_slot, pseg, ppos, taken = row
+            if taken:
+                self._db.execute("INSERT INTO segments VALUES (?,?,?,?)",
+                                 (node.id, node.tree, pseg, ppos))
+            else:
+                seg, pos = pseg, ppos + 1
+        else:
+            self._db.execute("INSERT INTO segments VALUES (?,?,NULL,NULL)", (node.id, node.tree))
         self._db.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (node.id, node.tree, node.parent, node.slot, parent_slot, node.edited_from,
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (seg, pos, node.id, node.tree, node.parent, node.slot, parent_slot, node.edited_from,
              node.depth, node.role, node.kind, node.author, node.source,
-             hex_to_bytes(node.content_id), _dumps(node.options), int(node.cache), flags,
+             self._content_key(node.content_id), _dumps(node.options), int(node.cache), flags,
              node.tokens, node.total_tokens, _dumps(node.provenance), _dumps(node.origin),
              node.created_at, hex_to_bytes(node.chain_hash)),
         )
@@ -223,7 +252,7 @@ class SQLiteBackend(Backend):
         rows: list[tuple[Any, ...]] = []
         for chunk in _chunks(list(ids)):
             rows += self._db.execute(
-                f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id "
+                f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.seq = n.content_seq "
                 f"WHERE n.id IN ({_marks(len(chunk))})",
                 chunk,
             ).fetchall()
@@ -255,13 +284,15 @@ class SQLiteBackend(Backend):
 
     def walk(self, node_id: str) -> list[tuple[Any, ...]]:
         return self._db.execute(
-            f"WITH RECURSIVE w({_WALK_COLS}) AS ("
-            f" SELECT {_WALK_COLS} FROM nodes WHERE id = ?"
-            f" UNION ALL"
-            f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}"
-            f" FROM nodes n JOIN w ON n.id = w.parent_id)"
-            f" SELECT w.id, w.parent_id, w.slot_id, w.depth, w.role, w.kind, c.body, w.options,"
-            f" w.cache, w.flags, w.tokens, w.total_tokens FROM w JOIN contents c ON c.id = w.content_id",
+            "WITH RECURSIVE segs(tree, seg, upto) AS ("
+            " SELECT tree_id, seg, pos FROM nodes WHERE id = ?"
+            " UNION ALL"
+            " SELECT segs.tree, g.parent_seg, g.parent_pos FROM segs"
+            " JOIN segments g ON g.id = segs.seg WHERE g.parent_seg IS NOT NULL)"
+            " SELECT n.id, n.parent_id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options,"
+            " n.cache, n.flags, n.tokens, n.total_tokens FROM segs"
+            " JOIN nodes n ON n.tree_id = segs.tree AND n.seg = segs.seg AND n.pos <= segs.upto"
+            " JOIN contents c ON c.seq = n.content_seq ORDER BY n.depth DESC",
             (node_id,),
         ).fetchall()
 
@@ -271,7 +302,7 @@ class SQLiteBackend(Backend):
             for row in self._db.execute(
                 "SELECT n.id, n.parent_id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options,"
                 " n.cache, n.flags, n.tokens, n.total_tokens FROM nodes n"
-                f" JOIN contents c ON c.id = n.content_id WHERE n.id IN ({_marks(len(chunk))})",
+                f" JOIN contents c ON c.seq = n.content_seq WHERE n.id IN ({_marks(len(chunk))})",
                 chunk,
             ):
                 out[row[0]] = row
@@ -335,7 +366,7 @@ class SQLiteBackend(Backend):
 
     def tree_nodes(self, tree_id: str) -> Iterator[Node]:
         cursor = self._db.execute(
-            f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
+            f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.seq = n.content_seq"
             " WHERE n.tree_id = ? ORDER BY n.created_at, n.id",
             (tree_id,),
         )
@@ -344,9 +375,9 @@ class SQLiteBackend(Backend):
 
     def chain_rows(self, tree_id: str) -> Iterator[dict[str, Any]]:
         cursor = self._db.execute(
-            "SELECT n.id, n.parent_id, n.content_id, c.body, n.created_at, n.author, n.role,"
+            "SELECT n.id, n.parent_id, c.id, c.body, n.created_at, n.author, n.role,"
             " n.kind, n.edited_from, n.options, n.provenance, n.chain_hash, n.flags"
-            " FROM nodes n LEFT JOIN contents c ON c.id = n.content_id WHERE n.tree_id = ?",
+            " FROM nodes n LEFT JOIN contents c ON c.seq = n.content_seq WHERE n.tree_id = ?",
             (tree_id,),
         )
         while batch := cursor.fetchmany(5000):
@@ -354,7 +385,8 @@ class SQLiteBackend(Backend):
             selections = self.node_selections([r[0] for r in batch if r[12] & HAS_SELECTIONS])
             for r in batch:
                 yield {
-                    "id": r[0], "parent": r[1], "content_id": bytes_to_hex(r[2]),
+                    "id": r[0], "parent": r[1],
+                    "content_id": None if r[2] is None else bytes_to_hex(r[2]),
                     "body": _raw(r[3]),
                     "created_at": r[4], "author": r[5], "role": r[6], "kind": r[7],
                     "edited_from": r[8], "options": r[9], "provenance": r[10],
@@ -460,8 +492,17 @@ class SQLiteBackend(Backend):
         return Ref(name, kind, tree, node, created, updated, sel, _loads(origin))
 
     def get_ref(self, name: str) -> Ref | None:
-        row = self._db.execute("SELECT * FROM refs WHERE name = ?", (name,)).fetchone()
-        return None if row is None else self._ref(row)
+        rows = self._db.execute(
+            "SELECT r.name, r.kind, r.tree_id, r.node_id, r.origin, r.created_at, r.updated_at,"
+            " s.slot_id, s.version_id FROM refs r LEFT JOIN ref_selections s ON s.ref_name = r.name"
+            " WHERE r.name = ?",
+            (name,),
+        ).fetchall()
+        if not rows:
+            return None
+        name, kind, tree, node, origin, created, updated = rows[0][:7]
+        sel = {r[7]: r[8] for r in rows if r[7] is not None}
+        return Ref(name, kind, tree, node, created, updated, sel, _loads(origin))
 
     def list_refs(self, kind: str | None = None, tree_id: str | None = None) -> list[Ref]:
         conds, args = [], []

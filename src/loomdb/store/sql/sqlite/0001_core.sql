@@ -17,13 +17,29 @@ CREATE TABLE trees (
 CREATE INDEX trees_created ON trees (created_at);
 CREATE INDEX trees_active ON trees (created_at) WHERE archived_at IS NULL;
 
+-- Content is keyed by an integer in insertion order, so a thread's contents sit close
+-- together on disk; the SHA-256 id is unique and names it everywhere outside this file.
 CREATE TABLE contents (
-  id BLOB PRIMARY KEY,
+  seq INTEGER PRIMARY KEY,
+  id BLOB NOT NULL UNIQUE,
   body TEXT NOT NULL
+);
+
+-- Nodes are clustered by (seg, pos): a segment is a run of nodes each created from the
+-- one before it, so the path of a long thread is a few range scans instead of one
+-- index search per node. A node starts a new segment when its parent already has a
+-- continuation in the parent's segment (a branch or a version).
+CREATE TABLE segments (
+  id TEXT PRIMARY KEY,
+  tree_id TEXT NOT NULL,
+  parent_seg TEXT,
+  parent_pos INTEGER
 ) WITHOUT ROWID;
 
 CREATE TABLE nodes (
-  id TEXT PRIMARY KEY,
+  seg TEXT NOT NULL,
+  pos INTEGER NOT NULL,
+  id TEXT NOT NULL,
   tree_id TEXT NOT NULL,
   parent_id TEXT,
   slot_id TEXT NOT NULL,
@@ -34,7 +50,7 @@ CREATE TABLE nodes (
   kind TEXT NOT NULL,
   author TEXT NOT NULL,
   source TEXT NOT NULL,
-  content_id BLOB NOT NULL,
+  content_seq INTEGER NOT NULL,
   options TEXT,
   cache INTEGER NOT NULL,
   flags INTEGER NOT NULL,
@@ -43,11 +59,13 @@ CREATE TABLE nodes (
   provenance TEXT,
   origin TEXT,
   created_at TEXT NOT NULL,
-  chain_hash BLOB NOT NULL
+  chain_hash BLOB NOT NULL,
+  PRIMARY KEY (tree_id, seg, pos)
 ) WITHOUT ROWID;
+-- A tree's nodes are one primary-key range (listing, counting, leaves, export); every
+-- index below is touched by an append, so each one costs a page write per commit.
+CREATE UNIQUE INDEX nodes_id ON nodes (id);
 CREATE INDEX nodes_children ON nodes (parent_slot) WHERE parent_slot IS NOT NULL;
-CREATE INDEX nodes_tree ON nodes (tree_id, created_at);
-CREATE INDEX nodes_author ON nodes (author);
 CREATE INDEX nodes_versions ON nodes (slot_id) WHERE edited_from IS NOT NULL;
 
 CREATE TABLE node_sources (

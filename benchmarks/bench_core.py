@@ -1,0 +1,217 @@
+"""Core benchmark: loomdb on SQLite beside the floor, raw sqlite3 doing the same rows.
+
+The floor is one table (id, parent_id, role, content) with an index on parent_id, the
+same pragmas (WAL, synchronous=NORMAL), inserts with a parent id, a recursive CTE to
+the root plus json.loads of each row. Ours and the floor run interleaved in the same
+process, and the table reports medians and ratios (ours / floor).
+
+    python benchmarks/bench_core.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from ulid import ULID
+
+import loomdb
+
+TEXT = "x" * 500
+
+
+class Floor:
+    """Raw sqlite3 doing what loomdb does, with nothing else."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = sqlite3.connect(str(path), isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("CREATE TABLE f (id TEXT PRIMARY KEY, parent_id TEXT, role TEXT, content TEXT)")
+        self.db.execute("CREATE INDEX f_parent ON f (parent_id)")
+
+    def append(self, parent: str | None, text: str) -> str:
+        nid = str(ULID())
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("INSERT INTO f VALUES (?,?,?,?)",
+                        (nid, parent, "user", json.dumps([{"type": "text", "text": text}])))
+        self.db.execute("COMMIT")
+        return nid
+
+    def resolve(self, head: str) -> list:
+        rows = self.db.execute(
+            "WITH RECURSIVE p(id, parent_id, role, content) AS ("
+            " SELECT id, parent_id, role, content FROM f WHERE id = ?"
+            " UNION ALL SELECT f.id, f.parent_id, f.role, f.content FROM f JOIN p ON f.id = p.parent_id)"
+            " SELECT role, content FROM p", (head,)).fetchall()
+        return [{"role": r, "content": json.loads(c)} for r, c in reversed(rows)]
+
+    def children(self, node: str) -> list:
+        return self.db.execute("SELECT id FROM f WHERE parent_id = ?", (node,)).fetchall()
+
+    def leaves(self) -> list:
+        return self.db.execute(
+            "SELECT id FROM f WHERE NOT EXISTS (SELECT 1 FROM f c WHERE c.parent_id = f.id)"
+        ).fetchall()
+
+    def verify(self) -> int:
+        n = 0
+        for _, content in self.db.execute("SELECT id, content FROM f"):
+            hashlib.sha256(content.encode()).hexdigest()
+            n += 1
+        return n
+
+    def size(self, path: Path) -> int:
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return path.stat().st_size
+
+
+def median_time(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bench_append(loom: loomdb.Loom, floor: Floor, n: int, bushy: bool, rounds: int = 5) -> tuple[float, float]:
+    """Median per-append seconds over interleaved rounds of n/rounds appends each."""
+    rng = random.Random(7)
+    _, root = loom.new_tree("root", session="bench-linear" if not bushy else "bench-bushy")
+    ours_ids, floor_ids = [root.id], [floor.append(None, "root")]
+    ours_t, floor_t = [], []
+    per = n // rounds
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(per):
+            if bushy:
+                ours_ids.append(loom.append(rng.choice(ours_ids), TEXT).id)
+            else:
+                loom.append("bench-linear", TEXT)
+        ours_t.append((time.perf_counter() - t0) / per)
+        t0 = time.perf_counter()
+        for _ in range(per):
+            parent = rng.choice(floor_ids) if bushy else floor_ids[-1]
+            floor_ids.append(floor.append(parent, TEXT))
+        floor_t.append((time.perf_counter() - t0) / per)
+    return statistics.median(ours_t), statistics.median(floor_t)
+
+
+def build_bulk(loom: loomdb.Loom, floor: Floor, n: int, seed: int) -> tuple[str, list[str], list[str]]:
+    """A bushy n-node tree in both stores (one transaction each, for speed of setup)."""
+    rng = random.Random(seed)
+    tree, root = loom.new_tree("big")
+    ours, flo = [root.id], []
+    with loom.backend.transaction():
+        for i in range(n - 1):
+            ours.append(loom.append(ours[rng.randrange(len(ours))] if i % 3 else ours[-1],
+                                    f"{i} {TEXT[:100]}").id)
+    rng = random.Random(seed)
+    floor.db.execute("BEGIN")
+    flo.append(str(ULID()))
+    floor.db.execute("INSERT INTO f VALUES (?,?,?,?)", (flo[0], None, "user", "[]"))
+    for i in range(n - 1):
+        parent = flo[rng.randrange(len(flo))] if i % 3 else flo[-1]
+        nid = str(ULID())
+        floor.db.execute("INSERT INTO f VALUES (?,?,?,?)", (nid, parent, "user",
+                         json.dumps([{"type": "text", "text": f"{i} {TEXT[:100]}"}])))
+        flo.append(nid)
+    floor.db.execute("COMMIT")
+    return tree.id, ours, flo
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    args = parser.parse_args()
+    n_append, depth, big = (2000, 2000, 10000) if args.quick else (10_000, 10_000, 100_000)
+    console = Console()
+    table = Table(title=f"loomdb on SQLite vs raw sqlite3 (floor) — medians, Python {sys.version.split()[0]}")
+    for col in ("operation", "loomdb", "floor", "ratio"):
+        table.add_column(col, justify="right" if col != "operation" else "left")
+
+    def row(name: str, ours: float, floor_v: float, unit: str = "ms", scale: float = 1e3) -> None:
+        table.add_row(name, f"{ours * scale:.3f} {unit}", f"{floor_v * scale:.3f} {unit}",
+                      f"{ours / floor_v:.2f}x")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmpd = Path(tmp)
+        loom = loomdb.open(str(tmpd / "ours"))
+        floor = Floor(tmpd / "floor.db")
+        o, f = bench_append(loom, floor, n_append, bushy=False)
+        row(f"append, linear thread ({n_append}, one transaction each)", o, f, "µs", 1e6)
+        o, f = bench_append(loom, floor, n_append, bushy=True)
+        row(f"append, bushy tree ({n_append}, one transaction each)", o, f, "µs", 1e6)
+        loom.close()
+
+        # resolve at depth: a fresh linear thread of `depth` nodes in both
+        loom = loomdb.open(str(tmpd / "deep"))
+        floor = Floor(tmpd / "deep-floor.db")
+        _, root = loom.new_tree("q", session="deep")
+        with loom.backend.transaction():
+            for i in range(depth):
+                loom.append("deep", f"{i} {TEXT}", role="assistant" if i % 2 else "user")
+        head = loom.resolve("deep").node
+        fids = [floor.append(None, "q")]
+        floor.db.execute("BEGIN")
+        for i in range(depth):
+            nid = str(ULID())
+            floor.db.execute("INSERT INTO f VALUES (?,?,?,?)", (nid, fids[-1], "user",
+                             json.dumps([{"type": "text", "text": f"{i} {TEXT}"}])))
+            fids.append(nid)
+        floor.db.execute("COMMIT")
+        assert len(loom.context(head)["messages"]) == depth + 1
+        o = median_time(lambda: loom.context(head), 11)
+        f = median_time(lambda: floor.resolve(fids[-1]), 11)
+        row(f"resolve context at depth {depth} (normalized messages)", o, f)
+        o = median_time(lambda: loom.path(head), 11)
+        row(f"resolve path ids at depth {depth}", o, f)
+
+        # storage bytes: 10k messages of 500 characters, linear, both
+        loom.close()
+        lsize = (tmpd / "deep" / "loom.db")
+        sl = sqlite3.connect(str(lsize))
+        sl.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        sl.close()
+        fsize = floor.size(tmpd / "deep-floor.db")
+        table.add_row(f"storage, {depth} messages of 500 chars", f"{lsize.stat().st_size / 1e6:.2f} MB",
+                      f"{fsize / 1e6:.2f} MB", f"{lsize.stat().st_size / fsize:.2f}x")
+
+        # children / leaves / verify on a big bushy tree
+        loom = loomdb.open(str(tmpd / "big"))
+        floor = Floor(tmpd / "big-floor.db")
+        t0 = time.perf_counter()
+        tree, ours_ids, floor_ids = build_bulk(loom, floor, big, 11)
+        console.print(f"[dim]built {big}-node trees in {time.perf_counter() - t0:.1f}s[/dim]")
+        rng = random.Random(3)
+        sample = [rng.randrange(big) for _ in range(2000)]
+        o = median_time(lambda: [loom.backend.children(ours_ids[i]) for i in sample], 5) / len(sample)
+        f = median_time(lambda: [floor.children(floor_ids[i]) for i in sample], 5) / len(sample)
+        row(f"children of a node ({big}-node tree)", o, f, "µs", 1e6)
+        o = median_time(lambda: loom.leaves(tree), 5)
+        f = median_time(lambda: floor.leaves(), 5)
+        row(f"leaves ({big}-node tree)", o, f)
+        o = median_time(lambda: loom.branch_points(tree), 3)
+        table.add_row(f"branch points ({big}-node tree)", f"{o * 1e3:.3f} ms", "-", "-")
+        o = median_time(lambda: loom.verify(tree), 3)
+        f = median_time(floor.verify, 3)
+        row(f"verify {big} nodes (floor: read + sha256 each row)", o, f)
+        loom.close()
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
