@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import row_counts, thread
 
+from helpers import row_counts, thread
 from loomdb import CycleError, InvalidInput, Loom, LoomError, NotFound, TooLarge
 from loomdb.cli import main
 

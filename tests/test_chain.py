@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 
 from helpers import thread
-
 from loomdb import Loom
 from loomdb.chain import chain_hash
 from loomdb.content import canonical

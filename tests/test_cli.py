@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from test_bad_input import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]

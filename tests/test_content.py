@@ -32,7 +32,7 @@ class TestCanonicalFormAndIds:
 
     def test_golden_vector_is_stable(self) -> None:
         assert content_id([{"type": "text", "text": "hello"}]) == (
-            "sha256:" + hashlib.sha256('[{"text":"hello","type":"text"}]'.encode()).hexdigest())
+            "sha256:" + hashlib.sha256(b'[{"text":"hello","type":"text"}]').hexdigest())
         assert content_id([{"type": "text", "text": "é€😀"}]) == (
             "sha256:" + hashlib.sha256('[{"text":"é€😀","type":"text"}]'.encode()).hexdigest())
 

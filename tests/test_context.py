@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from helpers import texts_of, thread
-
 from loomdb import Loom
 from loomdb.context import deep_merge
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import multiprocessing
 
 import pytest
-from helpers import row_counts, texts_of, thread
 
+from helpers import row_counts, texts_of, thread
 from loomdb import InvalidInput, Loom, RefConflict
 
 
@@ -115,7 +115,7 @@ class TestInvariant5EveryNodeCarriesAChainHash:
 
     def test_verification_names_the_tampered_node_and_its_heirs(self, loom: Loom) -> None:
         ids = thread(loom, ["q", "a", "q2", "a2"])
-        loom.backend.execute("UPDATE nodes SET author = 'mallory' WHERE id = %s" % _lit(ids[1]))
+        loom.backend.execute(f"UPDATE nodes SET author = 'mallory' WHERE id = {_lit(ids[1])}")
         report = loom.verify()
         broken = {b["node"]: b["reason"] for b in report.broken}
         assert "chain hash" in broken[ids[1]]

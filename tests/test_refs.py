@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from helpers import thread
 
+from helpers import thread
 from loomdb import InvalidInput, Loom, NotFound, RefConflict
 
 

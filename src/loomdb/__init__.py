@@ -15,8 +15,16 @@ from __future__ import annotations
 
 from .content import content_id, text, validate_blocks
 from .errors import (
-    AmbiguousName, CycleError, IntegrityError, InvalidInput, LoomError, MissingExtra,
-    NotFound, ProviderError, RefConflict, TooLarge,
+    AmbiguousName,
+    CycleError,
+    IntegrityError,
+    InvalidInput,
+    LoomError,
+    MissingExtra,
+    NotFound,
+    ProviderError,
+    RefConflict,
+    TooLarge,
 )
 from .headish import Position
 from .loom import Loom

@@ -12,14 +12,14 @@ list, so the same blocks always have the same id whoever wrote them, and are sto
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from typing import Annotated, Any, Literal, Union
-
-from typing_extensions import NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Union
 
 import rfc8785
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict
 
 from .errors import InvalidInput, TooLarge
 
@@ -110,7 +110,10 @@ BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", 
 #: blocks whose payload lives in the blob store
 BLOB_BLOCK_TYPES = ("image", "audio", "document")
 
-_blocks = TypeAdapter(list[Block])
+@functools.cache
+def _adapter() -> TypeAdapter[list[Any]]:
+    """Built on first use: schema construction costs more than a CLI read needs."""
+    return TypeAdapter(list[Block])
 
 
 def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
@@ -120,7 +123,7 @@ def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
     if not raw:
         raise InvalidInput(where, "content must hold at least one block")
     try:
-        return _blocks.validate_python(raw)  # type: ignore[no-any-return]
+        return _adapter().validate_python(raw)  # type: ignore[no-any-return]
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])

@@ -49,7 +49,7 @@ def assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, An
         messages.append({"role": "system", "content": [{"type": "text", "text": tree.system}]})
     kept = [r for r in rows if r[ID] not in excluded] if excluded else rows
     bodies = _parse_bodies(kept)
-    for row, body in zip(kept, bodies):
+    for row, body in zip(kept, bodies, strict=True):
         if row[FLAGS] & HAS_SOURCES:
             messages.extend(_message(r) for r in sources.get(row[ID], ()))
         msg = {"role": row[ROLE], "content": body}

@@ -24,8 +24,20 @@ from .errors import CycleError, InvalidInput, NotFound, RefConflict
 from .graph import resolve_path
 from .headish import Position, parse, resolve_base
 from .model import (
-    EDGE_TYPES, KINDS, MODES, ROLES, SOURCE_ROLES, SOURCES, Edge, Meta, Node, Ref, RefMove,
-    Tree, new_id, now,
+    EDGE_TYPES,
+    KINDS,
+    MODES,
+    ROLES,
+    SOURCE_ROLES,
+    SOURCES,
+    Edge,
+    Meta,
+    Node,
+    Ref,
+    RefMove,
+    Tree,
+    new_id,
+    now,
 )
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
 

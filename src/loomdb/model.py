@@ -8,7 +8,7 @@ the modules above the backends.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from ulid import ULID
@@ -32,14 +32,14 @@ def new_id() -> str:
 
 def now() -> str:
     """The current UTC time as ISO 8601 with microseconds, the form every timestamp takes."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def iso(moment: datetime) -> str:
     """ISO 8601 UTC with microseconds and a `Z`; naive datetimes are taken as UTC."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,8 +188,8 @@ class SQLiteBackend(Backend):
             "INSERT INTO contents (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
             (key, body.decode("utf-8")),
         )
-        if cur.rowcount:
-            seq = cur.lastrowid
+        if cur.rowcount and cur.lastrowid is not None:
+            seq: int = cur.lastrowid
         else:
             seq = self._db.execute("SELECT seq FROM contents WHERE id = ?", (key,)).fetchone()[0]
         if len(self._content_seq) > 4096:
