@@ -35,27 +35,42 @@ def deep_merge(base: dict[str, Any], delta: dict[str, Any] | None) -> dict[str, 
     return out
 
 
+def context_rows(loom: Loom, pos: Position) -> list[tuple[Any, ...]]:
+    """The path rows that enter the context, in order (compaction honoured, excluded out).
+
+    Extra sources are not included; they come in with the node they feed."""
+    return _split(loom, pos)[1]
+
+
+def _split(loom: Loom, pos: Position) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], set[str]]:
+    """(the whole path, the rows that enter the context, the excluded ids)."""
+    path = loom.path_rows(pos)
+    excluded = loom.backend.flagged(pos.tree, "excluded")
+    rows = _after_compaction(loom, path)
+    if excluded:
+        path = [r for r in path if r[ID] not in excluded]
+        rows = [r for r in rows if r[ID] not in excluded]
+    return path, rows, excluded
+
+
 def assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, Any]:
-    backend = loom.backend
-    rows = loom.path_rows(pos)
-    tree = backend.get_tree(pos.tree)
+    tree = loom.backend.get_tree(pos.tree)
     assert tree is not None
-    rows = _after_compaction(loom, rows)
-    excluded = backend.flagged(tree.id, "excluded")
+    path, rows, excluded = _split(loom, pos)
     sources = _extra_sources(loom, rows, excluded)
-    merged: dict[str, Any] = dict(tree.options or {})
     messages: list[dict[str, Any]] = []
     if tree.system:
         messages.append({"role": "system", "content": [{"type": "text", "text": tree.system}]})
-    kept = [r for r in rows if r[ID] not in excluded] if excluded else rows
-    bodies = _parse_bodies(kept)
-    for row, body in zip(kept, bodies, strict=True):
+    for row, body in zip(rows, _parse_bodies(rows), strict=True):
         if row[FLAGS] & HAS_SOURCES:
             messages.extend(_message(r) for r in sources.get(row[ID], ()))
         msg = {"role": row[ROLE], "content": body}
         if row[CACHE]:
             msg["cache"] = True
         messages.append(msg)
+    # options follow the whole path: a compaction summarizes text, not settings
+    merged: dict[str, Any] = dict(tree.options or {})
+    for row in path:
         if row[OPTIONS] is not None:
             merged = deep_merge(merged, json.loads(row[OPTIONS]))
     return {"messages": messages, "options": deep_merge(merged, options)}

@@ -215,6 +215,7 @@ class Loom:
         policy: str = "retry",
         created_at: str | None = None,
         node_id: str | None = None,
+        tokens: int | None = None,
     ) -> Node:
         """Add a node after `at`. A session named as `at` moves to it (compare-and-swap).
 
@@ -225,7 +226,7 @@ class Loom:
         blocks = self.prepare(content)
         fields = dict(role=role, author=author, source=source, options=options, cache=cache,
                       kind=kind, created_at=created_at, provenance=provenance, origin=origin,
-                      node_id=node_id)
+                      node_id=node_id, tokens=tokens)
         # `fail` compares against the head as the caller saw it before this call
         seen = at if isinstance(at, Position) or policy == "retry" else self.resolve(at)
         for attempt in range(_CAS_RETRIES):
@@ -321,6 +322,7 @@ class Loom:
         selections: dict[str, str] | None = None,
         edited_from: Node | None = None,
         node_id: str | None = None,
+        tokens: int | None = None,
     ) -> Node:
         """Insert one node (inside the caller's transaction) with its chain hash."""
         from .tokens import count_blocks
@@ -344,7 +346,8 @@ class Loom:
         created = created_at or now()
         response = (provenance or {}).get("response_hash")
         edited = edited_from.id if edited_from else None
-        tokens = count_blocks(blocks)
+        if tokens is None:
+            tokens = count_blocks(blocks)
         nid = node_id or new_id()
         node = Node(
             id=nid, tree=tree, parent=parent.id if parent else None,

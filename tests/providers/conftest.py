@@ -165,6 +165,9 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "2048",
         "--model_alias",
         "smollm2",
+        # concurrent alternatives must queue, not cut each other's streams short
+        "--interrupt_requests",
+        "False",
     ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ})

@@ -164,11 +164,31 @@ class TestSeveralModels:
         self, llama_server, local_spec, local_client
     ):
         jobs = [(spec_for(llama_server), chat("Hi", seed=1)), (local_spec, chat("Hello", seed=1))]
-        results = complete_many(jobs, n=2, max_tokens=2)
+        streamed: dict[tuple[int, int], str] = {}
+
+        def collect(job: int, index: int, delta: str) -> None:
+            streamed[job, index] = streamed.get((job, index), "") + delta
+
+        results = complete_many(jobs, n=2, max_tokens=2, stream=collect)
         assert [[c.provider for c in r] for r in results] == [
             ["openai", "openai"],
             ["local", "local"],
         ]
+        assert [[c.alias for c in r] for r in results] == [["srv", "srv"], ["local", "local"]]
+        pairs = [(j, i) for j in (0, 1) for i in (0, 1)]
+        assert {k: streamed.get(k, "") for k in pairs} == {
+            (j, i): results[j][i].text for j, i in pairs
+        }
+
+    def test_a_mode_applies_to_every_job(self, llama_server, local_spec, local_client):
+        ctx = {
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Once"}]}],
+            "options": {"seed": 1},
+        }
+        results = complete_many(
+            [(spec_for(llama_server), ctx), (local_spec, ctx)], max_tokens=2, mode="completion"
+        )
+        assert [r[0].provider_request["prompt"] for r in results] == ["Once", "Once"]
 
     def test_failures_can_be_returned_in_place(self, local_spec, local_client, unused_port):
         down = spec_for(f"http://127.0.0.1:{unused_port}/v1")

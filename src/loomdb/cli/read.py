@@ -145,23 +145,6 @@ def archive(
 
 
 @app.command()
-def context(
-    ctx: typer.Context,
-    headish: str = typer.Argument(...),
-    format: str = typer.Option("normalized", "--format", help="normalized"),
-    options: str = typer.Option(None, "--options", help="Call options merged last (JSON)."),
-    as_json: bool = JSON,
-) -> None:
-    """The context window a model would get at HEADISH."""
-    from ..errors import InvalidInput
-    from .write import _json_arg
-
-    if format != "normalized":
-        raise InvalidInput("--format", f"{format!r} is not one of normalized")
-    emit(True, loom(ctx).context(headish, _json_arg("--options", options)))
-
-
-@app.command()
 def verify(
     ctx: typer.Context,
     tree: str = typer.Argument(None, help="One tree (default: all)."),

@@ -9,7 +9,7 @@ OpenAI-compatible servers and Anthropic do not all honour); `run_alternatives` r
 remote ones concurrently in threads and calls the stream callback under a lock, so a
 callback is never entered twice at once.
 
-Failures: every `ProviderError` a client raises carries `partial: list[Completion]`:
+Failures: every `ProviderError` raised by `complete` carries `partial: list[Completion]`:
 the alternatives that finished plus, when a stream broke, what it had received so far
 (with `incomplete=True`), so a caller may keep it.
 """
@@ -150,14 +150,15 @@ def run_alternatives(
 ) -> list[Completion]:
     """Run `one(index, stream)` for each of `n` alternatives; results in index order."""
     if n < 1:
-        raise ValueError("n must be at least 1")
+        raise InvalidInput("n", f"must be at least 1, got {n}")
     if not parallel or n == 1:
         done: list[Completion] = []
         for i in range(n):
             try:
                 done.append(one(i, stream))
             except ProviderError as err:
-                raise with_partial(err, done) from err.__cause__
+                with_partial(err, done)
+                raise
         return done
     callback = locked_callback(stream) if stream else None
     with ThreadPoolExecutor(max_workers=min(n, MAX_PARALLEL)) as pool:

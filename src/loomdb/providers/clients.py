@@ -371,11 +371,12 @@ def complete_many(
     blob_reader: BlobReader | None = None,
     environ: Mapping[str, str] | None = None,
     return_exceptions: bool = False,
+    mode: str | None = None,
 ) -> list[list[Completion] | LoomError]:
     """Ask several models at once, one thread each; results in the order given.
 
     `stream(job, index, delta)` gets every job's text as it arrives (never two calls at
-    once). The local model is serialized by its own lock, so local jobs queue up while
+    once); `mode` ("chat" / "completion") applies to every job. The local model is serialized by its own lock, so local jobs queue up while
     remote ones proceed. With `return_exceptions`, a failed job's entry is its LoomError
     (a ProviderError keeps its `partial`); otherwise the first failure (in order) is
     raised after every job has finished.
@@ -387,7 +388,7 @@ def complete_many(
         target, ctx = item
         relay = (lambda i, d: callback(number, i, d)) if callback else None
         return _as_client(target, env).complete(
-            ctx, n=n, max_tokens=max_tokens, stream=relay, blob_reader=blob_reader
+            ctx, n=n, max_tokens=max_tokens, stream=relay, blob_reader=blob_reader, mode=mode
         )
 
     with ThreadPoolExecutor(max_workers=max(1, len(specs_and_ctx))) as pool:

@@ -19,6 +19,7 @@ OpenAI Chat Completions mapping (the rules a reader of a stored request needs):
   text (prefixed `[error] ` when `is_error`); tool messages take only text, so images and
   binary documents a tool returned follow in one user message that names the call;
 - content made only of text parts is sent as one string (the parts concatenated);
+- `cache` flags are not sent: OpenAI caches repeated prompt prefixes by itself;
 - `model` is the argument, else `options["model"]`; the options listed in
   `OPENAI_CHAT_OPTIONS` are copied, `tools`/`tool_choice` are converted, and a dict in
   `options["openai"]` is merged last for provider-specific fields. Other options are

@@ -204,6 +204,25 @@ class Backend(ABC):
     def ref_log(self, name: str) -> list[RefMove]:
         """Every recorded move of a ref, oldest first."""
 
+    # -- provenance ------------------------------------------------------------------
+    @abstractmethod
+    def insert_generation(self, gen: dict[str, Any]) -> None:
+        """Store one generation record. Keys: id, tree_id, created_at, provider, model,
+        request, provider_request, raw_response (JSON text), response_hash (`sha256:`),
+        usage (JSON text or None), latency_ms, status."""
+
+    @abstractmethod
+    def get_generation(self, gen_id: str) -> dict[str, Any] | None:
+        """A generation record with the same keys (JSON fields as stored text)."""
+
+    @abstractmethod
+    def insert_compaction(self, row: dict[str, Any]) -> None:
+        """Keys: node_id, tree_id, model, tokens_before, tokens_after, duration_ms,
+        trigger, summarized, created_at."""
+
+    @abstractmethod
+    def get_compaction(self, node_id: str) -> dict[str, Any] | None: ...
+
     # -- blobs -----------------------------------------------------------------------
     @abstractmethod
     def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None: ...

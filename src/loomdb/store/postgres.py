@@ -639,6 +639,44 @@ class PostgresBackend(Backend):
         )
         return [RefMove(*r) for r in rows]
 
+    # -- provenance ------------------------------------------------------------------
+    _GEN = ("id", "tree_id", "created_at", "provider", "model", "request", "provider_request",
+            "raw_response", "response_hash", "usage", "latency_ms", "status")
+    _COMPACTION = ("node_id", "tree_id", "model", "tokens_before", "tokens_after",
+                   "duration_ms", "trigger", "summarized", "created_at")
+
+    def insert_generation(self, gen: dict[str, Any]) -> None:
+        values = [gen[k] for k in self._GEN]
+        values[8] = hex_to_bytes(gen["response_hash"])
+        self._run(
+            f"INSERT INTO generations ({', '.join(self._GEN)})"
+            f" VALUES ({', '.join(['%s'] * len(values))})",
+            values,
+        )
+
+    def get_generation(self, gen_id: str) -> dict[str, Any] | None:
+        row = self._one(f"SELECT {', '.join(self._GEN)} FROM generations WHERE id = %s", (gen_id,))
+        if row is None:
+            return None
+        out = dict(zip(self._GEN, row, strict=True))
+        out["response_hash"] = bytes_to_hex(out["response_hash"])
+        return out
+
+    def insert_compaction(self, row: dict[str, Any]) -> None:
+        values = [row[k] for k in self._COMPACTION]
+        self._run(
+            f"INSERT INTO compactions ({', '.join(self._COMPACTION)})"
+            f" VALUES ({', '.join(['%s'] * len(values))})",
+            values,
+        )
+
+    def get_compaction(self, node_id: str) -> dict[str, Any] | None:
+        row = self._one(
+            f"SELECT {', '.join(self._COMPACTION)} FROM compactions WHERE node_id = %s",
+            (node_id,),
+        )
+        return None if row is None else dict(zip(self._COMPACTION, row, strict=True))
+
     # -- blobs -----------------------------------------------------------------------
     def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
         self._run(

@@ -1,0 +1,170 @@
+"""Generation: ask models for continuations at a point, and keep them with provenance.
+
+`generate` builds the normalized context at a position, asks each model for `n`
+alternatives (different models run concurrently), and writes every answer as a
+sibling node under that position, all in one transaction together with one
+provenance record per answer (seed 003's RawApiResponse: the normalized request, the
+provider request, the raw response, usage, latency, model). A node's chain hash covers
+the hash of its raw response. A session named as the position moves to the first
+answer, by compare-and-swap; if someone else moved it meanwhile the answers are still
+kept and the session stays where they put it (`Generated.moved` says so).
+
+Failures store nothing: the user's own turn was committed before the call, and an
+interrupted stream keeps its partial text only when the caller asks (`keep_partial`),
+marked incomplete.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import refs as R
+from .content import canonical, digest
+from .errors import ProviderError
+from .headish import Position
+from .model import Node, new_id, now
+
+if TYPE_CHECKING:
+    from .loom import Loom
+    from .providers.base import Completion
+    from .providers.config import ModelSpec, ProvidersConfig
+
+Stream = Callable[[int, int, str], None]
+
+
+@dataclass
+class Generated:
+    """What one `generate` call wrote: the nodes (first model's first answer first)."""
+
+    nodes: list[Node]
+    moved: bool = False
+    errors: list[ProviderError] = field(default_factory=list)
+    session: str | None = None
+
+
+def generate_at(loom: Loom, at: str | Position, **options: Any) -> Generated:
+    """`generate` for dialogue trees; for buffer trees, the draft is committed first
+    and the continuations follow it (see `loomdb.buffer.generate`)."""
+    pos = at if isinstance(at, Position) else loom.resolve(at)
+    if loom.tree(pos.tree).mode == "buffer":
+        from .buffer import generate as buffer_generate
+
+        return buffer_generate(loom, pos, **options)  # type: ignore[no-any-return]
+    return generate(loom, pos, **options)
+
+
+def pick_models(
+    loom: Loom, names: Sequence[str], ctx: Mapping[str, Any],
+    config: ProvidersConfig | None, environ: Mapping[str, str] | None,
+) -> list[ModelSpec]:
+    """Models named on the call, else the one the thread's options point at, else the default."""
+    from .providers.config import default_model, resolve_model
+
+    if names:
+        return [resolve_model(n, config) for n in names]
+    pointer = ctx["options"].get("provider_ptr") or ctx["options"].get("model")
+    if isinstance(pointer, str):
+        return [resolve_model(pointer, config)]
+    return [default_model(config, environ)]
+
+
+def generate(
+    loom: Loom,
+    at: str | Position,
+    *,
+    models: Sequence[str] = (),
+    n: int = 1,
+    max_tokens: int | None = None,
+    stream: Stream | None = None,
+    config: ProvidersConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+    keep_partial: bool = False,
+    options: dict[str, Any] | None = None,
+    mode: str | None = None,
+) -> Generated:
+    """N alternatives per model at `at`, stored as sibling nodes with their provenance."""
+    from .errors import InvalidInput
+    from .providers.clients import complete_many
+
+    if n < 1 or n > 64:
+        raise InvalidInput("-n", f"must be between 1 and 64, got {n}")
+    pos = at if isinstance(at, Position) else loom.resolve(at)
+    ctx = loom.context(pos, options)
+    specs = pick_models(loom, models, ctx, config, environ)
+    tree = loom.tree(pos.tree)
+    mode = mode or ("completion" if tree.mode == "buffer" else None)
+    results = complete_many(
+        [(spec, ctx) for spec in specs], n, max_tokens=max_tokens, stream=stream,
+        blob_reader=loom.blob, environ=environ, return_exceptions=True,
+        **({"mode": mode} if mode else {}),
+    )
+    answers: list[Completion] = []
+    errors: list[ProviderError] = []
+    for result in results:
+        if isinstance(result, ProviderError):
+            errors.append(result)
+            if keep_partial:
+                answers.extend(c for c in getattr(result, "partial", []) if c.incomplete)
+        elif isinstance(result, list):
+            answers.extend(result)
+        else:
+            raise result
+    if not answers:
+        raise errors[0]
+    written = store(loom, pos, ctx, answers)
+    written.errors = errors
+    return written
+
+
+def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[Completion]) -> Generated:
+    """Write answers as siblings under `pos`, with provenance, in one transaction."""
+    anchor = Position(pos.node, pos.tree, pos.ref, None, pos.selections)
+    nodes: list[Node] = []
+    moved = False
+    with loom.backend.transaction():
+        for answer in answers:
+            provenance = record(loom, pos.tree, ctx, answer)
+            nodes.append(loom.append(
+                anchor, answer.content, role="assistant", author=answer.alias or answer.model,
+                source="agent", provenance=provenance,
+                tokens=(answer.usage or {}).get("output_tokens"),
+            ))
+        if pos.session is not None:
+            ref = loom.ref(pos.session)
+            if ref.node == pos.node:
+                R.move(loom.backend, ref.name, ref.node, nodes[0].id, actor=loom.actor,
+                       reason=f"generate {len(nodes)} ({nodes[0].author})")
+                moved = True
+    return Generated(nodes, moved, session=pos.session)
+
+
+def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) -> dict[str, Any]:
+    """Store one generation's provenance; return the node's provenance fields."""
+    raw = json.dumps(answer.raw_response, ensure_ascii=False, default=str)
+    response_hash = digest(canonical(json.loads(raw)))
+    gen_id = new_id()
+    loom.backend.insert_generation({
+        "id": gen_id, "tree_id": tree, "created_at": now(), "provider": answer.provider,
+        "model": answer.model, "request": json.dumps(ctx, ensure_ascii=False),
+        "provider_request": json.dumps(answer.provider_request, ensure_ascii=False, default=str),
+        "raw_response": raw, "response_hash": response_hash,
+        "usage": None if answer.usage is None else json.dumps(answer.usage),
+        "latency_ms": answer.latency_ms,
+        "status": "incomplete" if answer.incomplete else "complete",
+    })
+    prov: dict[str, Any] = {
+        "generation": gen_id, "response_hash": response_hash, "provider": answer.provider,
+        "model": answer.model, "alias": answer.alias, "usage": answer.usage,
+        "latency_ms": answer.latency_ms, "stop_reason": answer.stop_reason,
+    }
+    if answer.incomplete:
+        prov["incomplete"] = True
+    return prov
+
+
+def elapsed_ms(start: float) -> int:
+    return int((time.perf_counter() - start) * 1000)
