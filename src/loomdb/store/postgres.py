@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
 from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict
@@ -697,12 +697,17 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def split_url(url: str) -> tuple[str, str | None]:
-    """(connection URL without `blobs=`, the blob location it named or None)."""
+    """(connection URL without `blobs=`, the blob location it named or None). The other
+    parameters are passed to libpq byte for byte (libpq does not read `+` as a space)."""
     parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    blobs = [v for k, v in query if k == "blobs"]
-    rest = urlencode([(k, v) for k, v in query if k != "blobs"])
-    return urlunsplit(parts._replace(query=rest)), (blobs[-1] if blobs else None)
+    kept, blobs = [], None
+    for item in parts.query.split("&") if parts.query else []:
+        key, _, value = item.partition("=")
+        if unquote(key) == "blobs":
+            blobs = unquote(value)
+        else:
+            kept.append(item)
+    return urlunsplit(parts._replace(query="&".join(kept))), blobs
 
 
 def blob_store(location: str) -> Any:
