@@ -99,8 +99,7 @@ def generate(
     mode = mode or ("completion" if tree.mode == "buffer" else None)
     results = complete_many(
         [(spec, ctx) for spec in specs], n, max_tokens=max_tokens, stream=stream,
-        blob_reader=loom.blob, environ=environ, return_exceptions=True,
-        **({"mode": mode} if mode else {}),
+        blob_reader=loom.blob, environ=environ, return_exceptions=True, mode=mode,
     )
     answers: list[Completion] = []
     errors: list[ProviderError] = []
