@@ -1,8 +1,10 @@
-"""`python -m loomdb.demo`: grow and branch a conversation, then show what loomdb keeps.
+"""`python -m loomdb.demo`: grow and branch a conversation with a real local model.
 
-It builds a small conversation, regenerates an answer (siblings), forks a session,
-edits an early turn and splices it into a view (the later turns stay attached), and
-prints the tree, a context window, the session log and the chain verification.
+Runs offline on the embedded default: SmolLM2-135M-Instruct in-process (no key, no
+network). It asks a question, generates two alternative answers (siblings), continues
+the first, forks a session from an earlier turn and continues there, splices an edited
+first question into a view (the later turns stay attached), compacts the main thread,
+and prints the tree, a context window, the session log and the chain verification.
 """
 
 from __future__ import annotations
@@ -16,27 +18,39 @@ from rich.rule import Rule
 
 from . import open as open_store
 from .cli.drawing import draw
+from .compaction import compact
+from .generation import generate
+
+MAX_TOKENS = 48
 
 
 def build(loom, console: Console) -> str:  # type: ignore[no-untyped-def]
-    tree, root = loom.new_tree(
-        "What is a loom, in one sentence?", system="Answer briefly.", session="main",
-        title="Looms and loomdb",
-    )
-    loom.append("main", "A loom is a frame that weaves threads into cloth.", role="assistant",
-                author="model-a")
-    loom.append(root.id, "A loom holds warp threads taut so the weft can be woven through.",
-                role="assistant", author="model-b")
-    loom.append("main", "And what is loomdb?")
-    loom.append("main", "Git for conversations: every message is an immutable, addressable node.",
-                role="assistant", author="model-a")
-    loom.fork("main", "curious")
-    loom.append("curious", "How does it store edits?")
-    loom.append("curious", "As new versions of a node; what follows stays attached.",
-                role="assistant", author="model-a")
-    edited = loom.edit(root.id, "What is a loom? Explain it to a child.")
-    loom.view("splice", "main")
-    loom.select("splice", edited.id)
+    def say(text: str) -> None:
+        console.print(f"[bold]user:[/bold] {text}")
+
+    def answer(at: str, n: int = 1) -> None:
+        result = generate(loom, at, n=n, max_tokens=MAX_TOKENS)
+        for i, node in enumerate(result.nodes):
+            mark = " (kept on the session)" if i == 0 and n > 1 else ""
+            console.print(f"[cyan]{node.author}{mark}:[/cyan] {node.content[0]['text'].strip()}")
+
+    say("What is a loom?")
+    tree, _ = loom.new_tree("What is a loom?", system="Answer in one short sentence.",
+                            session="main", title="Looms and loomdb")
+    answer("main", n=2)
+    say("And what is a thread?")
+    loom.append("main", "And what is a thread?")
+    answer("main")
+    console.print("[dim]fork 'curious' at the first answer, and ask something else there[/dim]")
+    loom.fork("main~2", "curious")
+    say("Who invented the loom?")
+    loom.append("curious", "Who invented the loom?")
+    answer("curious")
+    console.print("[dim]a view 'spliced' with an edited first question; later turns stay[/dim]")
+    loom.view("spliced", "main")
+    loom.edit("spliced~3", "What is a loom? Explain it to a child.")
+    console.print("[dim]compact 'main', keeping the last 2 turns[/dim]")
+    compact(loom, "main", keep=2, max_tokens=MAX_TOKENS)
     return tree.id
 
 
@@ -47,18 +61,25 @@ def main(argv: list[str] | None = None) -> None:
     shutil.rmtree(args.db, ignore_errors=True)
     console = Console(highlight=False)
     with open_store(args.db) as loom:
+        console.print(Rule("a conversation with the local model (offline)"))
         tree = build(loom, console)
-        console.print(Rule("the tree: two answers to the first question, a fork, an edit"))
+        console.print(Rule("the tree: two answers, a fork, an edited version, a compaction"))
         console.print(draw(loom, tree))
-        console.print(Rule("context at the view 'splice': the edited turn 1, the original rest"))
-        console.print_json(json.dumps(loom.context("splice")))
+        console.print(Rule("context at the view 'spliced': the edited question, the original rest"))
+        ctx = loom.context("spliced")
+        for m in ctx["messages"]:
+            text = "".join(b.get("text", "") for b in m["content"]).strip().replace("\n", " ")
+            console.print(f"[bold]{m['role']:>9}[/bold]  {text[:100]}")
+        console.print(Rule("context at 'main' after compaction (summary + kept turns)"))
+        console.print_json(json.dumps(loom.context("main")["messages"][:2])[:2000])
         console.print(Rule("session log of 'main'"))
         for move in loom.ref_log("main"):
-            console.print(f"{move.at}  {move.old or '-'} -> {move.new}  ({move.reason})")
+            console.print(f"{move.at}  {move.old or '-':>26} -> {move.new}  ({move.reason})")
         report = loom.verify(tree)
         console.print(Rule("hash chain"))
         console.print(f"verify: {'ok' if report.ok else 'BROKEN'}, {report.checked} nodes checked")
-        console.print(f"\nThe store is in {args.db}/ ; try: loomdb --db {args.db} tree {tree}")
+        console.print(f"\nThe store is in {args.db}/ — try: loomdb --db {args.db} tree {tree}"
+                      f"   or: loomdb --db {args.db} chat main")
 
 
 if __name__ == "__main__":

@@ -267,7 +267,7 @@ class Loom:
             )
             if ref is not None:
                 R.move(self.backend, ref.name, ref.node, node.id, actor=self.actor,
-                       reason=f"append {fields['role']}")
+                       reason=f"append {fields['role'] if fields['kind'] == 'message' else fields['kind']}")
         if self.backend.committed():
             self._remember(node)
         return node
