@@ -28,7 +28,8 @@ from ulid import ULID
 
 import loomdb
 
-TEXT = "x" * 500
+TEXT = ("A loom holds the warp threads taut so the weft can be woven through them; "
+        "every pass of the shuttle adds one row of cloth. " * 4)[:490]
 
 
 class Floor:
@@ -38,6 +39,7 @@ class Floor:
         self.db = sqlite3.connect(str(path), isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA wal_autocheckpoint=10000")  # the same tuning loomdb uses
         self.db.execute("CREATE TABLE f (id TEXT PRIMARY KEY, parent_id TEXT, role TEXT, content TEXT)")
         self.db.execute("CREATE INDEX f_parent ON f (parent_id)")
 
@@ -93,18 +95,19 @@ def bench_append(loom: loomdb.Loom, floor: Floor, n: int, bushy: bool, rounds: i
     ours_ids, floor_ids = [root.id], [floor.append(None, "root")]
     ours_t, floor_t = [], []
     per = n // rounds
-    for _ in range(rounds):
+    for r in range(rounds):
+        texts = [f"{r}.{i} {TEXT}" for i in range(per)]  # unique: no dedup shortcut
         t0 = time.perf_counter()
-        for _ in range(per):
+        for text in texts:
             if bushy:
-                ours_ids.append(loom.append(rng.choice(ours_ids), TEXT).id)
+                ours_ids.append(loom.append(rng.choice(ours_ids), text).id)
             else:
-                loom.append("bench-linear", TEXT)
+                loom.append("bench-linear", text)
         ours_t.append((time.perf_counter() - t0) / per)
         t0 = time.perf_counter()
-        for _ in range(per):
+        for text in texts:
             parent = rng.choice(floor_ids) if bushy else floor_ids[-1]
-            floor_ids.append(floor.append(parent, TEXT))
+            floor_ids.append(floor.append(parent, text))
         floor_t.append((time.perf_counter() - t0) / per)
     return statistics.median(ours_t), statistics.median(floor_t)
 
@@ -137,7 +140,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     args = parser.parse_args()
     n_append, depth, big = (2000, 2000, 10000) if args.quick else (10_000, 10_000, 100_000)
-    console = Console()
+    console = Console(width=140)
     table = Table(title=f"loomdb on SQLite vs raw sqlite3 (floor) — medians, Python {sys.version.split()[0]}")
     for col in ("operation", "loomdb", "floor", "ratio"):
         table.add_column(col, justify="right" if col != "operation" else "left")

@@ -70,3 +70,14 @@ def fresh_postgres_url() -> Iterator[str]:
     finally:
         with _connect(ADMIN_URL) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def store_of(kind: str, folder: str) -> Iterator[str]:
+    """A fresh, empty store URL of a backend kind ("sqlite" or "postgres"); blobs and
+    the SQLite file go under `folder`."""
+    if kind == "sqlite":
+        yield str(folder)
+        return
+    with fresh_postgres_url() as url:
+        yield f"{url}?blobs=file://{folder}/blobs"

@@ -559,9 +559,9 @@ class SQLiteBackend(Backend):
 
     def log_move(self, move: RefMove) -> None:
         self._db.execute(
-            "INSERT INTO ref_log (ref_name, at, old_node, new_node, actor, reason)"
-            " VALUES (?,?,?,?,?,?)",
-            (move.ref, move.at, move.old, move.new, move.actor, move.reason),
+            "INSERT INTO ref_log SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ?, ?"
+            " FROM ref_log WHERE ref_name = ?",
+            (move.ref, move.at, move.old, move.new, move.actor, move.reason, move.ref),
         )
 
     def ref_log(self, name: str) -> list[RefMove]:

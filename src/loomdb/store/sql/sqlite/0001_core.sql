@@ -144,16 +144,17 @@ CREATE TABLE ref_selections (
   PRIMARY KEY (ref_name, slot_id)
 ) WITHOUT ROWID;
 
+-- One b-tree keyed by (ref, seq): logging a move writes one page, not a row and an index.
 CREATE TABLE ref_log (
-  seq INTEGER PRIMARY KEY,
   ref_name TEXT NOT NULL,
+  seq INTEGER NOT NULL,
   at TEXT NOT NULL,
   old_node TEXT,
   new_node TEXT,
   actor TEXT NOT NULL,
-  reason TEXT NOT NULL
-);
-CREATE INDEX ref_log_ref ON ref_log (ref_name, seq);
+  reason TEXT NOT NULL,
+  PRIMARY KEY (ref_name, seq)
+) WITHOUT ROWID;
 
 CREATE TABLE blobs (
   id BLOB PRIMARY KEY,
