@@ -105,6 +105,9 @@ def _copy_blobs(src: Loom, dst: Loom, report: CopyReport) -> None:
         src.backend, "SELECT id, size, mime_type, created_at FROM blobs ORDER BY id"
     ):
         bid = "sha256:" + bytes(raw_id).hex()
+        if dst.backend.get_blob_meta(bid) is not None and dst.blobs.has(bid):
+            _kept(report, "blobs")
+            continue
         data = src.blobs.get(bid)  # verified against its id on the way out
         if dst.blobs.put(data) != bid:
             raise IntegrityError(f"blob {bid}", bid, "a different id at the target")
@@ -122,6 +125,7 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
     seen_content: set[str] = set()
     for batch in _batches(_parents_first(src.tree_nodes(tree.id)), _BATCH):
         there = dst.get_nodes([n.id for n in batch])
+        new: list[Node] = []
         for node in batch:
             if node.id in there:
                 if there[node.id].chain_hash != node.chain_hash:
@@ -140,13 +144,14 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
             flags = (HAS_SELECTIONS if node.selections else 0) | (
                 HAS_SOURCES if node.sources else 0)
             dst.insert_node(node, flags)
+            new.append(node)
             report.nodes += 1
             if node.kind == "compaction":
                 row = src.get_compaction(node.id)
                 if row is not None and dst.get_compaction(node.id) is None:
                     dst.insert_compaction(row)
                     report.compactions += 1
-        _copy_overlay(src, dst, batch, report)
+        _copy_overlay(src, dst, new, report)
     for (gen_id,) in _rows(src, "SELECT id FROM generations WHERE tree_id = ? ORDER BY id",
                            (tree.id,)):
         gen = src.get_generation(gen_id)
@@ -212,9 +217,13 @@ def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
                 f"not at {ref.node} as in the source",
             )
         _kept(report, "refs")
-    present = {r.name for r in dst.list_refs()} - fresh
     logged = {name for (name,) in _rows(src, "SELECT DISTINCT ref_name FROM ref_log")}
-    moves = [m for name in sorted(logged) if name not in present for m in src.ref_log(name)]
+    moves = []
+    for name in sorted(logged):
+        if name not in fresh and dst.ref_log(name):
+            _kept(report, "ref logs")  # the target has its own history for this name
+            continue
+        moves += src.ref_log(name)
     moves.sort(key=lambda m: m.seq)
     for move in moves:
         dst.log_move(move)

@@ -517,14 +517,17 @@ class _ConversationWriter:
 
     # -- refs ------------------------------------------------------------------------
     def _base_name(self) -> str:
+        """`import/<format>/<id>`: the source id when it is short and safe, its first 8
+        characters when long (like a short git hash), else 8 characters of the tree id."""
         name = f"import/{self.fmt.replace('_', '-')}/"
         sid = self.conv.source_id
-        if _SAFE_ID.match(sid) and ".." not in sid and not sid.endswith("."):
+        if _SAFE_ID.match(sid) and ".." not in sid:
+            short = (sid if len(sid) <= 16 else sid[:8]).rstrip(".-")
             try:
-                return R.check_name(name + sid)
+                return R.check_name(name + short)
             except InvalidInput:
                 pass
-        return name + self.tree_id[-12:].lower()
+        return name + self.tree_id[-8:].lower()
 
     def _free_name(self, wanted: str, node_id: str) -> str | None:
         """`wanted` or `wanted-2`, `-3`...: the first name that is free; None when a ref

@@ -40,8 +40,8 @@ class DraftsPostgres:
     """PostgreSQL: reading a draft locks its ref's row (FOR UPDATE) so that two writers
     appending to the same draft inside transactions serialize instead of losing one."""
 
-    def _one(self, sql: str, args: Any = None) -> Any: ...  # provided by PostgresBackend
-    def _run(self, sql: str, args: Any = None) -> Any: ...  # provided by PostgresBackend
+    _one: Any  # PostgresBackend's helpers
+    _run: Any
 
     def get_draft(self, ref_name: str) -> str | None:
         row = self._one(

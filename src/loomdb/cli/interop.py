@@ -1,0 +1,127 @@
+"""`loomdb import` and `loomdb export`: other tools' exports in, trees out.
+
+    loomdb import FILE [--format auto|chatgpt|claude|openwebui|librechat|loom|oasst|
+                        openai-jsonl|sharegpt|loomdb] [--stop-on-error] [--json]
+    loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt]
+                  [--paths leaves|sessions] [-o FILE]
+
+`import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
+"errors"}`) and exits 0 when every conversation landed, 1 when some were reported in
+`errors` (the others landed), 2 when the file could not be read at all (nothing
+written). A progress bar runs on stderr when it is a terminal; stdout stays clean.
+`export` streams to stdout, or to FILE (written beside it, then renamed into place).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..errors import InvalidInput
+from . import JSON, app, emit, loom
+
+_IMPORT_FORMATS = ("auto|chatgpt|claude|openwebui|librechat|loom|oasst|openai-jsonl|sharegpt|"
+                   "loomdb (loomdb's own json/jsonl export)")
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="An export: .json, .jsonl or an export .zip."),
+    format: str = typer.Option("auto", "--format", help=_IMPORT_FORMATS),
+    stop_on_error: bool = typer.Option(
+        False, "--stop-on-error", help="Stop at the first bad conversation (earlier ones stay)."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Import every conversation of an export file: one tree each, the active branch a
+    session; importing the same file again adds nothing."""
+    from ..interop.writer import import_file
+
+    lm = loom(ctx)
+    with _progress(str(file)) as progress:
+        report = import_file(lm, file, format, stop_on_error=stop_on_error, progress=progress)
+    emit(as_json, report.to_json(), report.text())
+    if report.errors:
+        raise typer.Exit(1)
+
+
+class _Bar:
+    """A Rich progress bar over the bytes the parser has read (stderr, terminals only)."""
+
+    def __init__(self, name: str) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
+        )
+
+        console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
+            TextColumn("{task.fields[done]} conversations, {task.fields[nodes]} nodes"),
+            TimeElapsedColumn(), console=console, transient=True,
+            disable=not console.is_terminal,
+        )
+        self.task = self.progress.add_task(f"importing {Path(name).name}", total=None,
+                                           done=0, nodes=0)
+
+    def __enter__(self) -> Any:
+        self.progress.start()
+        return self.update
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def update(self, report: Any, read: int, total: int) -> None:
+        self.progress.update(self.task, completed=read, total=total or None,
+                             done=report.conversations, nodes=report.nodes)
+
+
+def _progress(name: str) -> _Bar:
+    return _Bar(name)
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    tree: str = typer.Argument(
+        None, help="Tree id or prefix, or a ref/node inside it (markdown and openai-jsonl "
+        "then take that path)."
+    ),
+    all_trees: bool = typer.Option(False, "--all", help="Every tree, archived ones too."),
+    format: str = typer.Option(
+        "json", "--format", help="json|jsonl (lossless), markdown, openai-jsonl, chatgpt."
+    ),
+    paths: str = typer.Option(
+        "leaves", "--paths", help="openai-jsonl: one line per leaf, or per session."
+    ),
+    output: Path = typer.Option(None, "--output", "-o", help="Write to FILE (default: stdout)."),
+) -> None:
+    """Write a tree (or --all) in a format other tools (or loomdb) read back."""
+    from ..interop.export import export as run_export
+
+    if (tree is None) == (not all_trees):
+        raise InvalidInput("export", "give a TREE or --all (not both)")
+    lm = loom(ctx)
+    target = None if all_trees else tree
+    if output is None:
+        run_export(lm, sys.stdout, target=target, format=format, paths=paths)
+        sys.stdout.flush()
+        return
+    output = output.expanduser()
+    if not output.parent.is_dir():
+        raise InvalidInput(str(output), "its folder does not exist")
+    fd, tmp = tempfile.mkstemp(dir=output.parent if str(output.parent) else ".",
+                               prefix=f".{output.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            run_export(lm, fh, target=target, format=format, paths=paths)
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
