@@ -57,7 +57,11 @@ class _Bar:
     def __init__(self, name: str) -> None:
         from rich.console import Console
         from rich.progress import (
-            BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
         )
 
         console = Console(stderr=True)

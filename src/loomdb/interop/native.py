@@ -358,7 +358,8 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
     def get(ref: str | None) -> Node | None:
         return None if ref is None else nodes.get(ref) or stored[ref]
 
-    blocks = loom.prepare(rec.get("content"), f"{where}.content")
+    blocks = loom.prepare(expect(rec.get("content"), list, f"{where}.content", optional=False),
+                          f"{where}.content")
     extra: dict[str, Any] = {}
     if takes_tokens and isinstance(rec.get("tokens"), int):
         extra["tokens"] = rec["tokens"]

@@ -22,7 +22,9 @@ Mapping choices (docs/interop.md explains them):
   * the first top-level message is the root; further top-level messages (a first
     message edited in the source app) become *versions* of the root, each keeping its
     own replies; `edited_from_source_id` likewise makes a version of that message;
-  * the active branch (`current_source_id`) gets the session `import/<format>/<id>`;
+  * the active branch (`current_source_id`) gets the session `import/<format>/<id>`,
+    which a later import of the grown conversation fast-forwards (only when it still
+    sits on the new active branch: a session you moved or continued stays put);
   * attachments with bytes go to the blob store; those the export only names become
     a text block saying what was there (`[image not in the export: name (mime)]`);
   * assistant messages are authored by their model (also `provenance.model`), user
@@ -562,9 +564,19 @@ class _ConversationWriter:
                 self.loom._create_ref(name, "session", self.tree_id, head, {}, origin)
             return
         ref = mine[0]
-        if ref.node != head:
+        if ref.node != head and ref.node in self._active_path(ids, current):
             R.move(self.backend, ref.name, ref.node, head, actor=self.loom.actor,
-                   reason="import: the source's active branch moved")
+                   reason="import: the source's active branch grew")
+
+    def _active_path(self, ids: dict[str, str], current: str) -> set[str]:
+        """Node ids from the root to the active leaf (a session there may fast-forward)."""
+        parents = {m.source_id: m.parent_source_id for m in self.conv.messages}
+        path: set[str] = set()
+        node: str | None = current
+        while node is not None and ids[node] not in path:
+            path.add(ids[node])
+            node = parents.get(node)
+        return path
 
 
 # ---------------------------------------------------------------- small helpers

@@ -61,6 +61,7 @@ _WALK_COLS = (
     "id, tree_id, parent_id, slot_id, depth, role, kind, options, cache, flags, tokens, "
     "total_tokens"
 )
+_BODY = "(SELECT c.body FROM contents c WHERE c.id = n.content_id)"
 # The created-from chain, head first, in one statement: each step is one probe of the
 # primary key (id, tree_id) for the parent and one of contents' for its body. Bodies
 # are fetched inside the recursion so the plan stays index-driven however the
@@ -68,12 +69,11 @@ _WALK_COLS = (
 # result (the chain continues past it), as in the SQLite backend.
 _WALK = (
     f"WITH RECURSIVE w({_WALK_COLS}, body) AS ("
-    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, c.body"
-    f" FROM nodes n LEFT JOIN contents c ON c.id = n.content_id WHERE n.id = %s{{pin}}"
+    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
+    f" FROM nodes n WHERE n.id = %s{{pin}}"
     f" UNION ALL"
-    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, c.body"
-    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id"
-    f" LEFT JOIN contents c ON c.id = n.content_id)"
+    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
+    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id)"
     f" SELECT id, parent_id, slot_id, depth, role, kind, body, options, cache, flags, tokens,"
     f" total_tokens FROM w WHERE body IS NOT NULL ORDER BY depth DESC"
 )

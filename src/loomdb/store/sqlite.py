@@ -559,9 +559,9 @@ class SQLiteBackend(Backend):
 
     def log_move(self, move: RefMove) -> None:
         self._db.execute(
-            "INSERT INTO ref_log SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ?, ?"
-            " FROM ref_log WHERE ref_name = ?",
-            (move.ref, move.at, move.old, move.new, move.actor, move.reason, move.ref),
+            "INSERT INTO ref_log VALUES (?, coalesce((SELECT seq FROM ref_log WHERE ref_name = ?"
+            " ORDER BY seq DESC LIMIT 1), 0) + 1, ?, ?, ?, ?, ?)",
+            (move.ref, move.ref, move.at, move.old, move.new, move.actor, move.reason),
         )
 
     def ref_log(self, name: str) -> list[RefMove]:

@@ -1,0 +1,289 @@
+"""What only the PostgreSQL backend has to prove (the conformance suite covers the rest):
+plans that use the indexes, keys ready for distribution by tree, concurrent migrations,
+row locks and aborted transactions, URL handling and the fsspec blob store."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pg import fresh_postgres_url
+
+import loomdb
+from loomdb import Loom
+from loomdb.blobs import BlobStore, blob_id
+from loomdb.errors import IntegrityError, InvalidInput, NotFound, RefConflict
+from loomdb.objectstore import ObjectBlobStore
+from loomdb.store import migrations
+from loomdb.store.postgres import PostgresBackend, TransientConflict, open_postgres, split_url
+
+pytestmark = pytest.mark.postgres
+
+if "postgres" not in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(","):
+    pytest.skip("PostgreSQL is not among LOOMDB_TEST_BACKENDS", allow_module_level=True)
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> Iterator[str]:
+    with fresh_postgres_url() as db:
+        yield f"{db}?blobs=file://{tmp_path}/blobs"
+
+
+@pytest.fixture
+def pg(url: str) -> Iterator[Loom]:
+    with loomdb.open(url) as loom:
+        yield loom
+
+
+def _bushy(loom: Loom, trees: int, size: int) -> list[tuple[str, list[str]]]:
+    """`trees` random trees of `size` nodes with distinct content, written fast."""
+    rng = random.Random(5)
+    out = []
+    for t in range(trees):
+        tree, root = loom.new_tree(f"tree {t}")
+        nodes = [root]
+        with loom.backend.transaction():
+            for i in range(size - 1):
+                parent = nodes[rng.randrange(len(nodes))] if i % 3 else nodes[-1]
+                nodes.append(loom._write(
+                    tree=tree.id, parent=parent, blocks=[{"type": "text", "text": f"{t}.{i}"}],
+                    role="user", author=None, source="human", options=None, cache=False,
+                    kind="message", created_at=None))
+        out.append((tree.id, [n.id for n in nodes]))
+    loom.backend.execute("ANALYZE")
+    return out
+
+
+@pytest.fixture(scope="module")
+def big() -> Iterator[tuple[Loom, list[tuple[str, list[str]]]]]:
+    """Ten 1000-node trees, analyzed: big enough for the planner to prefer indexes."""
+    with fresh_postgres_url() as db, loomdb.open(db + "?blobs=memory://plans") as loom:
+        yield loom, _bushy(loom, 10, 1000)
+
+
+class TestPlans:
+    """The hot reads are index-driven (seed 001's index lists), checked with EXPLAIN."""
+
+    def test_a_path_is_one_recursive_query_over_the_primary_key(self, big) -> None:
+        loom, trees = big
+        _, ids = trees[3]
+        head = max(loom.nodes(ids), key=lambda n: n.depth).id
+        plan = loom.backend.explain("walk", (head,))
+        assert "Recursive Union" in plan and "Seq Scan" not in plan
+        assert "Index Scan using nodes_pkey" in plan and "contents_pkey" in plan
+
+    def test_children_use_the_children_index(self, big) -> None:
+        loom, trees = big
+        plan = loom.backend.explain("children", (trees[2][1][10],))
+        assert "nodes_children" in plan and "Seq Scan" not in plan
+
+    def test_leaves_read_one_tree_through_its_index(self, big) -> None:
+        loom, trees = big
+        plan = loom.backend.explain("leaves", (trees[4][0],))
+        assert "Seq Scan" not in plan
+        assert "nodes_tree" in plan or "nodes_children" in plan
+
+    def test_node_lookups_by_id_alone_use_the_primary_key(self, big) -> None:
+        loom, trees = big
+        plan = loom.backend.explain(
+            "SELECT id FROM nodes WHERE id = ANY(%s::text[])", (trees[1][1][:50],))
+        assert "nodes_pkey" in plan and "Seq Scan" not in plan
+
+
+class TestKeysForDistribution:
+    """Every per-tree table carries tree_id in every unique key (a Citus distribution
+    column); the global tables are the content-addressed ones and the ref namespace."""
+
+    GLOBAL = {"contents", "blobs", "loomdb_migrations",  # content-addressed / bookkeeping
+              "refs", "ref_selections", "ref_log", "drafts"}  # keyed by the ref name
+
+    def test_every_per_tree_key_holds_the_tree_id(self, pg: Loom) -> None:
+        rows = pg.backend.execute(
+            "SELECT c.relname, i.indexrelid::regclass::text,"
+            " array(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = c.oid"
+            "  AND a.attnum = ANY(i.indkey))"
+            " FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid"
+            " JOIN pg_namespace s ON s.oid = c.relnamespace"
+            " WHERE i.indisunique AND s.nspname = current_schema()")
+        per_tree = {t for t, _, _ in rows} - self.GLOBAL
+        with_tree_id = {t for (t,) in pg.backend.execute(
+            "SELECT table_name FROM information_schema.columns WHERE column_name = 'tree_id'"
+            " AND table_schema = current_schema()")}
+        assert per_tree - {"trees"} <= with_tree_id, "a new table must be global or per tree"
+        assert {"nodes", "trees", "edges", "node_meta", "node_tags", "node_sources",
+                "node_selections", "edge_sources", "generations", "compactions"} <= per_tree
+        for table, index, cols in rows:
+            if table in self.GLOBAL:
+                continue
+            key = "id" if table == "trees" else "tree_id"
+            assert key in cols, f"{index} on {table} lacks {key}: {cols}"
+
+    def test_a_node_id_is_unique_across_trees(self, pg: Loom) -> None:
+        _, a = pg.new_tree("a")
+        with pytest.raises(InvalidInput, match="already in the store"):
+            pg.new_tree("b", node_id=a.id)
+        assert [t.title for t in pg.trees()] == ["a"]
+
+
+class TestMigrationsOnPostgres:
+    def test_first_opens_from_many_processes_apply_each_script_once(self, url: str) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(4) as pool:
+            applied = pool.map(_open_and_migrate, [url] * 4)
+        names = [n for n, _ in migrations.scripts("postgres")]
+        assert sorted(n for run in applied for n in run) == names
+        with loomdb.open(url) as loom:
+            assert loom.backend.applied_migrations() == names
+
+    def test_the_dialects_have_the_same_migrations(self) -> None:
+        assert [n for n, _ in migrations.scripts("postgres")] == [
+            n for n, _ in migrations.scripts("sqlite")]
+
+
+def _open_and_migrate(url: str) -> list[str]:
+    backend, _ = open_postgres(url)
+    try:
+        return backend.migrate()
+    finally:
+        backend.close()
+
+
+class TestTransactions:
+    def test_reads_outside_a_transaction_leave_none_open(self, pg: Loom) -> None:
+        import psycopg
+
+        pg.new_tree("q", session="main")
+        pg.path("main")
+        assert pg.backend._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+    def test_a_writer_of_a_ref_waits_for_the_other_instead_of_failing(
+        self, pg: Loom, url: str
+    ) -> None:
+        _, root = pg.new_tree("q", session="main")
+        other = PostgresBackend(url, conninfo=split_url(url)[0])
+        entered, done = threading.Event(), threading.Event()
+        moved: list[bool] = []
+
+        def second() -> None:
+            with other.transaction():
+                entered.set()
+                ref = other.get_ref("main")  # blocks on the row lock until we commit
+                moved.append(ref is not None and ref.node != root.id)
+            done.set()
+
+        with pg.backend.transaction():
+            pg.backend.get_ref("main")
+            thread = threading.Thread(target=second)
+            thread.start()
+            entered.wait(5)
+            assert not done.wait(0.5), "the second writer did not wait for the row lock"
+            n = pg.append("main", "first")
+        thread.join(10)
+        other.close()
+        assert moved == [True] and pg.ref("main").node == n.id
+
+    def test_a_deadlock_surfaces_as_a_retryable_conflict(self, pg: Loom, url: str) -> None:
+        _, root = pg.new_tree("q", session="a")
+        pg.fork(root.id, "b")
+        other = PostgresBackend(url, conninfo=split_url(url)[0])
+        both = threading.Barrier(2, timeout=10)
+        errors: list[BaseException] = []
+
+        def cross(backend: PostgresBackend, first: str, then: str) -> None:
+            try:
+                with backend.transaction():
+                    backend.get_ref(first)
+                    both.wait()
+                    backend.get_ref(then)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=cross, args=(pg.backend, "a", "b")),
+                   threading.Thread(target=cross, args=(other, "b", "a"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        other.close()
+        assert len(errors) == 1 and isinstance(errors[0], TransientConflict)
+        assert isinstance(errors[0], RefConflict) and "retry" in str(errors[0])
+
+    def test_raw_sql_takes_sqlite_style_placeholders(self, pg: Loom) -> None:
+        _, root = pg.new_tree("q '?' 100%")
+        assert pg.backend.execute("SELECT id FROM nodes WHERE id = ? AND '?' = '?'",
+                                  (root.id,)) == [(root.id,)]
+        assert pg.backend.execute("SELECT title FROM trees WHERE title LIKE ?",
+                                  ("%100%",)) == [("q '?' 100%",)]
+
+
+class TestUrls:
+    def test_the_blob_location_is_taken_out_of_the_url(self) -> None:
+        conn, blobs = split_url("postgresql://u:p%40ss@h:5433/db?sslmode=disable"
+                                "&blobs=s3%3A%2F%2Fbucket%2Floom&options=-c%20x%3Dy+z")
+        assert conn == "postgresql://u:p%40ss@h:5433/db?sslmode=disable&options=-c%20x%3Dy+z"
+        assert blobs == "s3://bucket/loom"
+        assert split_url("postgresql://h/db") == ("postgresql://h/db", None)
+
+    def test_blobs_default_to_the_environment_then_a_local_folder(
+        self, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        bare = split_url(url)[0]
+        monkeypatch.setenv("LOOMDB_BLOBS", "memory://from-env")
+        backend, blobs = open_postgres(bare)
+        backend.close()
+        assert isinstance(blobs, ObjectBlobStore) and blobs.url == "memory://from-env"
+        monkeypatch.delenv("LOOMDB_BLOBS")
+        monkeypatch.chdir(tmp_path)
+        backend, blobs = open_postgres(bare)
+        backend.close()
+        assert isinstance(blobs, BlobStore) and str(blobs.root) == ".loomdb-blobs"
+        backend, blobs = open_postgres(bare + "?blobs=file:///srv/x")
+        backend.close()
+        assert isinstance(blobs, BlobStore) and str(blobs.root) == "/srv/x"
+
+    def test_a_store_with_blobs_in_an_object_store_round_trips(self, url: str) -> None:
+        memory = split_url(url)[0] + "?blobs=memory://roundtrip-" + os.urandom(4).hex()
+        with loomdb.open(memory) as loom:
+            block = {"type": "image", "data": "iVBORw0KGgo=", "mime_type": "image/png"}
+            _, root = loom.new_tree([block])
+            ref = root.content[0]["ref"]
+            assert loom.blob(ref) == b"\x89PNG\r\n\x1a\n"
+            assert isinstance(loom.blobs, ObjectBlobStore) and loom.blobs.has(ref)
+
+
+class TestObjectBlobStore:
+    @pytest.fixture(params=["memory", "file"])
+    def store(self, request: pytest.FixtureRequest, tmp_path: Path) -> ObjectBlobStore:
+        if request.param == "memory":
+            return ObjectBlobStore(f"memory://blobs-{os.urandom(4).hex()}/root")
+        return ObjectBlobStore(f"file://{tmp_path}/objects")
+
+    def test_put_is_idempotent_and_get_verifies(self, store: ObjectBlobStore) -> None:
+        data = b"some bytes"
+        bid = store.put(data)
+        assert bid == blob_id(data) == store.put(data)
+        assert store.has(bid) and store.get(bid) == data
+        hexd = bid[7:]
+        assert store.fs.exists(f"{store.root}/{hexd[:2]}/{hexd[2:4]}/{hexd}")
+        assert not [p for p in store.fs.find(store.root) if ".tmp-" in p]
+
+    def test_a_changed_object_is_an_integrity_error(self, store: ObjectBlobStore) -> None:
+        bid = store.put(b"original")
+        hexd = bid[7:]
+        store.fs.pipe_file(f"{store.root}/{hexd[:2]}/{hexd[2:4]}/{hexd}", b"forged")
+        with pytest.raises(IntegrityError) as info:
+            store.get(bid)
+        assert info.value.expected == bid and info.value.got == blob_id(b"forged")
+
+    def test_missing_and_malformed_ids(self, store: ObjectBlobStore) -> None:
+        with pytest.raises(NotFound):
+            store.get(blob_id(b"never stored"))
+        assert not store.has(blob_id(b"never stored"))
+        for bad in ("sha256:../../etc/passwd", "../x", "sha256:" + "A" * 64):
+            with pytest.raises(InvalidInput):
+                store.get(bad)
