@@ -416,22 +416,18 @@ class SQLiteBackend(Backend):
         )
 
     def edges_of(self, node_id: str) -> list[Edge]:
-        ids = [r[0] for r in self._db.execute(
-            "SELECT id FROM edges WHERE target_id = ? UNION"
-            " SELECT edge_id FROM edge_sources WHERE source_id = ?",
+        rows = self._db.execute(
+            "SELECT e.id, e.tree_id, e.type, e.target_id, e.created_at, s.source_id, s.role"
+            " FROM edges e JOIN edge_sources s ON s.edge_id = e.id"
+            " WHERE e.id IN (SELECT id FROM edges WHERE target_id = ?"
+            " UNION SELECT edge_id FROM edge_sources WHERE source_id = ?)"
+            " ORDER BY e.id, s.position",
             (node_id, node_id),
-        )]
-        out: list[Edge] = []
-        for eid in sorted(ids):
-            tree, etype, target, created = self._db.execute(
-                "SELECT tree_id, type, target_id, created_at FROM edges WHERE id = ?", (eid,)
-            ).fetchone()
-            sources = tuple(self._db.execute(
-                "SELECT source_id, role FROM edge_sources WHERE edge_id = ? ORDER BY position",
-                (eid,),
-            ).fetchall())
-            out.append(Edge(eid, tree, etype, sources, target, created))
-        return out
+        ).fetchall()
+        edges: dict[str, list[Any]] = {}
+        for eid, tree, etype, target, created, source, role in rows:
+            edges.setdefault(eid, [tree, etype, target, created, []])[4].append((source, role))
+        return [Edge(eid, t, ty, tuple(src), tg, c) for eid, (t, ty, tg, c, src) in edges.items()]
 
     # -- metadata overlay ------------------------------------------------------------
     def get_meta(self, ids: Sequence[str]) -> dict[str, Meta]:
@@ -484,37 +480,36 @@ class SQLiteBackend(Backend):
         return {r[0] for r in rows}
 
     # -- refs ------------------------------------------------------------------------
-    def _ref(self, row: tuple[Any, ...]) -> Ref:
-        name, kind, tree, node, origin, created, updated = row
-        sel = dict(self._db.execute(
-            "SELECT slot_id, version_id FROM ref_selections WHERE ref_name = ?", (name,)
-        ).fetchall())
-        return Ref(name, kind, tree, node, created, updated, sel, _loads(origin))
-
-    def get_ref(self, name: str) -> Ref | None:
+    def _refs(self, where: str, args: Sequence[Any]) -> list[Ref]:
+        """Refs with their selections in one query (no query per ref)."""
         rows = self._db.execute(
             "SELECT r.name, r.kind, r.tree_id, r.node_id, r.origin, r.created_at, r.updated_at,"
             " s.slot_id, s.version_id FROM refs r LEFT JOIN ref_selections s ON s.ref_name = r.name"
-            " WHERE r.name = ?",
-            (name,),
+            f" {where} ORDER BY r.name",
+            args,
         ).fetchall()
-        if not rows:
-            return None
-        name, kind, tree, node, origin, created, updated = rows[0][:7]
-        sel = {r[7]: r[8] for r in rows if r[7] is not None}
-        return Ref(name, kind, tree, node, created, updated, sel, _loads(origin))
+        found: dict[str, Ref] = {}
+        for name, kind, tree, node, origin, created, updated, slot, version in rows:
+            ref = found.get(name)
+            if ref is None:
+                ref = found[name] = Ref(name, kind, tree, node, created, updated, {}, _loads(origin))
+            if slot is not None:
+                ref.selections[slot] = version
+        return list(found.values())
+
+    def get_ref(self, name: str) -> Ref | None:
+        found = self._refs("WHERE r.name = ?", (name,))
+        return found[0] if found else None
 
     def list_refs(self, kind: str | None = None, tree_id: str | None = None) -> list[Ref]:
         conds, args = [], []
         if kind:
-            conds.append("kind = ?")
+            conds.append("r.kind = ?")
             args.append(kind)
         if tree_id:
-            conds.append("tree_id = ?")
+            conds.append("r.tree_id = ?")
             args.append(tree_id)
-        where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        rows = self._db.execute(f"SELECT * FROM refs {where} ORDER BY name", args).fetchall()
-        return [self._ref(r) for r in rows]
+        return self._refs(("WHERE " + " AND ".join(conds)) if conds else "", args)
 
     def ref_names_like(self, name: str, limit: int) -> list[str]:
         rows = self._db.execute(
