@@ -106,3 +106,9 @@ class ProviderError(LoomError):
         self.why = why
         self.retryable = retryable
         super().__init__(f"{provider}: {why}")
+
+
+def check_choice(what: str, value: object, allowed: Sequence[str]) -> None:
+    """Refuse a value outside a fixed vocabulary (roles, modes, edge types...)."""
+    if value not in allowed:
+        raise InvalidInput(what, f"{value!r} is not one of {', '.join(allowed)}")

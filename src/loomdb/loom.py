@@ -20,25 +20,22 @@ from . import content as C
 from . import refs as R
 from .blobs import BlobStore, check_id
 from .chain import chain_hash
-from .errors import CycleError, InvalidInput, NotFound, RefConflict
+from .errors import InvalidInput, NotFound, RefConflict, check_choice
 from .graph import resolve_path
 from .headish import Position, parse, resolve_base
 from .model import (
-    EDGE_TYPES,
     KINDS,
     MODES,
     ROLES,
     SOURCE_ROLES,
     SOURCES,
-    Edge,
-    Meta,
     Node,
-    Ref,
-    RefMove,
     Tree,
     new_id,
     now,
 )
+from .overlay import OverlayOps
+from .ref_ops import RefOps
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
 
 ContentLike = str | list[dict[str, Any]]
@@ -46,7 +43,7 @@ POLICIES = ("retry", "fail")
 _CAS_RETRIES = 100
 
 
-class Loom:
+class Loom(RefOps, OverlayOps):
     """A store of branching conversations: see the package docstring for the model."""
 
     def __init__(
@@ -172,7 +169,7 @@ class Loom:
         lineage: dict[str, Any] | None = None,
     ) -> tuple[Tree, Node]:
         """Create a tree with its root node (and optionally a session on it)."""
-        _check_choice("mode", mode, MODES)
+        check_choice("mode", mode, MODES)
         blocks = self.prepare(content)
         if options is not None and not isinstance(options, dict):
             raise InvalidInput("options", "must be a JSON object")
@@ -222,7 +219,7 @@ class Loom:
         `policy="retry"` appends after the session's head as it is at commit time, so
         concurrent writers chain up instead of forking; `policy="fail"` (or an explicit
         `expect`) raises RefConflict when the session moved since it was read."""
-        _check_choice("policy", policy, POLICIES)
+        check_choice("policy", policy, POLICIES)
         blocks = self.prepare(content)
         fields = dict(role=role, author=author, source=source, options=options, cache=cache,
                       kind=kind, created_at=created_at, provenance=provenance, origin=origin,
@@ -327,9 +324,9 @@ class Loom:
         """Insert one node (inside the caller's transaction) with its chain hash."""
         from .tokens import count_blocks
 
-        _check_choice("role", role, ROLES)
-        _check_choice("source", source, SOURCES)
-        _check_choice("kind", kind, KINDS)
+        check_choice("role", role, ROLES)
+        check_choice("source", source, SOURCES)
+        check_choice("kind", kind, KINDS)
         if options is not None and not isinstance(options, dict):
             raise InvalidInput("options", "must be a JSON object")
         cid, body = C.encode(blocks, self.max_content_bytes)
@@ -369,7 +366,7 @@ class Loom:
 
     def _source(self, tree: str, spec: str | tuple[str, str]) -> tuple[str, str]:
         headish, role = (spec, "context") if isinstance(spec, str) else spec
-        _check_choice("source role", role, SOURCE_ROLES[1:])
+        check_choice("source role", role, SOURCE_ROLES[1:])
         pos = self.resolve(headish)
         if pos.tree != tree:
             raise InvalidInput(
@@ -377,174 +374,6 @@ class Loom:
                 "a continuation cannot cross trees (only link edges may); use `link`",
             )
         return pos.node, role
-
-    # == refs =======================================================================
-    def fork(self, at: str | Position, name: str, *, kind: str = "session") -> Ref:
-        """A new session (or view) at `at`, sharing everything before it: O(1), no copy."""
-        _check_choice("kind", kind, ("session", "view"))
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        origin = {"forked_from": {"ref": pos.ref.name if pos.ref else None, "node": pos.node}}
-        with self.backend.transaction():
-            return self._create_ref(name, kind, pos.tree, pos.node, dict(pos.selections), origin)
-
-    def view(self, name: str, at: str | Position) -> Ref:
-        """A named view at `at`: select versions in it without moving any session."""
-        return self.fork(at, name, kind="view")
-
-    def bookmark(self, at: str | Position, label: str) -> Ref:
-        """A fixed label on a node, unique in the store and usable as a headish."""
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        with self.backend.transaction():
-            ref = self._create_ref(label, "bookmark", pos.tree, pos.node, {}, None)
-            self.backend.set_meta(pos.node, pos.tree, {"bookmarked": 1, "label": label})
-        return ref
-
-    def _create_ref(
-        self, name: str, kind: str, tree: str, node: str, selections: dict[str, str],
-        origin: dict[str, Any] | None,
-    ) -> Ref:
-        R.check_name(name)
-        at = now()
-        ref = Ref(name, kind, tree, node, at, at, selections, origin)
-        if not self.backend.insert_ref(ref):
-            existing = self.backend.get_ref(name)
-            raise InvalidInput(
-                f"ref {name!r}",
-                f"already exists ({existing.kind if existing else 'ref'}); names are unique",
-            )
-        R.log_change(self.backend, name, None, node, actor=self.actor, reason=f"create {kind}")
-        return ref
-
-    def set_ref(self, name: str, at: str | Position, *, expect: str | None = None) -> Ref:
-        """Move a session or view to `at` by compare-and-swap (expect: where it must be)."""
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        with self.backend.transaction():
-            ref = self._ref_or_fail(name)
-            if ref.kind == "bookmark":
-                raise InvalidInput(f"ref {name!r}", "bookmarks are fixed; delete and re-create")
-            if pos.tree != ref.tree:
-                raise InvalidInput(f"ref {name!r}", f"belongs to tree {ref.tree}, not {pos.tree}")
-            R.move(self.backend, name, expect or ref.node, pos.node, actor=self.actor,
-                   reason="set")
-        return self.ref(name)
-
-    def undo(self, name: str) -> Ref:
-        """Move a ref back to where its last move took it from."""
-        with self.backend.transaction():
-            ref = self._ref_or_fail(name)
-            moves = [m for m in self.backend.ref_log(name) if m.old and m.new]
-            if not moves:
-                raise InvalidInput(f"ref {name!r}", "has no move to undo")
-            last = moves[-1]
-            if last.new != ref.node:
-                raise RefConflict(name, last.new, ref.node)
-            R.move(self.backend, name, ref.node, last.old or ref.node, actor=self.actor,
-                   reason=f"undo move {last.seq}")
-        return self.ref(name)
-
-    def delete_ref(self, name: str) -> None:
-        with self.backend.transaction():
-            ref = self._ref_or_fail(name)
-            self.backend.delete_ref(name)
-            if ref.kind == "bookmark":
-                self.backend.set_meta(ref.node, ref.tree, {"bookmarked": 0, "label": None})
-            R.log_change(self.backend, name, ref.node, None, actor=self.actor, reason="delete")
-
-    def select(self, ref_name: str, version: str | Position) -> Ref:
-        """Make a session or view use `version` for that version's slot."""
-        pos = version if isinstance(version, Position) else self.resolve(version)
-        with self.backend.transaction():
-            ref = self._ref_or_fail(ref_name)
-            if ref.kind == "bookmark":
-                raise InvalidInput(f"ref {ref_name!r}", "a bookmark holds no selections")
-            if pos.tree != ref.tree:
-                raise InvalidInput(f"node {pos.node}", f"is not in the tree of {ref_name!r}")
-            self._select(ref, self._get(pos.node))
-        return self.ref(ref_name)
-
-    def _select(self, ref: Ref, node: Node) -> None:
-        # selecting the original is recorded too: it overrides selections stored on nodes
-        self.backend.set_selection(ref.name, node.slot, node.id)
-        R.log_change(self.backend, ref.name, ref.node, ref.node, actor=self.actor,
-                     reason=f"select {node.slot} -> {node.id}")
-
-    def ref(self, name: str) -> Ref:
-        return self._ref_or_fail(name)
-
-    def refs(self, kind: str | None = None, tree: str | None = None) -> list[Ref]:
-        return self.backend.list_refs(kind, tree)
-
-    def ref_log(self, name: str) -> list[RefMove]:
-        if self.backend.get_ref(name) is None and not self.backend.ref_log(name):
-            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
-        return self.backend.ref_log(name)
-
-    def _ref_or_fail(self, name: str) -> Ref:
-        ref = self.backend.get_ref(name)
-        if ref is None:
-            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
-        return ref
-
-    def _head_of(self, ref: Ref) -> str:
-        """The node a ref shows at its head (its selection for the head's slot, if any)."""
-        if not ref.selections:
-            return ref.node
-        node = self._get(ref.node)
-        return ref.selections.get(node.slot, node.id)
-
-    # == overlay ====================================================================
-    def tag(self, at: str | Position, *tags: str, remove: bool = False) -> Meta:
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        for t in tags:
-            if not t or not isinstance(t, str) or len(t) > 100:
-                raise InvalidInput(f"tag {t!r}", "tags are 1-100 characters")
-        with self.backend.transaction():
-            if remove:
-                self.backend.remove_tags(pos.node, tags)
-            else:
-                self.backend.add_tags(pos.node, pos.tree, tags)
-        return self.meta(pos)
-
-    def exclude(self, at: str | Position, on: bool = True) -> Meta:
-        """Keep a node out of (or back in) every context built through it."""
-        return self._flag(at, "excluded", on)
-
-    def prune(self, at: str | Position, on: bool = True) -> Meta:
-        """Soft-delete a branch: its nodes stay, but leaves and drawings skip it."""
-        return self._flag(at, "pruned", on)
-
-    def _flag(self, at: str | Position, flag: str, on: bool) -> Meta:
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        with self.backend.transaction():
-            self.backend.set_meta(pos.node, pos.tree, {flag: int(on)})
-        return self.meta(pos)
-
-    def meta(self, at: str | Position) -> Meta:
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        return self.backend.get_meta([pos.node]).get(pos.node, Meta())
-
-    def link(self, src: str | Position, dst: str | Position, *, type: str = "link") -> Edge:
-        """An annotation (same tree, never in context) or a link (may cross trees)."""
-        _check_choice("edge type", type, EDGE_TYPES[1:])
-        a = src if isinstance(src, Position) else self.resolve(src)
-        b = dst if isinstance(dst, Position) else self.resolve(dst)
-        if a.node == b.node:
-            raise CycleError(f"edge {a.node} -> {b.node}", "an edge cannot join a node to itself")
-        if type == "annotation":
-            if a.tree != b.tree:
-                raise InvalidInput(f"edge {a.node} -> {b.node}",
-                                   "annotations stay in one tree; use --type link")
-            if b.node in self.path(a):
-                raise CycleError(f"edge {a.node} -> {b.node}",
-                                 "the target is an ancestor of the source: that closes a cycle")
-        edge = Edge(new_id(), a.tree, type, ((a.node, "primary"),), b.node, now())
-        with self.backend.transaction():
-            self.backend.insert_edge(edge)
-        return edge
-
-    def edges(self, at: str | Position) -> list[Edge]:
-        pos = at if isinstance(at, Position) else self.resolve(at)
-        return self.backend.edges_of(pos.node)
 
     # == trees ======================================================================
     def tree(self, name: str) -> Tree:
@@ -671,11 +500,6 @@ class Loom:
         from .verify import verify
 
         return verify(self, self.tree(tree).id if tree else None)
-
-
-def _check_choice(what: str, value: Any, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise InvalidInput(what, f"{value!r} is not one of {', '.join(allowed)}")
 
 
 def _title_from(blocks: list[dict[str, Any]]) -> str:

@@ -1,0 +1,146 @@
+"""Operations on refs, mixed into `Loom`: fork, views, bookmarks, CAS moves, undo, selections.
+
+Name rules and the one way a ref moves (`refs.move`: compare-and-swap plus a log line)
+live in `loomdb.refs`; this module is the public face of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import refs as R
+from .errors import InvalidInput, NotFound, RefConflict, check_choice
+from .headish import Position
+from .model import Meta, Node, Ref, RefMove, now
+
+if TYPE_CHECKING:
+    from .store.base import Backend
+
+
+class LoomParts:
+    """What these operations use from the Loom they are mixed into."""
+
+    backend: Backend
+    actor: str
+
+    if TYPE_CHECKING:
+        def resolve(self, headish: str) -> Position: ...
+        def _get(self, node_id: str) -> Node: ...
+        def path(self, at: str | Position) -> list[str]: ...
+        def meta(self, at: str | Position) -> Meta: ...
+
+
+class RefOps(LoomParts):
+    def fork(self, at: str | Position, name: str, *, kind: str = "session") -> Ref:
+        """A new session (or view) at `at`, sharing everything before it: O(1), no copy."""
+        check_choice("kind", kind, ("session", "view"))
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        origin = {"forked_from": {"ref": pos.ref.name if pos.ref else None, "node": pos.node}}
+        with self.backend.transaction():
+            return self._create_ref(name, kind, pos.tree, pos.node, dict(pos.selections), origin)
+
+    def view(self, name: str, at: str | Position) -> Ref:
+        """A named view at `at`: select versions in it without moving any session."""
+        return self.fork(at, name, kind="view")
+
+    def bookmark(self, at: str | Position, label: str) -> Ref:
+        """A fixed label on a node, unique in the store and usable as a headish."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        with self.backend.transaction():
+            ref = self._create_ref(label, "bookmark", pos.tree, pos.node, {}, None)
+            self.backend.set_meta(pos.node, pos.tree, {"bookmarked": 1, "label": label})
+        return ref
+
+    def _create_ref(
+        self, name: str, kind: str, tree: str, node: str, selections: dict[str, str],
+        origin: dict[str, Any] | None,
+    ) -> Ref:
+        R.check_name(name)
+        at = now()
+        ref = Ref(name, kind, tree, node, at, at, selections, origin)
+        if not self.backend.insert_ref(ref):
+            existing = self.backend.get_ref(name)
+            raise InvalidInput(
+                f"ref {name!r}",
+                f"already exists ({existing.kind if existing else 'ref'}); names are unique",
+            )
+        R.log_change(self.backend, name, None, node, actor=self.actor, reason=f"create {kind}")
+        return ref
+
+    def set_ref(self, name: str, at: str | Position, *, expect: str | None = None) -> Ref:
+        """Move a session or view to `at` by compare-and-swap (expect: where it must be)."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        with self.backend.transaction():
+            ref = self._ref_or_fail(name)
+            if ref.kind == "bookmark":
+                raise InvalidInput(f"ref {name!r}", "bookmarks are fixed; delete and re-create")
+            if pos.tree != ref.tree:
+                raise InvalidInput(f"ref {name!r}", f"belongs to tree {ref.tree}, not {pos.tree}")
+            R.move(self.backend, name, expect or ref.node, pos.node, actor=self.actor,
+                   reason="set")
+        return self.ref(name)
+
+    def undo(self, name: str) -> Ref:
+        """Move a ref back to where its last move took it from."""
+        with self.backend.transaction():
+            ref = self._ref_or_fail(name)
+            moves = [m for m in self.backend.ref_log(name) if m.old and m.new]
+            if not moves:
+                raise InvalidInput(f"ref {name!r}", "has no move to undo")
+            last = moves[-1]
+            if last.new != ref.node:
+                raise RefConflict(name, last.new, ref.node)
+            R.move(self.backend, name, ref.node, last.old or ref.node, actor=self.actor,
+                   reason=f"undo move {last.seq}")
+        return self.ref(name)
+
+    def delete_ref(self, name: str) -> None:
+        with self.backend.transaction():
+            ref = self._ref_or_fail(name)
+            self.backend.delete_ref(name)
+            if ref.kind == "bookmark":
+                self.backend.set_meta(ref.node, ref.tree, {"bookmarked": 0, "label": None})
+            R.log_change(self.backend, name, ref.node, None, actor=self.actor, reason="delete")
+
+    def select(self, ref_name: str, version: str | Position) -> Ref:
+        """Make a session or view use `version` for that version's slot."""
+        pos = version if isinstance(version, Position) else self.resolve(version)
+        with self.backend.transaction():
+            ref = self._ref_or_fail(ref_name)
+            if ref.kind == "bookmark":
+                raise InvalidInput(f"ref {ref_name!r}", "a bookmark holds no selections")
+            if pos.tree != ref.tree:
+                raise InvalidInput(f"node {pos.node}", f"is not in the tree of {ref_name!r}")
+            self._select(ref, self._get(pos.node))
+        return self.ref(ref_name)
+
+    def _select(self, ref: Ref, node: Node) -> None:
+        # selecting the original is recorded too: it overrides selections stored on nodes
+        self.backend.set_selection(ref.name, node.slot, node.id)
+        R.log_change(self.backend, ref.name, ref.node, ref.node, actor=self.actor,
+                     reason=f"select {node.slot} -> {node.id}")
+
+    def ref(self, name: str) -> Ref:
+        return self._ref_or_fail(name)
+
+    def refs(self, kind: str | None = None, tree: str | None = None) -> list[Ref]:
+        return self.backend.list_refs(kind, tree)
+
+    def ref_log(self, name: str) -> list[RefMove]:
+        if self.backend.get_ref(name) is None and not self.backend.ref_log(name):
+            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
+        return self.backend.ref_log(name)
+
+    def _ref_or_fail(self, name: str) -> Ref:
+        ref = self.backend.get_ref(name)
+        if ref is None:
+            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
+        return ref
+
+    def _head_of(self, ref: Ref) -> str:
+        """The node a ref shows at its head (its selection for the head's slot, if any)."""
+        if not ref.selections:
+            return ref.node
+        node = self._get(ref.node)
+        return ref.selections.get(node.slot, node.id)
+
