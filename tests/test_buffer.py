@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import row_counts
 
 import loomdb
+from helpers import row_counts
 from loomdb import InvalidInput, Loom
 from loomdb import buffer as B
 from loomdb.content import plain_text
@@ -88,6 +88,14 @@ class TestQ1NodesAreMadeByGeneration:
         with loomdb.open(store_url) as lm:
             assert B.document(lm, "doc").text == "Once upon a time, mine"
             assert B.document(lm, "other").text == "Once upon a time, theirs"
+
+    def test_q1_a_deleted_ref_takes_its_draft_with_it(self, loom: Loom) -> None:
+        doc_tree(loom)
+        loom.view("v", "doc")
+        B.set_draft(loom, "v", "old draft")
+        loom.delete_ref("v")
+        loom.view("v", "doc")
+        assert B.get_draft(loom, "v") == ""
 
     def test_q1_a_draft_needs_a_session_or_view(self, loom: Loom) -> None:
         root = doc_tree(loom)
@@ -269,6 +277,13 @@ class TestQ4Editing:
         [w] = B.edit_span(loom, "doc", 0, 0, ">")
         assert w.edited_from == v.id and w.slot == ids[0]
         assert B.text(loom, "doc") == ">p0 +p1 p2 "
+
+    def test_q4_generating_after_editing_the_head_continues_the_edited_text(self, loom: Loom) -> None:
+        ids = long_doc(loom, 2)  # "p0 p1 ", the head written by a model
+        [version] = B.edit_span(loom, "doc", 3, 5, "The end of p1")
+        answer = B.generate(loom, "doc", max_tokens=TOKENS).nodes[0]
+        assert answer.parent == version.id and loom.ref("doc").node == answer.id
+        assert loom.path("doc") == [ids[0], version.id, answer.id]
 
     def test_q4_an_edit_through_a_node_id_changes_no_ref(self, loom: Loom) -> None:
         ids = long_doc(loom, 3)

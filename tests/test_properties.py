@@ -39,19 +39,31 @@ class Naive:
     def branch_points(self) -> list[str]:
         return [n for n in self.order if not self.edited[n] and len(self.children(n)) >= 2]
 
-    def path(self, head: str, selections: dict[str, str]) -> list[str]:
-        chain: list[str] = []
+    def chain(self, head: str) -> list[str]:
+        out: list[str] = []
         node: str | None = head
         while node is not None:
-            chain.append(node)
+            out.append(node)
             node = self.parent[node]
-        chosen, out = dict(selections), []
-        for n in chain:
-            pick = chosen.get(self.slot[n], n)
-            for s, v in self.stored[pick].items():
+        return out
+
+    def effective(self, head: str) -> dict[str, str]:
+        chosen: dict[str, str] = {}
+        for n in self.chain(head):
+            for s, v in self.stored[n].items():
                 chosen.setdefault(s, v)
-            out.append(pick)
-        return out[::-1]
+        return chosen
+
+    def path(self, head: str, selections: dict[str, str]) -> list[str]:
+        chosen = {**self.effective(head), **selections}
+        return [chosen.get(self.slot[n], n) for n in self.chain(head)][::-1]
+
+    def delta(self, parent: str | None, wanted: dict[str, str]) -> dict[str, str]:
+        if parent is None:
+            return {}
+        current = {self.slot[n]: n for n in self.chain(parent)}
+        current.update({s: v for s, v in self.effective(parent).items() if s in current})
+        return {s: v for s, v in wanted.items() if s in current and current[s] != v}
 
 
 ops = st.lists(
@@ -78,8 +90,8 @@ def test_random_histories_match_the_naive_model(loom: Loom, ops: list[tuple[str,
         elif op == "append_view":
             n = loom.append(view, f"n{i}")
             head = ref.selections.get(naive.slot[ref.node], ref.node)
-            naive.add(n.id, head, None,
-                      {s: v for s, v in ref.selections.items() if s != naive.slot[head]})
+            naive.add(n.id, head, None, naive.delta(
+                head, {s: v for s, v in ref.selections.items() if s != naive.slot[head]}))
             loom.set_ref(view, n.id)
         elif op in ("edit", "edit_view"):
             at = target if op == "edit" else view
@@ -87,7 +99,7 @@ def test_random_histories_match_the_naive_model(loom: Loom, ops: list[tuple[str,
             n = loom.edit(at, f"e{i}")
             sel = {**naive.stored[old], **(ref.selections if op == "edit_view" else {})}
             sel.pop(naive.slot[old], None)
-            naive.add(n.id, naive.parent[old], naive.slot[old], sel)
+            naive.add(n.id, naive.parent[old], naive.slot[old], naive.delta(naive.parent[old], sel))
         elif op == "select":
             versions = [v for v in naive.order if naive.slot[v] == naive.slot[target]]
             loom.select(view, versions[b % len(versions)])

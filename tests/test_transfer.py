@@ -37,7 +37,12 @@ def pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Loom,
             yield src, dst
 
 
-def build(loom: Loom) -> dict[str, Any]:
+def drafts(*looms: Loom) -> bool:
+    """Whether every backend involved stores buffer-mode drafts."""
+    return all(hasattr(lm.backend, "set_draft") for lm in looms)
+
+
+def build(loom: Loom, with_draft: bool = False) -> dict[str, Any]:
     """A store using every kind of row there is."""
     tree, root = loom.new_tree("the question", session="main", system="be brief",
                                options={"model": "m", "temperature": 0.5})
@@ -63,6 +68,10 @@ def build(loom: Loom) -> dict[str, Any]:
     other, oroot = loom.new_tree("another", mode="buffer", session="other")
     loom.link(a2.id, oroot.id)  # cross-tree link
     loom.link(root.id, tail.id, type="annotation")
+    if with_draft:  # buffer mode's working text
+        from loomdb import buffer
+
+        buffer.set_draft(loom, "other", "an unfinished sentence")
     loom.archive(other.id)
     compaction = loom.append("main", "summary of the above", kind="compaction",
                              source="agent", author="summarizer")
@@ -106,18 +115,21 @@ def snapshot(loom: Loom, built: dict[str, Any]) -> dict[str, Any]:
         "contexts": {r["name"]: loom.context(r["name"]) for r in refs},
         "generation": b.get_generation(built["gen"]),
         "compaction": b.get_compaction(built["compaction"]),
+        "drafts": sorted(b.execute("SELECT ref_name, text, updated_at FROM drafts"))
+        if hasattr(b, "get_draft") else [],
     }
 
 
 class TestCopy:
     def test_a_copy_is_the_same_store_and_verifies(self, pair: tuple[Loom, Loom]) -> None:
         src, dst = pair
-        built = build(src)
+        built = build(src, drafts(src, dst))
         report = copy_store(src, dst)
         assert report.trees == 2 and report.blobs == 2 and report.refs == len(src.refs())
         assert report.verified == report.nodes == sum(t.nodes for t in src.trees()) + sum(
             t.nodes for t in src.trees(archived=True))
         assert report.generations == 1 and report.compactions == 1
+        assert report.drafts == (1 if drafts(src, dst) else 0)
         assert dst.verify().ok
         assert snapshot(dst, built) == snapshot(src, built)
 

@@ -27,6 +27,7 @@ Offsets are indices into the Python string (Unicode code points).
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from . import content as C
 from . import refs as R
 from .errors import InvalidInput, MissingExtra
-from .headish import Position
+from .headish import Position, parse
 from .model import Node, Ref, now
 from .store.base import BODY, ID, SLOT
 
@@ -182,7 +183,17 @@ def _head(loom: Loom, ref: Ref) -> str:
 
 
 def _position(loom: Loom, at: At) -> Position:
-    return at if isinstance(at, Position) else loom.resolve(at)
+    """`loom.resolve`, minus a path walk: the exact name of a ref resolves to its head
+    (what resolve would give) without resolving the whole path just to find it."""
+    if isinstance(at, Position):
+        return at
+    base, up = parse(at)
+    ref = loom.backend.get_ref(base) if up == 0 else None
+    if ref is None:
+        return loom.resolve(at)
+    selections = dict(ref.selections) if ref.kind != "bookmark" else {}
+    node = _head(loom, ref) if selections else ref.node
+    return Position(node, ref.tree, ref, ref.name if ref.kind == "session" else None, selections)
 
 
 def _draft_ref(loom: Loom, pos: Position) -> Ref | None:
@@ -262,24 +273,21 @@ def document(loom: Loom, at: At) -> Document:
     rows = loom.path_rows(pos)
     texts = _texts(rows)
     ids = [r[ID] for r in rows]
-    nodes = loom.backend.get_nodes(ids)
-    originals = loom.backend.get_nodes(
-        list({r[SLOT] for r in rows if r[SLOT] != r[ID]} - set(nodes))
-    )
-    originals.update(nodes)
+    info = _authors(loom, ids)
+    info.update(_authors(loom, list({r[SLOT] for r in rows if r[SLOT] != r[ID]} - set(info))))
     pieces: list[Piece] = []
     spans: list[Span] = []
     at_char = 0
-    for nid, body in zip(ids, texts, strict=True):
-        node = nodes[nid]
+    for row, body in zip(rows, texts, strict=True):
+        nid, slot = row[ID], row[SLOT]
+        who = info[nid]
         end = at_char + len(body)
-        pieces.append(Piece(nid, at_char, end, node.author, node.source, node.role,
-                            node.edited_from))
+        pieces.append(Piece(nid, at_char, end, who.author, who.source, who.role, who.edited_from))
         if body:
-            if node.slot == node.id:
-                _add(spans, Span(at_char, end, body, node.author, nid, nid, _is_model(node)))
+            if slot == nid:
+                _add(spans, Span(at_char, end, body, who.author, nid, nid, who.model))
             else:
-                _attribute(spans, at_char, body, node, originals[node.slot])
+                _attribute(spans, at_char, body, nid, who, slot, info[slot])
         at_char = end
     if draft:
         _add(spans, Span(at_char, at_char + len(draft), draft, loom.actor, None, None, False))
@@ -292,8 +300,40 @@ def authorship(loom: Loom, at: At) -> list[Span]:
     return document(loom, at).spans
 
 
-def _is_model(node: Node) -> bool:
-    return node.role == "assistant" and node.source != "human"
+@dataclass(frozen=True, slots=True)
+class _Who:
+    """What authorship needs of a node (immutable, so cached per Loom)."""
+
+    author: str
+    source: str
+    role: str
+    edited_from: str | None
+    text: str
+
+    @property
+    def model(self) -> bool:
+        return self.role == "assistant" and self.source != "human"
+
+
+_WHO: weakref.WeakKeyDictionary[Any, dict[str, _Who]] = weakref.WeakKeyDictionary()
+_WHO_MAX = 200_000
+
+
+def _authors(loom: Loom, ids: Sequence[str]) -> dict[str, _Who]:
+    """Author facts of nodes: from the cache, else one `get_nodes` for the rest."""
+    cache = _WHO.setdefault(loom, {})
+    out = {i: cache[i] for i in ids if i in cache}
+    missing = [i for i in ids if i not in out]
+    if missing:
+        if len(cache) + len(missing) > _WHO_MAX:
+            cache.clear()
+        keep = loom.backend.committed()  # never remember what a rollback could undo
+        for nid, node in loom.backend.get_nodes(missing).items():
+            out[nid] = _Who(node.author, node.source, node.role, node.edited_from,
+                            C.plain_text(node.content))
+            if keep:
+                cache[nid] = out[nid]
+    return out
 
 
 def _add(spans: list[Span], span: Span) -> None:
@@ -308,13 +348,15 @@ def _add(spans: list[Span], span: Span) -> None:
     spans.append(span)
 
 
-def _attribute(spans: list[Span], start: int, body: str, version: Node, original: Node) -> None:
+def _attribute(
+    spans: list[Span], start: int, body: str, nid: str, version: _Who, slot: str, original: _Who
+) -> None:
     """Spans of a version's text: diffed against the original of its slot."""
     at_char = start
-    for inserted, chunk in diff(C.plain_text(original.content), body):
-        who = version if inserted else original
-        _add(spans, Span(at_char, at_char + len(chunk), chunk, who.author, version.id, who.id,
-                         _is_model(who)))
+    for inserted, chunk in diff(original.text, body):
+        who, origin = (version, nid) if inserted else (original, slot)
+        _add(spans, Span(at_char, at_char + len(chunk), chunk, who.author, nid, origin,
+                         who.model))
         at_char += len(chunk)
 
 
@@ -500,6 +542,7 @@ def edit_span(
             _write_draft(loom, ref.name, draft[:lo] + (new_text if start >= committed else "")
                          + draft[max(hi, 0):])
         nodes = loom.backend.get_nodes([nid for nid, _ in edits])
+        index = {r[ID]: i for i, r in enumerate(rows)}
         selections = dict(pos.selections)
         versions: list[Node] = []
         for nid, replacement in edits:
@@ -508,7 +551,11 @@ def edit_span(
                 raise InvalidInput(
                     f"node {nid}", "holds more than text; edit it with `loomdb edit` instead"
                 )
-            where = Position(nid, pos.tree, pos.ref, None, dict(selections))
+            # a version remembers the versions its ref shows above it (so its id keeps
+            # naming this text in this context); selections below it could never apply
+            above = {r[SLOT] for r in rows[: index[nid]]}
+            where = Position(nid, pos.tree, pos.ref, None,
+                             {s: v for s, v in selections.items() if s in above})
             version = loom.edit(where, replacement, author=author)
             selections[version.slot] = version.id
             versions.append(version)
@@ -571,12 +618,13 @@ def alternatives(loom: Loom, at: At, index: int | str) -> Alternatives:
 
 def _index(loom: Loom, ids: list[str], index: int | str) -> int:
     if isinstance(index, str):
+        name = index
         try:
-            index = int(index)
+            index = int(name)
         except ValueError:
-            node = loom.resolve(index).node
+            node = loom.resolve(name).node
             if node not in ids:
-                raise InvalidInput(f"node {index!r}", "is not on this path") from None
+                raise InvalidInput(f"node {name!r}", "is not on this path") from None
             return ids.index(node)
     if not -len(ids) <= index < len(ids):
         raise InvalidInput(f"index {index}", f"the path holds {len(ids)} nodes (0..{len(ids) - 1})")

@@ -134,7 +134,7 @@ def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[C
             ))
         if pos.session is not None:
             ref = loom.ref(pos.session)
-            if ref.node == pos.node:
+            if loom._head_of(ref) == pos.node:  # still where the answers were asked for
                 R.move(loom.backend, ref.name, ref.node, nodes[0].id, actor=loom.actor,
                        reason=f"generate {len(nodes)} ({nodes[0].author})")
                 moved = True

@@ -4,11 +4,13 @@ A node's created-from chain fixes the sequence of positions (slots) from the roo
 versions of a slot share the slot's parent, so an edit never moves what hangs below
 it. Which version fills each slot is chosen, in order of precedence, by
   1. the ref the path is read through (its selections),
-  2. the selections stored on the nodes of the path, nearest to the head first
-     (a node appended through a view remembers the versions that view showed), and
+  2. the selections stored on the nodes of the created-from chain, nearest to the head
+     first (a node appended or edited through a view stores the versions that view
+     showed where they differ from its parent's path, so its id keeps meaning the same
+     path forever), and
   3. otherwise the node the chain was actually created from.
-Resolution costs one recursive query for the chain, plus one small query per round
-of substituted versions (usually none, at most a few): never one query per node.
+Resolution costs one query for the chain, plus one small query when versions must be
+substituted: never one query per node.
 """
 
 from __future__ import annotations
@@ -21,49 +23,47 @@ from .store.base import FLAGS, HAS_SELECTIONS, ID, SLOT, Backend
 Row = tuple[Any, ...]
 
 
+def effective_selections(backend: Backend, chain: list[Row]) -> dict[str, str]:
+    """The selections stored along a chain (head first), nearest to the head winning."""
+    flagged = [r[ID] for r in chain if r[FLAGS] & HAS_SELECTIONS]
+    if not flagged:
+        return {}
+    stored = backend.node_selections(flagged)
+    chosen: dict[str, str] = {}
+    for row in chain:
+        for slot, version in stored.get(row[ID], {}).items():
+            chosen.setdefault(slot, version)
+    return chosen
+
+
 def resolve_path(backend: Backend, head: str, selections: dict[str, str]) -> list[Row]:
     """Rows of the path ending at `head` (root first), with version selections applied."""
     chain = backend.walk(head)
     if not chain:
         raise NotFound("node", head)
-    stored = _stored_selections(backend, chain)
-    if not selections and not stored:
+    chosen = {**effective_selections(backend, chain), **selections}
+    if not chosen:
         chain.reverse()
         return chain
     rows = {r[ID]: r for r in chain}
-    _fetch_versions(backend, rows, stored, selections)
-    chosen = dict(selections)
-    path: list[Row] = []
-    for row in chain:
-        pick = rows[chosen.get(row[SLOT], row[ID])]
-        for slot, version in stored.get(pick[ID], {}).items():
-            chosen.setdefault(slot, version)
-        path.append(pick)
+    wanted = [chosen[r[SLOT]] for r in chain if chosen.get(r[SLOT], r[ID]) not in rows]
+    if wanted:
+        fetched = backend.path_rows(wanted)
+        for vid in wanted:
+            if vid not in fetched:
+                raise NotFound("selected version", vid)
+        rows.update(fetched)
+    path = [rows[chosen.get(r[SLOT], r[ID])] for r in chain]
     path.reverse()
     return path
 
 
-def _stored_selections(backend: Backend, rows: list[Row]) -> dict[str, dict[str, str]]:
-    flagged = [r[ID] for r in rows if r[FLAGS] & HAS_SELECTIONS]
-    return backend.node_selections(flagged) if flagged else {}
-
-
-def _fetch_versions(
-    backend: Backend,
-    rows: dict[str, Row],
-    stored: dict[str, dict[str, str]],
-    selections: dict[str, str],
-) -> None:
-    """Load every version any selection could pick, until nothing new appears."""
-    wanted = set(selections.values())
-    while True:
-        wanted |= {v for sel in stored.values() for v in sel.values()}
-        missing = [v for v in wanted if v not in rows]
-        if not missing:
-            return
-        fetched = backend.path_rows(missing)
-        for vid in missing:
-            if vid not in fetched:
-                raise NotFound("selected version", vid)
-        rows.update(fetched)
-        stored.update(_stored_selections(backend, list(fetched.values())))
+def selection_delta(backend: Backend, parent: str | None, wanted: dict[str, str]) -> dict[str, str]:
+    """The part of `wanted` a new node under `parent` must store: selections for slots on
+    the parent's path that the parent's path does not already resolve that way."""
+    if not wanted or parent is None:
+        return {}
+    chain = backend.walk(parent)
+    current = {r[SLOT]: r[ID] for r in chain}
+    current.update({s: v for s, v in effective_selections(backend, chain).items() if s in current})
+    return {s: v for s, v in wanted.items() if s in current and current[s] != v}

@@ -21,7 +21,7 @@ from . import refs as R
 from .blobs import BlobStore, check_id
 from .chain import chain_hash
 from .errors import InvalidInput, NotFound, RefConflict, check_choice
-from .graph import resolve_path
+from .graph import resolve_path, selection_delta
 from .headish import Position, parse, resolve_base
 from .model import (
     KINDS,
@@ -258,9 +258,10 @@ class Loom(RefOps, OverlayOps):
             elif parent is None:
                 parent = self._get(pos.node)
             extra = [self._source(pos.tree, s) for s in also]
+            wanted = {s: v for s, v in selections.items() if s != parent.slot}
             node = self._write(
                 tree=parent.tree, parent=parent, blocks=blocks, sources=extra,
-                selections={s: v for s, v in selections.items() if s != parent.slot}, **fields,
+                selections=selection_delta(self.backend, parent.id, wanted), **fields,
             )
             if ref is not None:
                 R.move(self.backend, ref.name, ref.node, node.id, actor=self.actor,
@@ -288,8 +289,9 @@ class Loom(RefOps, OverlayOps):
         with self.backend.transaction():
             old = self._get(pos.node)
             parent = self._get(old.parent) if old.parent else None
-            selections = {**old.selections, **pos.selections}
-            selections.pop(old.slot, None)
+            wanted = {**old.selections, **pos.selections}
+            wanted.pop(old.slot, None)
+            selections = selection_delta(self.backend, old.parent, wanted)
             node = self._write(
                 tree=old.tree, parent=parent, blocks=blocks, role=old.role, author=author,
                 source=source, options=old.options, cache=old.cache, kind=old.kind,

@@ -3,8 +3,8 @@
 Everything is carried over unchanged: trees, nodes with their ids, chain hashes and
 stored content bytes, hyperedge sources and stored selections, the metadata overlay
 and tags, annotation and link edges, refs with their selections and their whole log
-(deleted refs included), generations and compaction records, and the blobs with their
-metadata. Nothing is re-hashed or re-numbered except ref-log sequence numbers, which
+(deleted refs included), buffer-mode drafts, generations and compaction records, and
+the blobs with their metadata. Nothing is re-hashed or re-numbered except ref-log sequence numbers, which
 the target assigns in the source's order.
 
 The database part is one transaction on the target, and the target's hash chain is
@@ -15,9 +15,10 @@ trees or refs is refused unless `force=True`; then rows already there are kept w
 they are the same (same node id and chain hash, same ref position) and anything that
 disagrees is an error.
 
-Most of the copy goes through the storage interface. Four things the interface cannot
-enumerate (every edge, every blob's metadata, every generation, the names of deleted
-refs that still have a log) are read with plain SQL that both backends answer alike.
+Most of the copy goes through the storage interface. Five things the interface cannot
+enumerate (every edge, every blob's metadata, every generation, every draft, the names
+of deleted refs that still have a log) are read with plain SQL that both backends
+answer alike.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class CopyReport:
     overlays: int = 0
     generations: int = 0
     compactions: int = 0
+    drafts: int = 0
     blobs: int = 0
     verified: int = 0
     kept: dict[str, int] = field(default_factory=dict)  # rows already in the target (force)
@@ -217,6 +219,15 @@ def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
                 f"not at {ref.node} as in the source",
             )
         _kept(report, "refs")
+    drafts = _rows(src, "SELECT ref_name, text, updated_at FROM drafts")
+    if drafts and not hasattr(dst, "set_draft"):
+        raise InvalidInput("migrate target", "this backend cannot store buffer-mode drafts")
+    for name, text, at in drafts:
+        if dst.get_draft(name):  # type: ignore[attr-defined]
+            _kept(report, "drafts")
+        else:  # buffer mode's working text of a ref
+            dst.set_draft(name, text, at)  # type: ignore[attr-defined]
+            report.drafts += 1
     logged = {name for (name,) in _rows(src, "SELECT DISTINCT ref_name FROM ref_log")}
     moves = []
     for name in sorted(logged):

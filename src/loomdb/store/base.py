@@ -223,6 +223,15 @@ class Backend(ABC):
     @abstractmethod
     def get_compaction(self, node_id: str) -> dict[str, Any] | None: ...
 
+    # -- buffer-mode drafts ----------------------------------------------------------
+    @abstractmethod
+    def get_draft(self, ref_name: str) -> str | None:
+        """The working buffer (draft) of a session or view; None when it has none."""
+
+    @abstractmethod
+    def set_draft(self, ref_name: str, text: str, at: str) -> None:
+        """Store a ref's draft (updated at `at`); an empty text removes it."""
+
     # -- blobs -----------------------------------------------------------------------
     @abstractmethod
     def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None: ...

@@ -34,6 +34,7 @@ from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict
 from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
+from .drafts import DraftsPostgres
 
 try:
     import psycopg
@@ -77,6 +78,7 @@ _WALK = (
     f" SELECT id, parent_id, slot_id, depth, role, kind, body, options, cache, flags, tokens,"
     f" total_tokens FROM w WHERE body IS NOT NULL ORDER BY depth DESC"
 )
+_PUT_CONTENT = "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _CHILDREN = (
     "SELECT id FROM nodes WHERE parent_slot = %s AND edited_from IS NULL"
     " ORDER BY created_at, id"
@@ -143,7 +145,7 @@ def _qmark(sql: str) -> str:
     return "".join(out)
 
 
-class PostgresBackend(Backend):
+class PostgresBackend(DraftsPostgres, Backend):
     """PostgreSQL storage; see the module docstring."""
 
     def __init__(self, url: str, *, conninfo: str | None = None,
@@ -156,24 +158,42 @@ class PostgresBackend(Backend):
         )
         self._lock = threading.RLock()
         self._depth = 0
+        self._pending: tuple[bytes, str] | None = None
         # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
         self._citus = bool(self._one(
             "SELECT count(*) FROM pg_extension WHERE extname = 'citus'"
         )[0])
 
     # -- plumbing --------------------------------------------------------------------
+    # Inside a transaction `put_content` is held back and sent in the same statement as
+    # the `insert_node` that follows it (one round trip fewer per message); any other
+    # statement, and the commit, send it first, so ordering is never observable.
+    def _flush(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._conn.execute(_PUT_CONTENT, pending)
+
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        self._flush()
         return self._conn.execute(sql, args)
 
     def _all(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        self._flush()
         return self._conn.execute(sql, args).fetchall()
 
     def _one(self, sql: str, args: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
+        self._flush()
         return self._conn.execute(sql, args).fetchone()
+
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._flush()
+        with self._conn.cursor() as cur:
+            cur.executemany(sql, rows)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests tamper with rows, tools read plans). `?` placeholders are
         accepted as in the SQLite backend; without args the SQL is sent as written."""
+        self._flush()
         cur = self._conn.execute(_qmark(sql), args) if args else self._conn.execute(sql)
         return cur.fetchall() if cur.description is not None else []
 
@@ -205,10 +225,12 @@ class PostgresBackend(Backend):
             try:
                 with self._conn.transaction():
                     yield
+                    self._flush()
             except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
                 raise TransientConflict(type(exc).__name__) from exc
             finally:
                 self._depth = 0
+                self._pending = None
 
     def migrate(self) -> list[str]:
         scripts = migrations.scripts("postgres")
@@ -277,10 +299,12 @@ class PostgresBackend(Backend):
 
     # -- content ---------------------------------------------------------------------
     def put_content(self, content_id: str, body: bytes) -> None:
-        self._run(
-            "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            (hex_to_bytes(content_id), body.decode("utf-8")),
-        )
+        row = (hex_to_bytes(content_id), body.decode("utf-8"))
+        if self._depth and not self._citus:
+            self._flush()
+            self._pending = row
+        else:
+            self._run(_PUT_CONTENT, row)
 
     def get_content(self, content_id: str) -> bytes | None:
         row = self._one("SELECT body FROM contents WHERE id = %s", (hex_to_bytes(content_id),))
@@ -302,20 +326,28 @@ class PostgresBackend(Backend):
             " AND p.tree_id = %s), %s, %s::integer, %s, %s, %s, %s, %s::bytea, %s,"
             " %s::integer, %s::integer, %s::integer, %s::bigint, %s, %s, %s, %s::bytea"
         )
-        if self._citus:
-            sql = f"INSERT INTO nodes {select}"
+        if self._citus:  # Citus plans no subquery inside an INSERT: read the slot first
+            row = self._one("SELECT slot_id FROM nodes WHERE id = %s AND tree_id = %s",
+                            (node.parent, node.tree)) if node.parent else None
+            values = (*values[:4], row[0] if row else None, *values[6:])
+            sql = f"INSERT INTO nodes VALUES ({', '.join(['%s'] * len(values))})"
         else:
             sql = f"INSERT INTO nodes {select} WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = %s)"
             values += (node.id,)
+            pending = self._pending
+            if pending is not None and pending[0] == values[12]:
+                self._pending = None
+                sql = f"WITH c AS ({_PUT_CONTENT}) {sql}"
+                values = pending + values
         if not self._run(sql, values).rowcount:
             raise InvalidInput(f"node {node.id}", "a node with this id is already in the store")
         if node.sources:
-            self._conn.cursor().executemany(
+            self._many(
                 "INSERT INTO node_sources VALUES (%s,%s,%s,%s,%s)",
                 [(node.id, node.tree, i, src, role) for i, (src, role) in enumerate(node.sources)],
             )
         if node.selections:
-            self._conn.cursor().executemany(
+            self._many(
                 "INSERT INTO node_selections VALUES (%s,%s,%s,%s)",
                 [(node.id, node.tree, slot, ver) for slot, ver in node.selections.items()],
             )
@@ -468,16 +500,17 @@ class PostgresBackend(Backend):
 
     def subtree(self, slot: str) -> list[str]:
         pin, args = "", [slot]
-        if self._citus:
+        if self._citus:  # a recursive query must stay inside one shard: pin every scan
             tree = self._tree_of(slot)
             if tree is None:
                 return []
-            pin, args = " AND n.tree_id = %s", [slot, tree]
+            pin, args = " AND {t}.tree_id = %s", [slot, tree, tree, tree]
         rows = self._all(
             "WITH RECURSIVE s(slot) AS (SELECT %s::text COLLATE \"C\" UNION"
-            f" SELECT n.slot_id FROM nodes n JOIN s ON n.parent_slot = s.slot{pin})"
-            " SELECT n.id FROM s JOIN nodes n ON n.id = s.slot UNION ALL"
-            " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL",
+            f" SELECT n.slot_id FROM nodes n JOIN s ON n.parent_slot = s.slot{pin.format(t='n')})"
+            f" SELECT n.id FROM s JOIN nodes n ON n.id = s.slot{pin.format(t='n')} UNION ALL"
+            " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL"
+            f"{pin.format(t='v')}",
             args,
         )
         return [r[0] for r in rows]
@@ -488,7 +521,7 @@ class PostgresBackend(Backend):
             "INSERT INTO edges VALUES (%s,%s,%s,%s,%s)",
             (edge.id, edge.tree, edge.type, edge.target, edge.created_at),
         )
-        self._conn.cursor().executemany(
+        self._many(
             "INSERT INTO edge_sources VALUES (%s,%s,%s,%s,%s)",
             [(edge.id, edge.tree, i, src, role) for i, (src, role) in enumerate(edge.sources)],
         )
@@ -549,7 +582,7 @@ class PostgresBackend(Backend):
         )
 
     def add_tags(self, node_id: str, tree_id: str, tags: Sequence[str]) -> None:
-        self._conn.cursor().executemany(
+        self._many(
             "INSERT INTO node_tags VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
             [(node_id, tree_id, t) for t in tags],
         )
@@ -609,7 +642,7 @@ class PostgresBackend(Backend):
              ref.updated_at),
         )
         if cur.rowcount and ref.selections:
-            self._conn.cursor().executemany(
+            self._many(
                 "INSERT INTO ref_selections VALUES (%s,%s,%s)",
                 [(ref.name, s, v) for s, v in ref.selections.items()],
             )

@@ -19,6 +19,7 @@ from typing import Any
 from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
+from .drafts import DraftsSQLite
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 _NODE_COLS = (
@@ -60,7 +61,7 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteBackend(Backend):
+class SQLiteBackend(DraftsSQLite, Backend):
     """SQLite file storage; see the module docstring."""
 
     def __init__(self, path: str | Path, *, timeout: float = 60.0) -> None:
@@ -539,6 +540,7 @@ class SQLiteBackend(Backend):
         return bool(cur.rowcount)
 
     def delete_ref(self, name: str) -> None:
+        self._db.execute("DELETE FROM drafts WHERE ref_name = ?", (name,))
         self._db.execute("DELETE FROM ref_selections WHERE ref_name = ?", (name,))
         self._db.execute("DELETE FROM refs WHERE name = ?", (name,))
 

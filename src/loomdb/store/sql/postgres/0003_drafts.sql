@@ -3,7 +3,7 @@
 -- `refs`, `ref_selections` and `ref_log`, so it can be distributed (and co-located)
 -- with them by name.
 
-CREATE TABLE drafts (
+CREATE TABLE IF NOT EXISTS drafts (
   ref_name text COLLATE "C" NOT NULL,
   text text NOT NULL,
   updated_at text COLLATE "C" NOT NULL,
