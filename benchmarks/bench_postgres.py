@@ -273,7 +273,7 @@ def main() -> None:
             row(f"resolve context at depth {depth} (normalized messages)", ctx["pg"],
                 ctx["sqlite"], f)
             row(f"resolve path ids at depth {depth}", path["pg"], path["sqlite"], f)
-            plans["walk (depth %d)" % depth] = pg.backend.explain("walk", (heads["pg"],), True)
+            plans[f"walk (depth {depth})"] = pg.backend.explain("walk", (heads["pg"],), True)
             pg.close()
             sq.close()
         # children / leaves on a big bushy tree

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pg import fresh_postgres_url
 
 import loomdb
 from loomdb import Loom
@@ -21,6 +20,7 @@ from loomdb.errors import IntegrityError, InvalidInput, NotFound, RefConflict
 from loomdb.objectstore import ObjectBlobStore
 from loomdb.store import migrations
 from loomdb.store.postgres import PostgresBackend, TransientConflict, open_postgres, split_url
+from pg import fresh_postgres_url
 
 pytestmark = pytest.mark.postgres
 
@@ -287,3 +287,36 @@ class TestObjectBlobStore:
         for bad in ("sha256:../../etc/passwd", "../x", "sha256:" + "A" * 64):
             with pytest.raises(InvalidInput):
                 store.get(bad)
+
+
+class TestCitusStatements:
+    """The statements used when the citus extension is present (walk and subtree pinned
+    to one tree, no subquery inside INSERT) give the same answers; run here on plain
+    PostgreSQL, since CI has no Citus cluster."""
+
+    def test_pinned_statements_answer_like_the_plain_ones(self, tmp_path: Path) -> None:
+        answers = []
+        for citus in (False, True):
+            with fresh_postgres_url() as db, loomdb.open(f"{db}?blobs=memory://c{citus}") as loom:
+                loom.backend._citus = citus
+                _, root = loom.new_tree("q", session="main", node_id="01J0000000000000000000000Q",
+                                        created_at="2025-01-01T00:00:00.000000Z")
+                at = iter(f"2025-01-01T00:00:{i:02d}.000000Z" for i in range(1, 60))
+                ids = [root.id]
+                for i in range(6):
+                    ids.append(loom.append("main", f"m{i}", node_id=f"01J00000000000000000000{i:03d}",
+                                           created_at=next(at)).id)
+                loom.edit(ids[2], "m1'", created_at=next(at))
+                loom.fork(ids[3], "side")
+                side = loom.append("side", "s", node_id="01J0000000000000000000S001",
+                                   created_at=next(at))
+                loom.prune(side.id)
+                answers.append({
+                    "path": loom.path("main"), "leaves": loom.leaves(loom.tree("main").id),
+                    "all": loom.leaves(loom.tree("main").id, include_pruned=True),
+                    "subtree": sorted(loom.backend.subtree(ids[3])),
+                    "versions": len(loom.versions(ids[2])), "children": loom.children(ids[3]),
+                    "verify": loom.verify().ok, "hash": loom.node("main").chain_hash,
+                })
+        assert answers[0] == answers[1]
+        assert answers[1]["verify"] and len(answers[1]["subtree"]) == 5

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import row_counts
-from pg import store_of
 
 import loomdb
+from helpers import row_counts
 from loomdb import Loom
 from loomdb.errors import IntegrityError, InvalidInput
 from loomdb.model import new_id, now
 from loomdb.transfer import copy_store
+from pg import store_of
 
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 PAIRS = [(a, b) for a in ("sqlite", "postgres") for b in ("sqlite", "postgres")
@@ -187,7 +187,7 @@ class TestRefusals:
         src, dst = pair
         build(src)
         src.backend.execute(
-            "UPDATE nodes SET author = 'mallory' WHERE id = '%s'" % src.path("main")[1])
+            f"UPDATE nodes SET author = 'mallory' WHERE id = '{src.path('main')[1]}'")
         with pytest.raises(IntegrityError, match="broken"):
             copy_store(src, dst)
         counts = row_counts(dst)

@@ -67,7 +67,9 @@ _BODY = "(SELECT c.body FROM contents c WHERE c.id = n.content_id)"
 # primary key (id, tree_id) for the parent and one of contents' for its body. Bodies
 # are fetched inside the recursion so the plan stays index-driven however the
 # planner sizes the chain; a node whose content row is missing is left out of the
-# result (the chain continues past it), as in the SQLite backend.
+# result (the chain continues past it), as in the SQLite backend. The recursion yields
+# the chain head first; `walk` checks that order instead of sorting on the server (a
+# sort of 10k bodies spills past work_mem).
 _WALK = (
     f"WITH RECURSIVE w({_WALK_COLS}, body) AS ("
     f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
@@ -76,7 +78,7 @@ _WALK = (
     f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
     f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id)"
     f" SELECT id, parent_id, slot_id, depth, role, kind, body, options, cache, flags, tokens,"
-    f" total_tokens FROM w WHERE body IS NOT NULL ORDER BY depth DESC"
+    f" total_tokens FROM w WHERE body IS NOT NULL"
 )
 _PUT_CONTENT = "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _CHILDREN = (
@@ -160,9 +162,8 @@ class PostgresBackend(DraftsPostgres, Backend):
         self._depth = 0
         self._pending: tuple[bytes, str] | None = None
         # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
-        self._citus = bool(self._one(
-            "SELECT count(*) FROM pg_extension WHERE extname = 'citus'"
-        )[0])
+        found = self._one("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
+        self._citus = bool(found and found[0])
 
     # -- plumbing --------------------------------------------------------------------
     # Inside a transaction `put_content` is held back and sent in the same statement as
@@ -312,7 +313,7 @@ class PostgresBackend(DraftsPostgres, Backend):
 
     # -- nodes -----------------------------------------------------------------------
     def insert_node(self, node: Node, flags: int) -> None:
-        values = (
+        values: tuple[Any, ...] = (
             node.id, node.tree, node.parent, node.slot, node.parent, node.tree, node.edited_from,
             node.depth, node.role, node.kind, node.author, node.source,
             hex_to_bytes(node.content_id), _dumps(node.options), int(node.cache), flags,
@@ -392,11 +393,15 @@ class PostgresBackend(DraftsPostgres, Backend):
 
     def walk(self, node_id: str) -> list[tuple[Any, ...]]:
         if not self._citus:
-            return self._all(_WALK.format(pin=""), (node_id,))
-        tree = self._tree_of(node_id)
-        if tree is None:
-            return []
-        return self._all(_WALK.format(pin=" AND n.tree_id = %s"), (node_id, tree))
+            rows = self._all(_WALK.format(pin=""), (node_id,))
+        else:
+            tree = self._tree_of(node_id)
+            if tree is None:
+                return []
+            rows = self._all(_WALK.format(pin=" AND n.tree_id = %s"), (node_id, tree))
+        if not all(a[3] > b[3] for a, b in zip(rows, rows[1:], strict=False)):
+            rows.sort(key=lambda r: -r[3])  # depth strictly decreases from the head
+        return rows
 
     def path_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         if not ids:
@@ -656,6 +661,7 @@ class PostgresBackend(DraftsPostgres, Backend):
         return bool(cur.rowcount)
 
     def delete_ref(self, name: str) -> None:
+        self._run("DELETE FROM drafts WHERE ref_name = %s", (name,))
         self._run("DELETE FROM ref_selections WHERE ref_name = %s", (name,))
         self._run("DELETE FROM refs WHERE name = %s", (name,))
 
