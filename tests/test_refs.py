@@ -99,3 +99,12 @@ class TestViews:
         n = loom.append("v", "3")
         assert loom.ref("v").node == ids[1]
         assert loom.path(n.id) == ids + [n.id]
+
+
+class TestRefLog:
+    def test_moves_are_numbered_per_ref_from_one(self, loom: Loom) -> None:
+        thread(loom, ["q", "a", "q2"])
+        loom.fork("main~1", "other")
+        loom.append("other", "x")
+        assert [m.seq for m in loom.ref_log("main")] == [1, 2, 3]
+        assert [m.seq for m in loom.ref_log("other")] == [1, 2]

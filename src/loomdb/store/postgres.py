@@ -678,10 +678,13 @@ class PostgresBackend(DraftsPostgres, Backend):
             )
 
     def log_move(self, move: RefMove) -> None:
+        # seq counts per ref, as on SQLite; writers of one ref are serialized by the
+        # row lock their compare-and-swap on `refs` holds until commit
         self._run(
-            "INSERT INTO ref_log (ref_name, at, old_node, new_node, actor, reason)"
-            " VALUES (%s,%s,%s,%s,%s,%s)",
-            (move.ref, move.at, move.old, move.new, move.actor, move.reason),
+            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
+            " VALUES (%s, coalesce((SELECT max(seq) FROM ref_log WHERE ref_name = %s), 0) + 1,"
+            " %s, %s, %s, %s, %s)",
+            (move.ref, move.ref, move.at, move.old, move.new, move.actor, move.reason),
         )
 
     def ref_log(self, name: str) -> list[RefMove]:
