@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -251,3 +252,47 @@ def cutting_proxy(llama_server: str) -> Iterator[str]:
     stop.set()
     thread.join(timeout=5)
     listener.close()
+
+
+class TestGenerationThroughAServer:
+    """`loomdb.generation` against the real llama.cpp server: what gets stored."""
+
+    @staticmethod
+    def config(base_url: str) -> Any:
+        from loomdb.providers.config import parse_config
+
+        return parse_config({"models": {"srv": {"provider": "openai", "model": "smollm2",
+                                                "base_url": base_url, "api_key_env": "",
+                                                "timeout": 60, "max_retries": 0}}})
+
+    def test_answers_from_an_openai_compatible_server_are_stored_with_provenance(
+        self, loom, llama_server
+    ):
+        from loomdb.generation import generate
+
+        loom.new_tree("Say hello.", session="main")
+        result = generate(loom, "main", models=["srv"], n=2, max_tokens=8,
+                          config=self.config(llama_server))
+        assert len(result.nodes) == 2 and loom.ref("main").node == result.nodes[0].id
+        prov = loom.node(result.nodes[0].id).provenance
+        assert prov["provider"] == "openai" and prov["alias"] == "srv"
+        gen = loom.backend.get_generation(prov["generation"])
+        assert json.loads(gen["provider_request"])["model"] == "smollm2"
+        assert loom.verify().ok
+
+    def test_an_interrupted_stream_stores_nothing_unless_asked(self, loom, cutting_proxy):
+        from loomdb.generation import generate
+
+        _, root = loom.new_tree("Tell a long story about a dragon.", session="main")
+        before = loom.backend.execute("SELECT count(*) FROM nodes")[0][0]
+        with pytest.raises(ProviderError, match="stream interrupted"):
+            generate(loom, "main", models=["srv"], max_tokens=200, stream=lambda *a: None,
+                     config=self.config(cutting_proxy))
+        assert loom.backend.execute("SELECT count(*) FROM nodes")[0][0] == before
+        assert loom.ref("main").node == root.id
+        kept = generate(loom, "main", models=["srv"], max_tokens=200, stream=lambda *a: None,
+                        config=self.config(cutting_proxy), keep_partial=True)
+        node = loom.node(kept.nodes[0].id)
+        assert node.provenance["incomplete"] is True and node.content[0]["text"]
+        assert loom.backend.get_generation(node.provenance["generation"])["status"] == "incomplete"
+        assert kept.errors and "interrupted" in str(kept.errors[0])
