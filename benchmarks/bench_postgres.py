@@ -125,7 +125,7 @@ def bench_append(looms: dict[str, loomdb.Loom], floor: Floor, n: int, rounds: in
 def _write(loom: loomdb.Loom, tree: str, parent: Any, text: str, role: str = "user") -> Any:
     """One node through the Loom's own write path (content, hash, insert), without the
     headish resolution an interactive append does: the fast way to build big trees."""
-    return loom._write(tree=tree, parent=parent, blocks=[{"type": "text", "text": text}],
+    return loom.write_node(tree=tree, parent=parent, blocks=[{"type": "text", "text": text}],
                        role=role, author=None, source="human", options=None, cache=False,
                        kind="message", created_at=None)
 

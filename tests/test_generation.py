@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import row_counts, texts_of, thread
 
+from helpers import row_counts, texts_of, thread
 from loomdb import InvalidInput, Loom, ProviderError
 from loomdb.compaction import compact, maybe_compact
 from loomdb.generation import generate
@@ -87,10 +87,10 @@ class TestToolUseSpans:
     def test_a_tool_span_is_rebuilt_for_both_providers(self, loom: Loom) -> None:
         from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
         from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
-        from providers.conftest import strict_validator
 
         from loomdb.providers.requests import openai_chat_request
         from loomdb.providers.requests_anthropic import anthropic_request
+        from providers.conftest import strict_validator
 
         valid_openai_chat = strict_validator(CompletionCreateParamsNonStreaming)
         valid_anthropic = strict_validator(MessageCreateParamsNonStreaming)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from test_bad_input import run_cli
 from test_cli import Cli
 

@@ -50,7 +50,7 @@ def _bushy(loom: Loom, trees: int, size: int) -> list[tuple[str, list[str]]]:
         with loom.backend.transaction():
             for i in range(size - 1):
                 parent = nodes[rng.randrange(len(nodes))] if i % 3 else nodes[-1]
-                nodes.append(loom._write(
+                nodes.append(loom.write_node(
                     tree=tree.id, parent=parent, blocks=[{"type": "text", "text": f"{t}.{i}"}],
                     role="user", author=None, source="human", options=None, cache=False,
                     kind="message", created_at=None))

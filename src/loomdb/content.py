@@ -245,3 +245,12 @@ def blob_refs(blocks: list[dict[str, Any]]) -> list[str]:
         elif block["type"] == "tool_result":
             refs.extend(blob_refs(block["content"]))
     return refs
+
+
+def title_from(blocks: list[dict[str, Any]]) -> str:
+    """A tree's default title: the first words of its root, else "Untitled"."""
+    words = plain_text(blocks).split()
+    if not words:
+        return "Untitled"
+    title = " ".join(words[:8])
+    return title if len(title) <= 60 else title[:59].rstrip() + "…"

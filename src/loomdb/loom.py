@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -179,19 +178,19 @@ class Loom(RefOps, OverlayOps):
             C.check_text(value, name)
         at = created_at or now()
         tree = Tree(
-            id=tree_id or new_id(), title=title or _title_from(blocks), mode=mode,
+            id=tree_id or new_id(), title=title or C.title_from(blocks), mode=mode,
             created_at=at, updated_at=at, system=system, options=options or {},
             lineage=lineage,
         )
         with self.backend.transaction():
-            root = self._write(
+            root = self.write_node(
                 tree=tree.id, parent=None, blocks=blocks, role=role, author=author,
                 source=source, options=node_options, cache=cache, kind="message",
                 created_at=at, origin=origin, node_id=node_id,
             )
             self.backend.insert_tree(replace(tree, root=root.id))
             if session is not None:
-                self._create_ref(session, "session", tree.id, root.id, {}, {"created": "new"})
+                self.create_ref(session, "session", tree.id, root.id, {}, {"created": "new"})
         return self.tree(tree.id), root
 
     def append(
@@ -258,10 +257,10 @@ class Loom(RefOps, OverlayOps):
             elif parent is None:
                 parent = self._get(pos.node)
             extra = [self._source(pos.tree, s) for s in also]
-            wanted = {s: v for s, v in selections.items() if s != parent.slot}
-            node = self._write(
+            shown = {s: v for s, v in selections.items() if s != parent.slot}
+            node = self.write_node(
                 tree=parent.tree, parent=parent, blocks=blocks, sources=extra,
-                selections=selection_delta(self.backend, parent.id, wanted), **fields,
+                selections=selection_delta(self.backend, parent.id, shown), **fields,
             )
             if ref is not None:
                 R.move(self.backend, ref.name, ref.node, node.id, actor=self.actor,
@@ -292,7 +291,7 @@ class Loom(RefOps, OverlayOps):
             wanted = {**old.selections, **pos.selections}
             wanted.pop(old.slot, None)
             selections = selection_delta(self.backend, old.parent, wanted)
-            node = self._write(
+            node = self.write_node(
                 tree=old.tree, parent=parent, blocks=blocks, role=old.role, author=author,
                 source=source, options=old.options, cache=old.cache, kind=old.kind,
                 created_at=created_at, provenance=provenance, sources=list(old.sources),
@@ -302,7 +301,7 @@ class Loom(RefOps, OverlayOps):
                 self._select(pos.ref, node)
         return node
 
-    def _write(
+    def write_node(
         self,
         *,
         tree: str,
@@ -323,7 +322,11 @@ class Loom(RefOps, OverlayOps):
         node_id: str | None = None,
         tokens: int | None = None,
     ) -> Node:
-        """Insert one node (inside the caller's transaction) with its chain hash."""
+        """Insert one node with its chain hash, inside the caller's transaction.
+
+        The low-level write every operation above uses, public for importers that
+        must set ids, times, origins and versions themselves (`new_tree`, `append` and
+        `edit` are the everyday calls). `parent` and `edited_from` are Node values."""
         from .tokens import count_blocks
 
         check_choice("role", role, ROLES)
@@ -502,15 +505,3 @@ class Loom(RefOps, OverlayOps):
         from .verify import verify
 
         return verify(self, self.tree(tree).id if tree else None)
-
-
-def _title_from(blocks: list[dict[str, Any]]) -> str:
-    words = C.plain_text(blocks).split()
-    if not words:
-        return "Untitled"
-    title = " ".join(words[:8])
-    return title if len(title) <= 60 else title[:59].rstrip() + "…"
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

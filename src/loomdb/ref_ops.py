@@ -37,7 +37,7 @@ class RefOps(LoomParts):
         pos = at if isinstance(at, Position) else self.resolve(at)
         origin = {"forked_from": {"ref": pos.ref.name if pos.ref else None, "node": pos.node}}
         with self.backend.transaction():
-            return self._create_ref(name, kind, pos.tree, pos.node, dict(pos.selections), origin)
+            return self.create_ref(name, kind, pos.tree, pos.node, dict(pos.selections), origin)
 
     def view(self, name: str, at: str | Position) -> Ref:
         """A named view at `at`: select versions in it without moving any session."""
@@ -47,11 +47,11 @@ class RefOps(LoomParts):
         """A fixed label on a node, unique in the store and usable as a headish."""
         pos = at if isinstance(at, Position) else self.resolve(at)
         with self.backend.transaction():
-            ref = self._create_ref(label, "bookmark", pos.tree, pos.node, {}, None)
+            ref = self.create_ref(label, "bookmark", pos.tree, pos.node, {}, None)
             self.backend.set_meta(pos.node, pos.tree, {"bookmarked": 1, "label": label})
         return ref
 
-    def _create_ref(
+    def create_ref(
         self, name: str, kind: str, tree: str, node: str, selections: dict[str, str],
         origin: dict[str, Any] | None,
     ) -> Ref:

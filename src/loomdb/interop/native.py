@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import inspect
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -234,16 +233,6 @@ def _layout(inp: Input, stream: Any) -> str:
     raise InvalidInput(inp.name, "a loomdb export without trees")
 
 
-_WRITE_TAKES_TOKENS: bool | None = None
-
-
-def _takes_tokens(loom: Loom) -> bool:
-    global _WRITE_TAKES_TOKENS
-    if _WRITE_TAKES_TOKENS is None:
-        _WRITE_TAKES_TOKENS = "tokens" in inspect.signature(type(loom)._write).parameters
-    return _WRITE_TAKES_TOKENS
-
-
 def import_tree(loom: Loom, doc: Any) -> Outcome:
     """Write one tree document (inside the caller's transaction); see the module docstring."""
     doc = expect(doc, dict, "tree document", optional=False)
@@ -330,7 +319,6 @@ def _nodes(
     inside = {nid: [d for d in ds if d in records] for nid, ds in deps.items()}
     nodes: dict[str, Node] = {}
     added: set[str] = set()
-    takes_tokens = _takes_tokens(loom)
     for nid in _topological(inside, list(records)):
         rec = records[nid]
         have = stored.get(nid)
@@ -343,7 +331,7 @@ def _nodes(
             nodes[nid] = have
             outcome.skipped += 1
             continue
-        node = _write_node(loom, tid, rec, nodes, stored, takes_tokens)
+        node = _write_node(loom, tid, rec, nodes, stored)
         nodes[nid] = node
         added.add(nid)
         outcome.nodes += 1
@@ -351,7 +339,7 @@ def _nodes(
 
 
 def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node],
-                stored: dict[str, Node], takes_tokens: bool) -> Node:
+                stored: dict[str, Node]) -> Node:
     nid = rec["id"]
     where = f"node {nid}"
 
@@ -361,11 +349,11 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
     blocks = loom.prepare(expect(rec.get("content"), list, f"{where}.content", optional=False),
                           f"{where}.content")
     extra: dict[str, Any] = {}
-    if takes_tokens and isinstance(rec.get("tokens"), int):
+    if isinstance(rec.get("tokens"), int):
         extra["tokens"] = rec["tokens"]
     for key in ("options", "provenance", "origin"):
         expect(rec.get(key), dict, f"{where}.{key}")
-    node = loom._write(
+    node = loom.write_node(
         tree=tid, parent=get(rec.get("parent")), blocks=blocks,
         role=_str(rec.get("role"), f"{where}.role"),
         author=_str(rec.get("author"), f"{where}.author"),

@@ -435,7 +435,7 @@ class _ConversationWriter:
         author = m.author or (m.model if m.role == "assistant" else None)
         author = author or _DEFAULT_AUTHOR.get(m.role, m.role)
         C.check_text(author, f"{where}.author")
-        return self.loom._write(
+        return self.loom.write_node(
             tree=self.tree_id, parent=parent, blocks=blocks, role=m.role, author=author,
             source="import", options=None, cache=False, kind="message", created_at=created_at,
             provenance=provenance,
@@ -445,8 +445,6 @@ class _ConversationWriter:
         )
 
     def _insert_tree(self, root: ImportedMessage, node: Node) -> Tree:
-        from ..loom import _title_from
-
         conv = self.conv
         title = conv.title.strip() if conv.title and conv.title.strip() else None
         C.check_text(title, "title")
@@ -457,7 +455,7 @@ class _ConversationWriter:
         if conv.metadata:
             lineage["metadata"] = conv.metadata
         tree = Tree(
-            id=self.tree_id, title=title or _title_from(node.content), mode=conv.mode,
+            id=self.tree_id, title=title or C.title_from(node.content), mode=conv.mode,
             created_at=iso(conv.created_at) if conv.created_at else node.created_at,
             updated_at=node.created_at, system=conv.system or None, options={},
             root=node.id, lineage={"imported": lineage},
@@ -561,7 +559,7 @@ class _ConversationWriter:
         if not mine:
             name = self._free_name(self._base_name(), head)
             if name is not None:
-                self.loom._create_ref(name, "session", self.tree_id, head, {}, origin)
+                self.loom.create_ref(name, "session", self.tree_id, head, {}, origin)
             return
         ref = mine[0]
         if ref.node != head and ref.node in self._active_path(ids, current):

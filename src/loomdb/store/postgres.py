@@ -20,7 +20,6 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -35,6 +34,7 @@ from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
 from .drafts import DraftsPostgres
+from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes, loads
 
 try:
     import psycopg
@@ -115,20 +115,8 @@ class TransientConflict(RefConflict):
         LoomError.__init__(self, f"the database aborted the transaction ({why}); retry it")
 
 
-def hex_to_bytes(value: str) -> bytes:
-    return bytes.fromhex(value[7:])
 
 
-def bytes_to_hex(value: bytes) -> str:
-    return "sha256:" + bytes(value).hex()
-
-
-def _loads(value: str | None) -> Any:
-    return None if value is None else json.loads(value)
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _qmark(sql: str) -> str:
@@ -264,8 +252,8 @@ class PostgresBackend(DraftsPostgres, Backend):
     def insert_tree(self, tree: Tree) -> None:
         self._run(
             "INSERT INTO trees VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            (tree.id, tree.title, tree.mode, tree.system, _dumps(tree.options or None),
-             tree.root, _dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
+            (tree.id, tree.title, tree.mode, tree.system, dumps(tree.options or None),
+             tree.root, dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
         )
 
     @staticmethod
@@ -273,8 +261,8 @@ class PostgresBackend(DraftsPostgres, Backend):
         tid, title, mode, system, options, root, lineage, created, updated, archived = row[:10]
         count, last = row[10], row[11]
         return Tree(
-            id=tid, title=title, mode=mode, system=system, options=_loads(options) or {},
-            root=root, lineage=_loads(lineage), created_at=created,
+            id=tid, title=title, mode=mode, system=system, options=loads(options) or {},
+            root=root, lineage=loads(lineage), created_at=created,
             updated_at=max(updated, last or ""), archived_at=archived, nodes=count or 0,
         )
 
@@ -316,8 +304,8 @@ class PostgresBackend(DraftsPostgres, Backend):
         values: tuple[Any, ...] = (
             node.id, node.tree, node.parent, node.slot, node.parent, node.tree, node.edited_from,
             node.depth, node.role, node.kind, node.author, node.source,
-            hex_to_bytes(node.content_id), _dumps(node.options), int(node.cache), flags,
-            node.tokens, node.total_tokens, _dumps(node.provenance), _dumps(node.origin),
+            hex_to_bytes(node.content_id), dumps(node.options), int(node.cache), flags,
+            node.tokens, node.total_tokens, dumps(node.provenance), dumps(node.origin),
             node.created_at, hex_to_bytes(node.chain_hash),
         )
         # the parent's slot is read in the same statement; a node id already used in
@@ -364,21 +352,7 @@ class PostgresBackend(DraftsPostgres, Backend):
         return self._nodes(rows)
 
     def _nodes(self, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
-        with_sel = [r[0] for r in rows if r[14] & HAS_SELECTIONS]
-        with_src = [r[0] for r in rows if r[14] & HAS_SOURCES]
-        selections = self.node_selections(with_sel) if with_sel else {}
-        sources = self.node_sources(with_src) if with_src else {}
-        out: dict[str, Node] = {}
-        for r in rows:
-            out[r[0]] = Node(
-                id=r[0], tree=r[1], parent=r[2], slot=r[3], edited_from=r[4], depth=r[5],
-                role=r[6], kind=r[7], author=r[8], source=r[9], content_id=bytes_to_hex(r[10]),
-                content=json.loads(r[11]), options=_loads(r[12]), cache=bool(r[13]),
-                tokens=r[15], total_tokens=r[16], provenance=_loads(r[17]),
-                origin=_loads(r[18]), created_at=r[19], chain_hash=bytes_to_hex(r[20]),
-                sources=tuple(sources.get(r[0], ())), selections=selections.get(r[0], {}),
-            )
-        return out
+        return build_nodes(self, rows)
 
     def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         rows = self._all(
@@ -610,7 +584,7 @@ class PostgresBackend(DraftsPostgres, Backend):
         out: list[Ref] = []
         for name, kind, tree, node, origin, created, updated, slot, version in rows:
             if not out or out[-1].name != name:
-                out.append(Ref(name, kind, tree, node, created, updated, {}, _loads(origin)))
+                out.append(Ref(name, kind, tree, node, created, updated, {}, loads(origin)))
             if slot is not None:
                 out[-1].selections[slot] = version
         return out
@@ -643,7 +617,7 @@ class PostgresBackend(DraftsPostgres, Backend):
     def insert_ref(self, ref: Ref) -> bool:
         cur = self._run(
             "INSERT INTO refs VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (name) DO NOTHING",
-            (ref.name, ref.kind, ref.tree, ref.node, _dumps(ref.origin), ref.created_at,
+            (ref.name, ref.kind, ref.tree, ref.node, dumps(ref.origin), ref.created_at,
              ref.updated_at),
         )
         if cur.rowcount and ref.selections:

@@ -8,7 +8,6 @@ search per node plus one for its content; hashes are stored as raw 32-byte diges
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -20,6 +19,7 @@ from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
 from .drafts import DraftsSQLite
+from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes, loads
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 _NODE_COLS = (
@@ -29,20 +29,8 @@ _NODE_COLS = (
 )
 
 
-def hex_to_bytes(value: str) -> bytes:
-    return bytes.fromhex(value[7:])
 
 
-def bytes_to_hex(value: bytes) -> str:
-    return "sha256:" + value.hex()
-
-
-def _loads(value: str | None) -> Any:
-    return None if value is None else json.loads(value)
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _raw(body: str | bytes | None) -> bytes | None:
@@ -140,16 +128,16 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def insert_tree(self, tree: Tree) -> None:
         self._db.execute(
             "INSERT INTO trees VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (tree.id, tree.title, tree.mode, tree.system, _dumps(tree.options or None),
-             tree.root, _dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
+            (tree.id, tree.title, tree.mode, tree.system, dumps(tree.options or None),
+             tree.root, dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
         )
 
     def _tree(self, row: tuple[Any, ...]) -> Tree:
         tid, title, mode, system, options, root, lineage, created, updated, archived = row[:10]
         count, last = row[10], row[11]
         return Tree(
-            id=tid, title=title, mode=mode, system=system, options=_loads(options) or {},
-            root=root, lineage=_loads(lineage), created_at=created,
+            id=tid, title=title, mode=mode, system=system, options=loads(options) or {},
+            root=root, lineage=loads(lineage), created_at=created,
             updated_at=max(updated, last or ""), archived_at=archived, nodes=count,
         )
 
@@ -234,8 +222,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
             "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (seg, pos, node.id, node.tree, node.parent, node.slot, parent_slot, node.edited_from,
              node.depth, node.role, node.kind, node.author, node.source,
-             self._content_key(node.content_id), _dumps(node.options), int(node.cache), flags,
-             node.tokens, node.total_tokens, _dumps(node.provenance), _dumps(node.origin),
+             self._content_key(node.content_id), dumps(node.options), int(node.cache), flags,
+             node.tokens, node.total_tokens, dumps(node.provenance), dumps(node.origin),
              node.created_at, hex_to_bytes(node.chain_hash)),
         )
         if node.sources:
@@ -260,21 +248,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         return self._nodes(rows)
 
     def _nodes(self, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
-        with_sel = [r[0] for r in rows if r[14] & HAS_SELECTIONS]
-        with_src = [r[0] for r in rows if r[14] & HAS_SOURCES]
-        selections = self.node_selections(with_sel) if with_sel else {}
-        sources = self.node_sources(with_src) if with_src else {}
-        out: dict[str, Node] = {}
-        for r in rows:
-            out[r[0]] = Node(
-                id=r[0], tree=r[1], parent=r[2], slot=r[3], edited_from=r[4], depth=r[5],
-                role=r[6], kind=r[7], author=r[8], source=r[9], content_id=bytes_to_hex(r[10]),
-                content=json.loads(r[11]), options=_loads(r[12]), cache=bool(r[13]),
-                tokens=r[15], total_tokens=r[16], provenance=_loads(r[17]),
-                origin=_loads(r[18]), created_at=r[19], chain_hash=bytes_to_hex(r[20]),
-                sources=tuple(sources.get(r[0], ())), selections=selections.get(r[0], {}),
-            )
-        return out
+        return build_nodes(self, rows)
 
     def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         rows = self._db.execute(
@@ -493,7 +467,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         for name, kind, tree, node, origin, created, updated, slot, version in rows:
             ref = found.get(name)
             if ref is None:
-                ref = found[name] = Ref(name, kind, tree, node, created, updated, {}, _loads(origin))
+                ref = found[name] = Ref(name, kind, tree, node, created, updated, {}, loads(origin))
             if slot is not None:
                 ref.selections[slot] = version
         return list(found.values())
@@ -522,7 +496,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def insert_ref(self, ref: Ref) -> bool:
         cur = self._db.execute(
             "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?,?,?)",
-            (ref.name, ref.kind, ref.tree, ref.node, _dumps(ref.origin), ref.created_at,
+            (ref.name, ref.kind, ref.tree, ref.node, dumps(ref.origin), ref.created_at,
              ref.updated_at),
         )
         if cur.rowcount and ref.selections:
