@@ -33,6 +33,12 @@ lint: install
 
 bench: install pg-up
 	$(PY) benchmarks/bench_core.py
+	$(PY) benchmarks/bench_peers.py
+	$(PY) benchmarks/bench_models.py
+	$(PY) benchmarks/bench_buffer.py
+	$(PY) benchmarks/bench_import.py
+	$(PY) benchmarks/bench_postgres.py
+	$(PY) benchmarks/bench_tokens.py
 
 clean:
 	rm -rf $(VENV) .loomdb .loomdb-demo .pytest_cache .hypothesis

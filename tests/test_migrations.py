@@ -30,9 +30,13 @@ class TestMigrations:
             assert loom.verify().ok
 
     def test_scripts_are_ordered_by_name(self) -> None:
-        for dialect in ("sqlite",):
+        for dialect in ("sqlite", "postgres"):
             names = [n for n, _ in migrations.scripts(dialect)]
             assert names == sorted(names) and names[0] == "0001_core"
+
+    def test_both_backends_have_the_same_migrations(self) -> None:
+        assert [n for n, _ in migrations.scripts("sqlite")] == [
+            n for n, _ in migrations.scripts("postgres")]
 
 
 def _dialect(url: str) -> str:

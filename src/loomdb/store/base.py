@@ -20,12 +20,10 @@ from typing import Any
 
 from ..model import Edge, Meta, Node, Ref, RefMove, Tree
 
-#: columns of a walk row, head first
-PATH_COLUMNS = (
-    "id", "parent", "slot", "depth", "role", "kind", "body", "options", "cache", "flags",
-    "tokens", "total_tokens",
-)
-ID, PARENT, SLOT, DEPTH, ROLE, KIND, BODY, OPTIONS, CACHE, FLAGS, TOKENS, TOTAL = range(12)
+#: columns of a walk row, head first (only what path resolution and context need:
+#: every extra column costs an object per node on a 10,000-turn path)
+PATH_COLUMNS = ("id", "slot", "depth", "role", "kind", "body", "options", "cache", "flags")
+ID, SLOT, DEPTH, ROLE, KIND, BODY, OPTIONS, CACHE, FLAGS = range(9)
 
 #: node flags: the node stores version selections / has extra continuation sources
 HAS_SELECTIONS = 1

@@ -32,7 +32,7 @@ from ..blobs import BlobStore
 from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict
 from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
-from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
+from .base import DEPTH, HAS_SELECTIONS, HAS_SOURCES, Backend
 from .drafts import DraftsPostgres
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes, loads
 
@@ -54,10 +54,7 @@ _NODE_COLS = (
     "n.author, n.source, n.content_id, c.body, n.options, n.cache, n.flags, n.tokens, "
     "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
 )
-_PATH_COLS = (
-    "n.id, n.parent_id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache, "
-    "n.flags, n.tokens, n.total_tokens"
-)
+_PATH_COLS = "n.id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache, n.flags"
 _WALK_COLS = (
     "id, tree_id, parent_id, slot_id, depth, role, kind, options, cache, flags, tokens, "
     "total_tokens"
@@ -77,8 +74,8 @@ _WALK = (
     f" UNION ALL"
     f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
     f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id)"
-    f" SELECT id, parent_id, slot_id, depth, role, kind, body, options, cache, flags, tokens,"
-    f" total_tokens FROM w WHERE body IS NOT NULL"
+    f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
+    f" FROM w WHERE body IS NOT NULL"
 )
 _PUT_CONTENT = "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _CHILDREN = (
@@ -113,10 +110,6 @@ class TransientConflict(RefConflict):
     def __init__(self, why: str) -> None:
         self.ref, self.expected, self.actual = "", None, None
         LoomError.__init__(self, f"the database aborted the transaction ({why}); retry it")
-
-
-
-
 
 
 def _qmark(sql: str) -> str:
@@ -373,8 +366,8 @@ class PostgresBackend(DraftsPostgres, Backend):
             if tree is None:
                 return []
             rows = self._all(_WALK.format(pin=" AND n.tree_id = %s"), (node_id, tree))
-        if not all(a[3] > b[3] for a, b in zip(rows, rows[1:], strict=False)):
-            rows.sort(key=lambda r: -r[3])  # depth strictly decreases from the head
+        if not all(a[DEPTH] > b[DEPTH] for a, b in zip(rows, rows[1:], strict=False)):
+            rows.sort(key=lambda r: -r[DEPTH])  # depth strictly decreases from the head
         return rows
 
     def path_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:

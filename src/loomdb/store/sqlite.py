@@ -264,8 +264,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
             " UNION ALL"
             " SELECT segs.tree, g.parent_seg, g.parent_pos FROM segs"
             " JOIN segments g ON g.id = segs.seg WHERE g.parent_seg IS NOT NULL)"
-            " SELECT n.id, n.parent_id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options,"
-            " n.cache, n.flags, n.tokens, n.total_tokens FROM segs"
+            " SELECT n.id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache,"
+            " n.flags FROM segs"
             " JOIN nodes n ON n.tree_id = segs.tree AND n.seg = segs.seg AND n.pos <= segs.upto"
             " JOIN contents c ON c.seq = n.content_seq ORDER BY n.depth DESC",
             (node_id,),
@@ -275,8 +275,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
         out: dict[str, tuple[Any, ...]] = {}
         for chunk in _chunks(list(ids)):
             for row in self._db.execute(
-                "SELECT n.id, n.parent_id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options,"
-                " n.cache, n.flags, n.tokens, n.total_tokens FROM nodes n"
+                "SELECT n.id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache,"
+                " n.flags FROM nodes n"
                 f" JOIN contents c ON c.seq = n.content_seq WHERE n.id IN ({_marks(len(chunk))})",
                 chunk,
             ):
