@@ -17,7 +17,6 @@ marked incomplete.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -163,7 +162,3 @@ def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) ->
     if answer.incomplete:
         prov["incomplete"] = True
     return prov
-
-
-def elapsed_ms(start: float) -> int:
-    return int((time.perf_counter() - start) * 1000)
