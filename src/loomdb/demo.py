@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> None:
         console.print_json(json.dumps(loom.context("main")["messages"][:2])[:2000])
         console.print(Rule("session log of 'main'"))
         for move in loom.ref_log("main"):
-            console.print(f"{move.at}  {move.old or '-':>26} -> {move.new}  ({move.reason})")
+            old = move.old[-8:] if move.old else "-"
+            console.print(f"{move.seq:>2} {move.at}  {old:>8} -> {(move.new or '-')[-8:]}  {move.reason}")
         report = loom.verify(tree)
         console.print(Rule("hash chain"))
         console.print(f"verify: {'ok' if report.ok else 'BROKEN'}, {report.checked} nodes checked")
