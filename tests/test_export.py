@@ -321,3 +321,16 @@ class TestRenderings:
             dump(loom, target="main", format="html")
         with pytest.raises(loomdb.NotFound):
             dump(loom, target="no-such-tree", format="json")
+
+
+class TestDraftsTravel:
+    def test_a_buffer_draft_survives_the_json_round_trip(
+        self, loom: Loom, other_store: Loom, tmp_path: Path
+    ) -> None:
+        from loomdb import buffer
+
+        tree, _ = loom.new_tree("Once upon a time", mode="buffer", session="story")
+        buffer.set_draft(loom, "story", " there was a loom.")
+        import_file(other_store, write(tmp_path, "story.json", dump(loom, format="json")))
+        assert buffer.get_draft(other_store, "story") == " there was a loom."
+        assert buffer.text(other_store, "story") == buffer.text(loom, "story")

@@ -7,7 +7,7 @@ One *tree document* holds everything a tree is made of:
                 archived_at, lineage},
      "blobs":  [{id, mime_type, size, data (base64)}],       every blob its nodes use
      "nodes":  [Node.to_json()],                              parents before children
-     "refs":   [Ref.to_json() + {"log": [{at, from, to, by, reason}]}],
+     "refs":   [Ref.to_json() + {"log": [{at, from, to, by, reason}], "draft"?: text}],
      "meta":   [{node, bookmarked, label, pruned, excluded, tags}],
      "edges":  [Edge.to_json()],                              annotation and link edges
      "generations": [...], "compactions": [...]}              provenance records
@@ -99,6 +99,9 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
         rec = ref.to_json()
         rec["log"] = [{k: v for k, v in m.to_json().items() if k not in ("seq", "ref")}
                       for m in backend.ref_log(ref.name)]
+        draft = backend.get_draft(ref.name)
+        if draft:
+            rec["draft"] = draft  # buffer mode's uncommitted text belongs to the ref
         out.write(("," if i else "") + _dumps(rec))
     out.write('],"meta":[')
     first = True
@@ -429,6 +432,9 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
             expect(rec.get("updated_at"), str, f"{where}.updated_at") or created,
             dict(selections), expect(rec.get("origin"), dict, f"{where}.origin"),
         ))
+        draft = expect(rec.get("draft"), str, f"{where}.draft")
+        if draft:
+            backend.set_draft(name, draft, created)
         for j, move in enumerate(expect(rec.get("log"), list, f"{where}.log") or []):
             move = expect(move, dict, f"{where}.log[{j}]", optional=False)
             backend.log_move(RefMove(
