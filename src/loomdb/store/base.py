@@ -13,9 +13,10 @@ from `loomdb.model`.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from ..model import Edge, Meta, Node, Ref, RefMove, Tree
@@ -44,13 +45,36 @@ class Backend(ABC):
     def applied_migrations(self) -> list[str]:
         """Names of the migrations recorded as applied, oldest first."""
 
-    @abstractmethod
-    def transaction(self) -> AbstractContextManager[None]:
-        """One atomic write: commit on success, roll back on any exception. Re-entrant."""
+    #: serializes this backend object's transactions (set by each backend's __init__)
+    _lock: threading.RLock
+    _depth: int = 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write: commit on success, roll back on any exception. Re-entrant:
+        a transaction opened inside another joins it, and only the outermost commits."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with self._outermost():
+                    yield
+            finally:
+                self._depth = 0
 
     @abstractmethod
+    def _outermost(self) -> AbstractContextManager[None]:
+        """Begin a database transaction; commit it on success, roll it back on error."""
+
     def committed(self) -> bool:
         """True when no transaction is open (what was written is durable and visible)."""
+        return self._depth == 0
 
     @abstractmethod
     def close(self) -> None:

@@ -190,29 +190,16 @@ class PostgresBackend(DraftsPostgres, Backend):
     def close(self) -> None:
         self._conn.close()
 
-    def committed(self) -> bool:
-        return self._depth == 0
-
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            self._depth = 1
-            try:
-                with self._conn.transaction():
-                    yield
-                    self._flush()
-            except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
-                raise TransientConflict(type(exc).__name__) from exc
-            finally:
-                self._depth = 0
-                self._pending = None
+    def _outermost(self) -> Iterator[None]:
+        try:
+            with self._conn.transaction():
+                yield
+                self._flush()
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
+            raise TransientConflict(type(exc).__name__) from exc
+        finally:
+            self._pending = None
 
     def migrate(self) -> list[str]:
         scripts = migrations.scripts("postgres")

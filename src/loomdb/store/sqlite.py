@@ -75,30 +75,16 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def close(self) -> None:
         self._db.close()
 
-    def committed(self) -> bool:
-        return self._depth == 0
-
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            self._db.execute("BEGIN IMMEDIATE")
-            self._depth = 1
-            try:
-                yield
-            except BaseException:
-                self._depth = 0
-                self._content_seq.clear()  # keys handed out inside the rolled-back work
-                self._db.execute("ROLLBACK")
-                raise
-            self._depth = 0
-            self._db.execute("COMMIT")
+    def _outermost(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._content_seq.clear()  # keys handed out inside the rolled-back work
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def migrate(self) -> list[str]:
         applied: list[str] = []
