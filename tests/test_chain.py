@@ -17,6 +17,18 @@ def q(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def set_stored_body(loom: Loom, body: str, new: str | None) -> None:
+    """Change (None: drop) stored content in place: a `contents` row on PostgreSQL, the
+    body held by its first node on SQLite."""
+    if loom.backend.url.startswith("sqlite"):
+        loom.backend.execute(
+            f"UPDATE nodes SET body = {'NULL' if new is None else q(new)} WHERE body = {q(body)}")
+    elif new is None:
+        loom.backend.execute(f"DELETE FROM contents WHERE body = {q(body)}")
+    else:
+        loom.backend.execute(f"UPDATE contents SET body = {q(new)} WHERE body = {q(body)}")
+
+
 class TestGoldenVectors:
     def test_a_root(self) -> None:
         assert chain_hash(content_id=C1, parents=[], created_at=T, author="human", role="user",
@@ -48,9 +60,7 @@ class TestTampering:
     def test_changed_content_is_named_with_every_node_that_uses_it(self, loom: Loom) -> None:
         ids = thread(loom, ["q", "a", "q2", "a2"])
         cid = loom.node(ids[1]).content_id
-        loom.backend.execute(
-            "UPDATE contents SET body = " + q('[{"text":"forged","type":"text"}]')
-            + " WHERE body = " + q('[{"text":"a","type":"text"}]'))
+        set_stored_body(loom, '[{"text":"a","type":"text"}]', '[{"text":"forged","type":"text"}]')
         assert loom.node(ids[1]).content_id == cid
         broken = {b["node"]: b["reason"] for b in loom.verify().broken}
         assert broken[ids[1]] == "its content does not match its content id"
@@ -89,7 +99,7 @@ class TestTampering:
 
     def test_a_missing_content_row_is_named(self, loom: Loom) -> None:
         ids = thread(loom, ["q", "a"])
-        loom.backend.execute("DELETE FROM contents WHERE body = " + q('[{"text":"a","type":"text"}]'))
+        set_stored_body(loom, '[{"text":"a","type":"text"}]', None)
         broken = {b["node"]: b["reason"] for b in loom.verify().broken}
         assert broken[ids[1]] == "its content is missing"
 

@@ -34,7 +34,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import content as C
-from . import refs as R
 from .errors import InvalidInput, MissingExtra
 from .headish import Position, parse
 from .model import Node, Ref, now
@@ -437,7 +436,7 @@ def _commit(loom: Loom, name: str, author: str | None) -> Node | None:
                     ref.name if ref.kind == "session" else None, dict(ref.selections))
     node = loom.append(head, draft, role="user", source="human", author=author)
     if ref.kind == "view":
-        R.move(loom.backend, name, ref.node, node.id, actor=loom.actor, reason="commit draft")
+        loom._move(ref, node.id, "commit draft")
     _write_draft(loom, name, "")
     return node
 
@@ -492,8 +491,8 @@ def generate(
         with loom.backend.transaction():
             now_ref = loom.ref(ref.name)
             if now_ref.node == ref.node:
-                R.move(loom.backend, ref.name, ref.node, result.nodes[0].id, actor=loom.actor,
-                       reason=f"generate {len(result.nodes)} ({result.nodes[0].author})")
+                loom._move(now_ref, result.nodes[0].id,
+                           f"generate {len(result.nodes)} ({result.nodes[0].author})")
                 moved = True
     result.nodes = ([committed] if committed else []) + result.nodes
     result.moved = moved

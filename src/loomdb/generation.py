@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import refs as R
 from .content import canonical, digest
 from .errors import ProviderError
 from .headish import Position
@@ -134,8 +133,7 @@ def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[C
         if pos.session is not None:
             ref = loom.ref(pos.session)
             if loom._head_of(ref) == pos.node:  # still where the answers were asked for
-                R.move(loom.backend, ref.name, ref.node, nodes[0].id, actor=loom.actor,
-                       reason=f"generate {len(nodes)} ({nodes[0].author})")
+                loom._move(ref, nodes[0].id, f"generate {len(nodes)} ({nodes[0].author})")
                 moved = True
     return Generated(nodes, moved, session=pos.session)
 

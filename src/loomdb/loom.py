@@ -29,6 +29,7 @@ from .model import (
     SOURCE_ROLES,
     SOURCES,
     Node,
+    Ref,
     Tree,
     new_id,
     now,
@@ -60,6 +61,10 @@ class Loom(RefOps, OverlayOps):
         # nodes this Loom wrote and committed: immutable, so a cache is always right;
         # appending through a session reads its head, which is usually the last write
         self._recent: dict[str, Node] = {}
+        # sessions as this Loom last moved them: an append through one starts from here
+        # without reading it, and its compare-and-swap (line seq + 1 of the ref's log)
+        # catches any change made since, by anyone; then it reads and tries again
+        self._sessions: dict[str, Ref] = {}
 
     def _remember(self, node: Node) -> Node:
         if len(self._recent) >= 1024:
@@ -237,16 +242,21 @@ class Loom(RefOps, OverlayOps):
         self, at: str | Position, also: Sequence[str | tuple[str, str]], expect: str | None,
         policy: str, blocks: list[dict[str, Any]], fields: dict[str, Any],
     ) -> Node:
-        """One attempt, in one transaction: read the session's head, write, move it."""
+        """One attempt, in one transaction: read the session's head, move it, write."""
         with self.backend.transaction():
-            if isinstance(at, str):
+            known = self._sessions.get(at) if isinstance(at, str) and expect is None else None
+            if known is not None:
+                ref: Ref | None = known
+                pos = Position(known.node, known.tree, known, known.name, known.selections)
+                parent = self._get(self._head_of(known))
+            elif isinstance(at, str):
                 pos, parent = self._resolve(at)
+                ref = pos.ref if pos.session is not None else None
             else:
                 pos, parent = at, None
-            ref, selections = None, pos.selections
-            if pos.session is not None:
-                ref = self._ref_or_fail(pos.session) if isinstance(at, Position) else pos.ref
-                assert ref is not None
+                ref = self._ref_or_fail(pos.session) if pos.session is not None else None
+            selections = pos.selections
+            if ref is not None:
                 head = self._head_of(ref)
                 wanted = expect if expect is not None else (pos.node if policy == "fail" else None)
                 if wanted is not None and head != wanted and ref.node != wanted:
@@ -258,15 +268,26 @@ class Loom(RefOps, OverlayOps):
                 parent = self._get(pos.node)
             extra = [self._source(pos.tree, s) for s in also]
             shown = {s: v for s, v in selections.items() if s != parent.slot}
-            node = self.write_node(
+            node, body, flags = self.build_node(
                 tree=parent.tree, parent=parent, blocks=blocks, sources=extra,
                 selections=selection_delta(self.backend, parent.id, shown), **fields,
             )
             if ref is not None:
-                R.move(self.backend, ref.name, ref.node, node.id, actor=self.actor,
-                       reason=f"append {fields['role'] if fields['kind'] == 'message' else fields['kind']}")
+                # the move first: when it loses the race nothing is written yet
+                what = fields["role"] if fields["kind"] == "message" else fields["kind"]
+                try:
+                    ref = R.move(self.backend, ref, node.id, actor=self.actor,
+                                 reason=f"append {what}")
+                except RefConflict:
+                    self._sessions.pop(ref.name, None)
+                    raise
+            self.backend.insert_node(node, body, flags)
         if self.backend.committed():
             self._remember(node)
+            if ref is not None and ref.kind == "session":
+                self._sessions[ref.name] = ref
+        elif ref is not None:
+            self._sessions.pop(ref.name, None)
         return node
 
     def edit(
@@ -298,10 +319,20 @@ class Loom(RefOps, OverlayOps):
                 selections=selections, edited_from=old,
             )
             if pos.ref is not None and pos.ref.kind != "bookmark":
-                self._select(pos.ref, node)
+                self._select(pos.ref.name, node)
         return node
 
-    def write_node(
+    def write_node(self, **fields: Any) -> Node:
+        """Insert one node with its chain hash, inside the caller's transaction.
+
+        The low-level write every operation above uses, public for importers that
+        must set ids, times, origins and versions themselves (`new_tree`, `append` and
+        `edit` are the everyday calls). Takes the keywords of `build_node`."""
+        node, body, flags = self.build_node(**fields)
+        self.backend.insert_node(node, body, flags)
+        return node
+
+    def build_node(
         self,
         *,
         tree: str,
@@ -321,13 +352,12 @@ class Loom(RefOps, OverlayOps):
         edited_from: Node | None = None,
         node_id: str | None = None,
         tokens: int | None = None,
-    ) -> Node:
-        """Insert one node with its chain hash, inside the caller's transaction.
+    ) -> tuple[Node, bytes, int]:
+        """A node ready to store: (node with its chain hash, canonical content, flags).
 
-        The low-level write every operation above uses, public for importers that
-        must set ids, times, origins and versions themselves (`new_tree`, `append` and
-        `edit` are the everyday calls). `parent` and `edited_from` are Node values."""
-        from .tokens import count_blocks
+        Checks every field; `parent` and `edited_from` are Node values."""
+        from .tokens import count_blocks  # tiktoken loads on the first count
+
 
         check_choice("role", role, ROLES)
         check_choice("source", source, SOURCES)
@@ -365,9 +395,7 @@ class Loom(RefOps, OverlayOps):
             provenance=provenance, origin=origin, sources=tuple(sources), selections=selections,
         )
         flags = (HAS_SELECTIONS if selections else 0) | (HAS_SOURCES if sources else 0)
-        self.backend.put_content(cid, body)
-        self.backend.insert_node(node, flags)
-        return node
+        return node, body, flags
 
     def _source(self, tree: str, spec: str | tuple[str, str]) -> tuple[str, str]:
         headish, role = (spec, "context") if isinstance(spec, str) else spec

@@ -7,6 +7,9 @@ the modules above the backends.
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -25,9 +28,27 @@ Mode = Literal["dialogue", "buffer"]
 RefKind = Literal["session", "view", "bookmark"]
 
 
+_RANDOM_BITS = 80
+_last_id = [0, 0]  # millisecond and random part of the last id this process made
+_id_lock = threading.Lock()
+
+
 def new_id() -> str:
-    """A fresh ULID: unique, sortable by creation time, 26 Crockford base32 characters."""
-    return str(ULID())
+    """A fresh ULID: unique, sortable by creation time, 26 Crockford base32 characters.
+
+    Monotonic within a process, as the ULID spec describes: ids made in the same
+    millisecond count up from that millisecond's random start, so ids sort in the order
+    they were made and each new node lands at the right edge of the id index."""
+    ms = time.time_ns() // 1_000_000
+    with _id_lock:
+        last_ms, last_rnd = _last_id
+        if ms <= last_ms and last_rnd + 1 < 1 << _RANDOM_BITS:
+            ms, rnd = last_ms, last_rnd + 1
+        else:
+            ms = max(ms, last_ms + (ms <= last_ms))
+            rnd = int.from_bytes(os.urandom(10)) >> 1  # headroom to count up
+        _last_id[0], _last_id[1] = ms, rnd
+    return str(ULID.from_bytes(ms.to_bytes(6) + rnd.to_bytes(10)))
 
 
 def now() -> str:
@@ -156,6 +177,8 @@ class Ref:
     updated_at: str
     selections: dict[str, str] = field(default_factory=dict)
     origin: dict[str, Any] | None = None
+    #: the line of the ref's log that brought it here: a move must write line seq + 1
+    seq: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {

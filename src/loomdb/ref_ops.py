@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import refs as R
 from .errors import InvalidInput, NotFound, RefConflict, check_choice
 from .headish import Position
-from .model import Meta, Node, Ref, RefMove, now
+from .model import Meta, Node, Ref, RefMove
 
 if TYPE_CHECKING:
     from .store.base import Backend
@@ -22,6 +22,7 @@ class LoomParts:
 
     backend: Backend
     actor: str
+    _sessions: dict[str, Ref]
 
     if TYPE_CHECKING:
         def resolve(self, headish: str) -> Position: ...
@@ -56,16 +57,16 @@ class RefOps(LoomParts):
         origin: dict[str, Any] | None,
     ) -> Ref:
         R.check_name(name)
-        at = now()
-        ref = Ref(name, kind, tree, node, at, at, selections, origin)
-        if not self.backend.insert_ref(ref):
+        line = R.creation(name, node, actor=self.actor, reason=f"create {kind}")
+        ref = Ref(name, kind, tree, node, line.at, line.at, selections, origin)
+        if not self.backend.insert_ref(ref, line):
             existing = self.backend.get_ref(name)
             raise InvalidInput(
                 f"ref {name!r}",
                 f"already exists ({existing.kind if existing else 'ref'}); names are unique",
             )
-        R.log_change(self.backend, name, None, node, actor=self.actor, reason=f"create {kind}")
-        return ref
+        self._forget_ref(name)
+        return self._ref_or_fail(name)
 
     def set_ref(self, name: str, at: str | Position, *, expect: str | None = None) -> Ref:
         """Move a session or view to `at` by compare-and-swap (expect: where it must be)."""
@@ -76,8 +77,9 @@ class RefOps(LoomParts):
                 raise InvalidInput(f"ref {name!r}", "bookmarks are fixed; delete and re-create")
             if pos.tree != ref.tree:
                 raise InvalidInput(f"ref {name!r}", f"belongs to tree {ref.tree}, not {pos.tree}")
-            R.move(self.backend, name, expect or ref.node, pos.node, actor=self.actor,
-                   reason="set")
+            if expect is not None and expect != ref.node:
+                raise RefConflict(name, expect, ref.node)
+            self._move(ref, pos.node, "set")
         return self.ref(name)
 
     def undo(self, name: str) -> Ref:
@@ -90,17 +92,16 @@ class RefOps(LoomParts):
             last = moves[-1]
             if last.new != ref.node:
                 raise RefConflict(name, last.new, ref.node)
-            R.move(self.backend, name, ref.node, last.old or ref.node, actor=self.actor,
-                   reason=f"undo move {last.seq}")
+            self._move(ref, last.old or ref.node, f"undo move {last.seq}")
         return self.ref(name)
 
     def delete_ref(self, name: str) -> None:
         with self.backend.transaction():
             ref = self._ref_or_fail(name)
+            self._move(ref, None, "delete")
             self.backend.delete_ref(name)
             if ref.kind == "bookmark":
                 self.backend.set_meta(ref.node, ref.tree, {"bookmarked": 0, "label": None})
-            R.log_change(self.backend, name, ref.node, None, actor=self.actor, reason="delete")
 
     def select(self, ref_name: str, version: str | Position) -> Ref:
         """Make a session or view use `version` for that version's slot."""
@@ -111,14 +112,24 @@ class RefOps(LoomParts):
                 raise InvalidInput(f"ref {ref_name!r}", "a bookmark holds no selections")
             if pos.tree != ref.tree:
                 raise InvalidInput(f"node {pos.node}", f"is not in the tree of {ref_name!r}")
-            self._select(ref, self._get(pos.node))
+            self._select(ref.name, self._get(pos.node))
         return self.ref(ref_name)
 
-    def _select(self, ref: Ref, node: Node) -> None:
+    def _select(self, name: str, node: Node) -> None:
+        """Inside the caller's transaction: `name` uses `node` for its slot (logged)."""
+        ref = self._ref_or_fail(name)
         # selecting the original is recorded too: it overrides selections stored on nodes
+        self._move(ref, ref.node, f"select {node.slot} -> {node.id}")
         self.backend.set_selection(ref.name, node.slot, node.id)
-        R.log_change(self.backend, ref.name, ref.node, ref.node, actor=self.actor,
-                     reason=f"select {node.slot} -> {node.id}")
+
+    def _move(self, ref: Ref, new: str | None, reason: str) -> Ref:
+        """Move `ref` as read (compare-and-swap on its log); see refs.move."""
+        self._forget_ref(ref.name)
+        return R.move(self.backend, ref, new, actor=self.actor, reason=reason)
+
+    def _forget_ref(self, name: str) -> None:
+        """Drop what this Loom remembers of a ref it is about to change (see append)."""
+        self._sessions.pop(name, None)
 
     def ref(self, name: str) -> Ref:
         return self._ref_or_fail(name)

@@ -9,9 +9,10 @@ move in the ref log, so any move can be inspected and undone.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .errors import InvalidInput, RefConflict
-from .model import RefMove, now
+from .model import Ref, RefMove, now
 from .store.base import Backend
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]{0,99}$")
@@ -32,19 +33,19 @@ def check_name(name: str) -> str:
     return name
 
 
-def move(
-    backend: Backend, name: str, expected: str, new: str, *, actor: str, reason: str
-) -> None:
-    """Compare-and-swap `name` from `expected` to `new` and log it; raise RefConflict."""
-    at = now()
-    if not backend.cas_ref(name, expected, new, at):
-        current = backend.get_ref(name)
-        raise RefConflict(name, expected, current.node if current else None)
-    backend.log_move(RefMove(0, name, at, expected, new, actor, reason))
+def move(backend: Backend, ref: Ref, new: str | None, *, actor: str, reason: str) -> Ref:
+    """Move `ref` to `new` (None: deleted) and log it, if it is still as it was read.
+
+    The compare-and-swap is on the ref's log: the move is line `ref.seq + 1`, which
+    another writer can only have taken by changing the ref since `ref` was read (a move,
+    a selection, a deletion). Raise RefConflict then; return the ref as it now is."""
+    line = RefMove(ref.seq + 1, ref.name, now(), ref.node, new, actor, reason)
+    if not backend.move_ref(line):
+        current = backend.get_ref(ref.name)
+        raise RefConflict(ref.name, ref.node, current.node if current else None)
+    return replace(ref, node=new or ref.node, updated_at=line.at, seq=line.seq)
 
 
-def log_change(
-    backend: Backend, name: str, old: str | None, new: str | None, *, actor: str, reason: str
-) -> None:
-    """Record a ref event that is not a CAS move (creation, deletion, a selection)."""
-    backend.log_move(RefMove(0, name, now(), old, new, actor, reason))
+def creation(name: str, node: str, *, actor: str, reason: str) -> RefMove:
+    """The first line a new ref writes to its log (the backend numbers it)."""
+    return RefMove(0, name, now(), None, node, actor, reason)

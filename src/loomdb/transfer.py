@@ -128,6 +128,7 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
     for batch in _batches(_parents_first(src.tree_nodes(tree.id)), _BATCH):
         there = dst.get_nodes([n.id for n in batch])
         new: list[Node] = []
+        bodies: dict[str, bytes | None] = {}
         for node in batch:
             if node.id in there:
                 if there[node.id].chain_hash != node.chain_hash:
@@ -135,17 +136,18 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
                                          there[node.id].chain_hash)
                 _kept(report, "nodes")
                 continue
-            if node.content_id not in seen_content:
-                body = src.get_content(node.content_id)
+            body = bodies.get(node.content_id)
+            if body is None:
+                body = bodies[node.content_id] = src.get_content(node.content_id)
                 if body is None:
                     raise IntegrityError(f"content of node {node.id}", node.content_id,
                                          "nothing (missing in the source)")
-                dst.put_content(node.content_id, body)
-                seen_content.add(node.content_id)
-                report.contents += 1
+                if node.content_id not in seen_content:
+                    seen_content.add(node.content_id)
+                    report.contents += 1
             flags = (HAS_SELECTIONS if node.selections else 0) | (
                 HAS_SOURCES if node.sources else 0)
-            dst.insert_node(node, flags)
+            dst.insert_node(node, body, flags)
             new.append(node)
             report.nodes += 1
             if node.kind == "compaction":
@@ -203,10 +205,19 @@ def _copy_edges(src: Backend, dst: Backend, report: CopyReport) -> None:
 
 
 def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
-    fresh: set[str] = set()
-    for ref in src.list_refs():
-        if dst.insert_ref(ref):
-            fresh.add(ref.name)
+    live = src.list_refs()
+    names = {ref.name for ref in live}
+    present = {name for name in names if dst.get_ref(name) is not None}
+    # logs before refs: a backend may read a ref's head from the last line of its log
+    for (name,) in _rows(src, "SELECT DISTINCT ref_name FROM ref_log ORDER BY ref_name"):
+        if name in present or (name not in names and dst.ref_log(name)):
+            _kept(report, "ref logs")  # the target has its own history for this name
+            continue
+        for move in src.ref_log(name):
+            dst.log_move(move)
+            report.moves += 1
+    for ref in live:
+        if ref.name not in present and dst.insert_ref(ref, None):
             report.refs += 1
             continue
         there = dst.get_ref(ref.name)
@@ -228,17 +239,6 @@ def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
         else:  # buffer mode's working text of a ref
             dst.set_draft(name, text, at)  # type: ignore[attr-defined]
             report.drafts += 1
-    logged = {name for (name,) in _rows(src, "SELECT DISTINCT ref_name FROM ref_log")}
-    moves = []
-    for name in sorted(logged):
-        if name not in fresh and dst.ref_log(name):
-            _kept(report, "ref logs")  # the target has its own history for this name
-            continue
-        moves += src.ref_log(name)
-    moves.sort(key=lambda m: m.seq)
-    for move in moves:
-        dst.log_move(move)
-        report.moves += 1
 
 
 # -- helpers --------------------------------------------------------------------------

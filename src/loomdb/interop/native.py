@@ -427,14 +427,7 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
             if target not in targets or targets[target].tree != tid:
                 raise InvalidInput(f"ref {name!r}", f"points at {target}, not a node of this tree")
         created = _str(rec.get("created_at"), f"{where}.created_at")
-        backend.insert_ref(Ref(
-            name, kind, tid, node, created,
-            expect(rec.get("updated_at"), str, f"{where}.updated_at") or created,
-            dict(selections), expect(rec.get("origin"), dict, f"{where}.origin"),
-        ))
-        draft = expect(rec.get("draft"), str, f"{where}.draft")
-        if draft:
-            backend.set_draft(name, draft, created)
+        # the log before the ref: a backend may read a ref's head from its last line
         for j, move in enumerate(expect(rec.get("log"), list, f"{where}.log") or []):
             move = expect(move, dict, f"{where}.log[{j}]", optional=False)
             backend.log_move(RefMove(
@@ -444,6 +437,14 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
                 expect(move.get("by"), str, f"{where}.log[{j}].by") or "import",
                 expect(move.get("reason"), str, f"{where}.log[{j}].reason") or "",
             ))
+        backend.insert_ref(Ref(
+            name, kind, tid, node, created,
+            expect(rec.get("updated_at"), str, f"{where}.updated_at") or created,
+            dict(selections), expect(rec.get("origin"), dict, f"{where}.origin"),
+        ), None)
+        draft = expect(rec.get("draft"), str, f"{where}.draft")
+        if draft:
+            backend.set_draft(name, draft, created)
 
 
 def _meta(

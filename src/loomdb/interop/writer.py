@@ -563,8 +563,7 @@ class _ConversationWriter:
             return
         ref = mine[0]
         if ref.node != head and ref.node in self._active_path(ids, current):
-            R.move(self.backend, ref.name, ref.node, head, actor=self.loom.actor,
-                   reason="import: the source's active branch grew")
+            self.loom._move(ref, head, "import: the source's active branch grew")
 
     def _active_path(self, ids: dict[str, str], current: str) -> set[str]:
         """Node ids from the root to the active leaf (a session there may fast-forward)."""

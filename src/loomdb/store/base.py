@@ -101,16 +101,14 @@ class Backend(ABC):
 
     # -- content ---------------------------------------------------------------------
     @abstractmethod
-    def put_content(self, content_id: str, body: bytes) -> None:
-        """Store canonical content under its id unless it is already there."""
-
-    @abstractmethod
-    def get_content(self, content_id: str) -> bytes | None: ...
+    def get_content(self, content_id: str) -> bytes | None:
+        """The canonical bytes stored under a content id, or None."""
 
     # -- nodes -----------------------------------------------------------------------
     @abstractmethod
-    def insert_node(self, node: Node, flags: int) -> None:
-        """Insert a node with its extra sources and stored selections (content put before)."""
+    def insert_node(self, node: Node, body: bytes, flags: int) -> None:
+        """Insert a node with its extra sources and stored selections, and its content
+        (`body`, the canonical bytes of `node.content`) unless that content is stored."""
 
     @abstractmethod
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
@@ -205,12 +203,17 @@ class Backend(ABC):
         """Ref names close to `name` (sharing a prefix), to suggest on a miss."""
 
     @abstractmethod
-    def insert_ref(self, ref: Ref) -> bool:
-        """Create a ref if the name is free; False when it already exists."""
+    def insert_ref(self, ref: Ref, move: RefMove | None) -> bool:
+        """Create a ref if the name is free (False when it exists), logging `move` (its
+        creation) as the next line of the name's log. With no move the log must already
+        lead to `ref.node`, as when a copy writes the log first; a backend that reads a
+        ref's head from its log adds a line when it does not."""
 
     @abstractmethod
-    def cas_ref(self, name: str, expected: str, new: str, at: str) -> bool:
-        """Point `name` at `new` only if it points at `expected`; True when it moved."""
+    def move_ref(self, move: RefMove) -> bool:
+        """Compare-and-swap: log `move` as line `move.seq` of its ref's log and point the
+        ref at `move.new`, only if that line is still free, i.e. nothing changed the
+        ref since it was read at `move.seq - 1`. False (nothing written) otherwise."""
 
     @abstractmethod
     def delete_ref(self, name: str) -> None: ...
@@ -220,7 +223,9 @@ class Backend(ABC):
         """Make ref `name` use `version` for `slot` (None clears the selection)."""
 
     @abstractmethod
-    def log_move(self, move: RefMove) -> None: ...
+    def log_move(self, move: RefMove) -> None:
+        """Append a copied log line as the next line of its ref's log (imports, copies);
+        moves go through `move_ref`."""
 
     @abstractmethod
     def ref_log(self, name: str) -> list[RefMove]:

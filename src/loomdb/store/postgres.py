@@ -5,8 +5,10 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
 * Writers of one ref serialize on its row: inside a transaction `get_ref` reads the
   ref `FOR UPDATE`, so the Loom's read-then-compare-and-swap is exact under READ
   COMMITTED and a concurrent append waits for the head instead of forking or
-  failing; writers of other refs never wait. `cas_ref` is still a conditional
-  UPDATE whose row count is the answer, so a stale expectation is refused.
+  failing; writers of other refs never wait. `move_ref` inserts the next line of the
+  ref's log with ON CONFLICT DO NOTHING, so a writer that read an older line (a Loom
+  that appends from the head it remembers) is refused, as on SQLite; the refs row
+  keeps the head too, so reads need no log lookup.
 * A transaction PostgreSQL aborts (deadlock, serialization failure) surfaces as
   `TransientConflict`, a RefConflict, which the Loom's `retry` policy retries.
 * Node ids are unique in the store, but the primary keys carry tree_id (Citus can
@@ -98,6 +100,7 @@ _TREE_SELECT = (
 )
 _REF_SELECT = (
     "SELECT r.name, r.kind, r.tree_id, r.node_id, r.origin, r.created_at, r.updated_at,"
+    " r.seq,"
     " s.slot_id, s.version_id FROM refs r LEFT JOIN ref_selections s ON s.ref_name = r.name "
 )
 
@@ -141,41 +144,27 @@ class PostgresBackend(DraftsPostgres, Backend):
         )
         self._lock = threading.RLock()
         self._depth = 0
-        self._pending: tuple[bytes, str] | None = None
         # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
         found = self._one("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
         self._citus = bool(found and found[0])
 
     # -- plumbing --------------------------------------------------------------------
-    # Inside a transaction `put_content` is held back and sent in the same statement as
-    # the `insert_node` that follows it (one round trip fewer per message); any other
-    # statement, and the commit, send it first, so ordering is never observable.
-    def _flush(self) -> None:
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            self._conn.execute(_PUT_CONTENT, pending)
-
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        self._flush()
         return self._conn.execute(sql, args)
 
     def _all(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        self._flush()
         return self._conn.execute(sql, args).fetchall()
 
     def _one(self, sql: str, args: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
-        self._flush()
         return self._conn.execute(sql, args).fetchone()
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._flush()
         with self._conn.cursor() as cur:
             cur.executemany(sql, rows)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests tamper with rows, tools read plans). `?` placeholders are
         accepted as in the SQLite backend; without args the SQL is sent as written."""
-        self._flush()
         cur = self._conn.execute(_qmark(sql), args) if args else self._conn.execute(sql)
         return cur.fetchall() if cur.description is not None else []
 
@@ -195,11 +184,8 @@ class PostgresBackend(DraftsPostgres, Backend):
         try:
             with self._conn.transaction():
                 yield
-                self._flush()
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             raise TransientConflict(type(exc).__name__) from exc
-        finally:
-            self._pending = None
 
     def migrate(self) -> list[str]:
         scripts = migrations.scripts("postgres")
@@ -267,20 +253,13 @@ class PostgresBackend(DraftsPostgres, Backend):
         return [r[0] for r in rows]
 
     # -- content ---------------------------------------------------------------------
-    def put_content(self, content_id: str, body: bytes) -> None:
-        row = (hex_to_bytes(content_id), body.decode("utf-8"))
-        if self._depth and not self._citus:
-            self._flush()
-            self._pending = row
-        else:
-            self._run(_PUT_CONTENT, row)
-
     def get_content(self, content_id: str) -> bytes | None:
         row = self._one("SELECT body FROM contents WHERE id = %s", (hex_to_bytes(content_id),))
         return None if row is None else row[0].encode("utf-8")
 
     # -- nodes -----------------------------------------------------------------------
-    def insert_node(self, node: Node, flags: int) -> None:
+    def insert_node(self, node: Node, body: bytes, flags: int) -> None:
+        content = (hex_to_bytes(node.content_id), body.decode("utf-8"))
         values: tuple[Any, ...] = (
             node.id, node.tree, node.parent, node.slot, node.parent, node.tree, node.edited_from,
             node.depth, node.role, node.kind, node.author, node.source,
@@ -296,18 +275,16 @@ class PostgresBackend(DraftsPostgres, Backend):
             " %s::integer, %s::integer, %s::integer, %s::bigint, %s, %s, %s, %s::bytea"
         )
         if self._citus:  # Citus plans no subquery inside an INSERT: read the slot first
+            self._run(_PUT_CONTENT, content)
             row = self._one("SELECT slot_id FROM nodes WHERE id = %s AND tree_id = %s",
                             (node.parent, node.tree)) if node.parent else None
             values = (*values[:4], row[0] if row else None, *values[6:])
             sql = f"INSERT INTO nodes VALUES ({', '.join(['%s'] * len(values))})"
         else:
-            sql = f"INSERT INTO nodes {select} WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = %s)"
-            values += (node.id,)
-            pending = self._pending
-            if pending is not None and pending[0] == values[12]:
-                self._pending = None
-                sql = f"WITH c AS ({_PUT_CONTENT}) {sql}"
-                values = pending + values
+            # the content goes in the same statement (one round trip per node)
+            sql = (f"WITH c AS ({_PUT_CONTENT}) INSERT INTO nodes {select}"
+                   " WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = %s)")
+            values = (*content, *values, node.id)
         if not self._run(sql, values).rowcount:
             raise InvalidInput(f"node {node.id}", "a node with this id is already in the store")
         if node.sources:
@@ -562,9 +539,11 @@ class PostgresBackend(DraftsPostgres, Backend):
     @staticmethod
     def _refs(rows: list[tuple[Any, ...]]) -> list[Ref]:
         out: list[Ref] = []
-        for name, kind, tree, node, origin, created, updated, slot, version in rows:
+        for name, kind, tree, node, origin, created, updated, seq, slot, version in rows:
             if not out or out[-1].name != name:
-                out.append(Ref(name, kind, tree, node, created, updated, {}, loads(origin)))
+                out.append(Ref(
+                    name, kind, tree, node, created, updated, {}, loads(origin), seq or 0
+                ))
             if slot is not None:
                 out[-1].selections[slot] = version
         return out
@@ -594,9 +573,10 @@ class PostgresBackend(DraftsPostgres, Backend):
         )
         return [r[0] for r in rows]
 
-    def insert_ref(self, ref: Ref) -> bool:
+    def insert_ref(self, ref: Ref, move: RefMove | None) -> bool:
         cur = self._run(
-            "INSERT INTO refs VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (name) DO NOTHING",
+            "INSERT INTO refs (name, kind, tree_id, node_id, origin, created_at, updated_at)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (name) DO NOTHING",
             (ref.name, ref.kind, ref.tree, ref.node, dumps(ref.origin), ref.created_at,
              ref.updated_at),
         )
@@ -605,14 +585,28 @@ class PostgresBackend(DraftsPostgres, Backend):
                 "INSERT INTO ref_selections VALUES (%s,%s,%s)",
                 [(ref.name, s, v) for s, v in ref.selections.items()],
             )
-        return bool(cur.rowcount)
+        if not cur.rowcount:
+            return False
+        if move is not None:
+            self.log_move(move)
+        self._run("UPDATE refs SET seq = coalesce((SELECT max(seq) FROM ref_log"
+                  " WHERE ref_name = %s), 0) WHERE name = %s", (ref.name, ref.name))
+        return True
 
-    def cas_ref(self, name: str, expected: str, new: str, at: str) -> bool:
+    def move_ref(self, move: RefMove) -> bool:
+        # the log line is the compare-and-swap, as on SQLite: a writer that read the
+        # same line queues on its key and then finds it taken
         cur = self._run(
-            "UPDATE refs SET node_id = %s, updated_at = %s WHERE name = %s AND node_id = %s",
-            (new, at, name, expected),
+            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
         )
-        return bool(cur.rowcount)
+        if not cur.rowcount:
+            return False
+        if move.new is not None:
+            self._run("UPDATE refs SET node_id = %s, updated_at = %s, seq = %s WHERE name = %s",
+                      (move.new, move.at, move.seq, move.ref))
+        return True
 
     def delete_ref(self, name: str) -> None:
         self._run("DELETE FROM drafts WHERE ref_name = %s", (name,))

@@ -2,8 +2,17 @@
 
 Writers serialize on `BEGIN IMMEDIATE`, so every compare-and-swap inside a
 transaction is exact, and a second process waits (busy timeout) instead of failing.
-Tables are WITHOUT ROWID keyed by ULID text, so walking a thread costs one b-tree
-search per node plus one for its content; hashes are stored as raw 32-byte digests.
+
+The layout is shaped by what an append costs: each b-tree page it dirties is a frame
+written to the WAL at commit. Nodes live in a rowid table keyed by
+`segment << POS_BITS | position`, where a segment is a run of nodes each created from
+the one before it: a thread grows at the right edge of its segment, its path is a few
+rowid range scans, and only a node that starts a segment (a branch, a version, a root)
+enters the children index. Content is stored inline in the first node that used it and
+referenced by key from the others (one unique index on the content id keeps it stored
+once). A ref's head is the last line of its log, so a move is one insert whose primary
+key (ref, seq) is the compare-and-swap. Hashes are stored as raw 32-byte digests. See
+migration 0004 and docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..errors import NotFound
 from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
@@ -22,10 +32,38 @@ from .drafts import DraftsSQLite
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes, loads
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
+#: a node's key is its segment number shifted left by POS_BITS, plus its position
+POS_BITS = 20
+POS_MASK = (1 << POS_BITS) - 1
 _NODE_COLS = (
     "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
-    "n.author, n.source, c.id, c.body, n.options, n.cache, n.flags, n.tokens, "
-    "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
+    "n.author, n.source, n.content_id, coalesce(n.body, b.body), n.options, n.cache, "
+    "n.flags, n.tokens, n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
+)
+_WALK_COLS = (
+    "n.id, n.slot_id, n.depth, n.role, n.kind, coalesce(n.body, b.body), n.options, n.cache,"
+    " n.flags"
+)
+#: a node with its content, wherever the content is stored
+_NODE_FROM = "nodes n LEFT JOIN nodes b ON b.key = n.body_key"
+#: the nodes of a tree (add `WHERE g.tree_id = ...`): its segments' key ranges
+_TREE_ROWS = (
+    f"segments g JOIN nodes n ON n.key BETWEEN g.seg << {POS_BITS}"
+    f" AND (g.seg << {POS_BITS}) + {POS_MASK}"
+)
+#: (key, id) of every version of the slot bound to ?1
+_VERSION_KEYS = (
+    "SELECT key, id FROM nodes WHERE id = ?1 UNION ALL"
+    " SELECT key, id FROM nodes WHERE slot_id = ?1 AND edited_from IS NOT NULL"
+)
+#: the node holding the body of the content id bound to the statement's first parameter
+_HOLDER = "SELECT key FROM nodes WHERE content_id = ? AND body IS NOT NULL"
+#: a ref with its head (the last line of its log) and its selections
+_REF_SELECT = (
+    "SELECT r.name, r.kind, r.tree_id, l.new_node, r.origin, r.created_at, l.at, l.seq,"
+    " s.slot_id, s.version_id FROM refs r JOIN ref_log l ON l.ref_name = r.name"
+    " AND l.seq = (SELECT max(seq) FROM ref_log x WHERE x.ref_name = r.name)"
+    " LEFT JOIN ref_selections s ON s.ref_name = r.name "
 )
 
 
@@ -59,7 +97,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
             str(self.path), isolation_level=None, check_same_thread=False, timeout=timeout
         )
         self._lock = threading.RLock()
-        self._content_seq: dict[str, int] = {}
+        #: longest run of nodes in one segment (tests lower it to reach the boundary)
+        self.segment_length = POS_MASK + 1
         self._depth = 0
         for pragma in (
             "journal_mode=WAL",
@@ -81,7 +120,6 @@ class SQLiteBackend(DraftsSQLite, Backend):
         try:
             yield
         except BaseException:
-            self._content_seq.clear()  # keys handed out inside the rolled-back work
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
@@ -130,8 +168,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
     _TREE_SELECT = (
         "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at, "
         "t.updated_at, t.archived_at, "
-        "(SELECT count(*) FROM nodes n WHERE n.tree_id = t.id), "
-        "(SELECT max(n.created_at) FROM nodes n WHERE n.tree_id = t.id) FROM trees t "
+        f"(SELECT count(*) FROM {_TREE_ROWS} WHERE g.tree_id = t.id), "
+        f"(SELECT max(n.created_at) FROM {_TREE_ROWS} WHERE g.tree_id = t.id) FROM trees t "
     )
 
     def get_tree(self, tree_id: str) -> Tree | None:
@@ -157,60 +195,45 @@ class SQLiteBackend(DraftsSQLite, Backend):
         return [r[0] for r in rows]
 
     # -- content ---------------------------------------------------------------------
-    def put_content(self, content_id: str, body: bytes) -> None:
-        key = hex_to_bytes(content_id)
-        cur = self._db.execute(
-            "INSERT INTO contents (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
-            (key, body.decode("utf-8")),
-        )
-        if cur.rowcount and cur.lastrowid is not None:
-            seq: int = cur.lastrowid
-        else:
-            seq = self._db.execute("SELECT seq FROM contents WHERE id = ?", (key,)).fetchone()[0]
-        if len(self._content_seq) > 4096:
-            self._content_seq.clear()
-        self._content_seq[content_id] = seq
-
-    def _content_key(self, content_id: str) -> int:
-        seq = self._content_seq.get(content_id)
-        if seq is None:
-            seq = self._db.execute(
-                "SELECT seq FROM contents WHERE id = ?", (hex_to_bytes(content_id),)
-            ).fetchone()[0]
-        return seq  # type: ignore[no-any-return]
-
     def get_content(self, content_id: str) -> bytes | None:
         row = self._db.execute(
-            "SELECT body FROM contents WHERE id = ?", (hex_to_bytes(content_id),)
+            "SELECT body FROM nodes WHERE content_id = ? AND body IS NOT NULL",
+            (hex_to_bytes(content_id),),
         ).fetchone()
         return None if row is None else row[0].encode("utf-8")
 
     # -- nodes -----------------------------------------------------------------------
-    def insert_node(self, node: Node, flags: int) -> None:
-        parent_slot = None
-        seg, pos = node.id, 0
-        if node.parent is not None:
-            row = self._db.execute(
-                "SELECT p.slot_id, p.seg, p.pos, EXISTS (SELECT 1 FROM nodes c"
-                " WHERE c.tree_id = p.tree_id AND c.seg = p.seg AND c.pos = p.pos + 1)"
-                " FROM nodes p WHERE p.id = ?",
-                (node.parent,),
-            ).fetchone()
-            parent_slot, pseg, ppos, taken = row
-            if taken:
-                self._db.execute("INSERT INTO segments VALUES (?,?,?,?)",
-                                 (node.id, node.tree, pseg, ppos))
-            else:
-                seg, pos = pseg, ppos + 1
+    def insert_node(self, node: Node, body: bytes, flags: int) -> None:
+        cid = hex_to_bytes(node.content_id)
+        # one probe: where the parent sits, whether its segment already continues past
+        # it, and which node (if any) already holds this content
+        row: tuple[Any, ...] | None
+        if node.parent is None:
+            found = self._db.execute(_HOLDER, (cid,)).fetchone()
+            row = (None, None, True, found[0] if found else None)
         else:
-            self._db.execute("INSERT INTO segments VALUES (?,?,NULL,NULL)", (node.id, node.tree))
+            row = self._db.execute(
+                "SELECT p.key, p.slot_id, EXISTS (SELECT 1 FROM nodes c WHERE c.key = p.key + 1),"
+                f" ({_HOLDER}) FROM nodes p WHERE p.id = ?",
+                (cid, node.parent),
+            ).fetchone()
+            if row is None:
+                raise NotFound("parent node", node.parent)
+        pkey, pslot, taken, holder = row
+        if pkey is None or taken or pkey & POS_MASK >= self.segment_length - 1:
+            seg: int = self._db.execute(
+                "INSERT INTO segments (tree_id) VALUES (?)", (node.tree,)
+            ).lastrowid  # type: ignore[assignment]
+            key, parent_key = seg << POS_BITS, pkey
+        else:
+            key, parent_key = pkey + 1, None
         self._db.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (seg, pos, node.id, node.tree, node.parent, node.slot, parent_slot, node.edited_from,
-             node.depth, node.role, node.kind, node.author, node.source,
-             self._content_key(node.content_id), dumps(node.options), int(node.cache), flags,
-             node.tokens, node.total_tokens, dumps(node.provenance), dumps(node.origin),
-             node.created_at, hex_to_bytes(node.chain_hash)),
+            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (key, node.id, node.tree, node.parent, parent_key, node.slot, pslot,
+             node.edited_from, node.depth, node.role, node.kind, node.author, node.source, cid,
+             None if holder else body.decode("utf-8"), holder, dumps(node.options),
+             int(node.cache), flags, node.tokens, node.total_tokens, dumps(node.provenance),
+             dumps(node.origin), node.created_at, hex_to_bytes(node.chain_hash)),
         )
         if node.sources:
             self._db.executemany(
@@ -227,8 +250,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         rows: list[tuple[Any, ...]] = []
         for chunk in _chunks(list(ids)):
             rows += self._db.execute(
-                f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.seq = n.content_seq "
-                f"WHERE n.id IN ({_marks(len(chunk))})",
+                f"SELECT {_NODE_COLS} FROM {_NODE_FROM} WHERE n.id IN ({_marks(len(chunk))})",
                 chunk,
             ).fetchall()
         return self._nodes(rows)
@@ -244,16 +266,16 @@ class SQLiteBackend(DraftsSQLite, Backend):
         return [r[0] for r in rows]
 
     def walk(self, node_id: str) -> list[tuple[Any, ...]]:
+        # climb segment by segment (the first node of each names its parent's key), then
+        # read each segment's part of the path as one rowid range
         return self._db.execute(
-            "WITH RECURSIVE segs(tree, seg, upto) AS ("
-            " SELECT tree_id, seg, pos FROM nodes WHERE id = ?"
+            "WITH RECURSIVE segs(lo, hi) AS ("
+            f" SELECT (key >> {POS_BITS}) << {POS_BITS}, key FROM nodes WHERE id = ?"
             " UNION ALL"
-            " SELECT segs.tree, g.parent_seg, g.parent_pos FROM segs"
-            " JOIN segments g ON g.id = segs.seg WHERE g.parent_seg IS NOT NULL)"
-            " SELECT n.id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache,"
-            " n.flags FROM segs"
-            " JOIN nodes n ON n.tree_id = segs.tree AND n.seg = segs.seg AND n.pos <= segs.upto"
-            " JOIN contents c ON c.seq = n.content_seq ORDER BY n.depth DESC",
+            f" SELECT (s.parent_key >> {POS_BITS}) << {POS_BITS}, s.parent_key FROM segs"
+            " JOIN nodes s ON s.key = segs.lo WHERE s.parent_key IS NOT NULL)"
+            f" SELECT {_WALK_COLS} FROM segs JOIN nodes n ON n.key BETWEEN segs.lo AND segs.hi"
+            " LEFT JOIN nodes b ON b.key = n.body_key ORDER BY n.depth DESC",
             (node_id,),
         ).fetchall()
 
@@ -261,9 +283,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         out: dict[str, tuple[Any, ...]] = {}
         for chunk in _chunks(list(ids)):
             for row in self._db.execute(
-                "SELECT n.id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache,"
-                " n.flags FROM nodes n"
-                f" JOIN contents c ON c.seq = n.content_seq WHERE n.id IN ({_marks(len(chunk))})",
+                f"SELECT {_WALK_COLS} FROM {_NODE_FROM} WHERE n.id IN ({_marks(len(chunk))})",
                 chunk,
             ):
                 out[row[0]] = row
@@ -292,8 +312,13 @@ class SQLiteBackend(DraftsSQLite, Backend):
         return out
 
     def children(self, slot: str) -> list[str]:
+        # children that start a segment are indexed; one that continues the segment of
+        # a version of the slot is the row right after that version
         rows = self._db.execute(
-            "SELECT id FROM nodes WHERE parent_slot = ? AND edited_from IS NULL"
+            "SELECT id FROM (SELECT id, created_at FROM nodes"
+            " WHERE parent_slot = ?1 AND parent_key IS NOT NULL AND edited_from IS NULL"
+            f" UNION ALL SELECT c.id, c.created_at FROM ({_VERSION_KEYS}) v"
+            " JOIN nodes c ON c.key = v.key + 1 AND c.parent_id = v.id AND c.parent_key IS NULL)"
             " ORDER BY created_at, id",
             (slot,),
         )
@@ -310,25 +335,29 @@ class SQLiteBackend(DraftsSQLite, Backend):
 
     def leaves(self, tree_id: str) -> list[str]:
         rows = self._db.execute(
-            "SELECT n.id FROM nodes n WHERE n.tree_id = ? AND NOT EXISTS"
-            " (SELECT 1 FROM nodes c WHERE c.parent_slot = n.slot_id) ORDER BY n.created_at, n.id",
+            "WITH tn AS (SELECT n.id, n.slot_id, n.parent_slot, n.created_at"
+            f" FROM {_TREE_ROWS} WHERE g.tree_id = ?)"
+            " SELECT id FROM tn WHERE slot_id NOT IN"
+            " (SELECT parent_slot FROM tn WHERE parent_slot IS NOT NULL) ORDER BY created_at, id",
             (tree_id,),
         )
         return [r[0] for r in rows]
 
     def branch_points(self, tree_id: str) -> list[str]:
         rows = self._db.execute(
-            "SELECT p.id FROM nodes p WHERE p.tree_id = ? AND p.edited_from IS NULL AND"
-            " (SELECT count(*) FROM (SELECT 1 FROM nodes c WHERE c.parent_slot = p.id"
-            " AND c.edited_from IS NULL LIMIT 2)) = 2 ORDER BY p.created_at, p.id",
+            "WITH tn AS (SELECT n.id, n.parent_slot, n.edited_from, n.created_at"
+            f" FROM {_TREE_ROWS} WHERE g.tree_id = ?) SELECT id FROM tn WHERE edited_from IS NULL"
+            " AND id IN"
+            " (SELECT parent_slot FROM tn WHERE edited_from IS NULL AND parent_slot IS NOT NULL"
+            " GROUP BY parent_slot HAVING count(*) >= 2) ORDER BY created_at, id",
             (tree_id,),
         )
         return [r[0] for r in rows]
 
     def tree_nodes(self, tree_id: str) -> Iterator[Node]:
         cursor = self._db.execute(
-            f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.seq = n.content_seq"
-            " WHERE n.tree_id = ? ORDER BY n.created_at, n.id",
+            f"SELECT {_NODE_COLS} FROM {_TREE_ROWS} LEFT JOIN nodes b ON b.key = n.body_key"
+            " WHERE g.tree_id = ? ORDER BY n.created_at, n.id",
             (tree_id,),
         )
         while batch := cursor.fetchmany(2000):
@@ -336,9 +365,10 @@ class SQLiteBackend(DraftsSQLite, Backend):
 
     def chain_rows(self, tree_id: str) -> Iterator[dict[str, Any]]:
         cursor = self._db.execute(
-            "SELECT n.id, n.parent_id, c.id, c.body, n.created_at, n.author, n.role,"
-            " n.kind, n.edited_from, n.options, n.provenance, n.chain_hash, n.flags"
-            " FROM nodes n LEFT JOIN contents c ON c.seq = n.content_seq WHERE n.tree_id = ?",
+            "SELECT n.id, n.parent_id, n.content_id, coalesce(n.body, b.body), n.created_at,"
+            " n.author, n.role, n.kind, n.edited_from, n.options, n.provenance, n.chain_hash,"
+            f" n.flags FROM {_TREE_ROWS} LEFT JOIN nodes b ON b.key = n.body_key"
+            " WHERE g.tree_id = ?",
             (tree_id,),
         )
         while batch := cursor.fetchmany(5000):
@@ -356,9 +386,17 @@ class SQLiteBackend(DraftsSQLite, Backend):
                 }
 
     def subtree(self, slot: str) -> list[str]:
+        # three ways down from a slot: children starting a segment, and the row after
+        # the original or after an edited version when it continues that segment
         rows = self._db.execute(
-            "WITH RECURSIVE s(slot) AS (SELECT ? UNION"
-            " SELECT n.slot_id FROM nodes n JOIN s ON n.parent_slot = s.slot)"
+            "WITH RECURSIVE s(slot) AS (SELECT ?1"
+            " UNION SELECT c.slot_id FROM s JOIN nodes c"
+            " ON c.parent_slot = s.slot AND c.parent_key IS NOT NULL"
+            " UNION SELECT c.slot_id FROM s JOIN nodes v ON v.id = s.slot"
+            " JOIN nodes c ON c.key = v.key + 1 AND c.parent_id = v.id AND c.parent_key IS NULL"
+            " UNION SELECT c.slot_id FROM s JOIN nodes v"
+            " ON v.slot_id = s.slot AND v.edited_from IS NOT NULL"
+            " JOIN nodes c ON c.key = v.key + 1 AND c.parent_id = v.id AND c.parent_key IS NULL)"
             " SELECT n.id FROM s JOIN nodes n ON n.id = s.slot UNION ALL"
             " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL",
             (slot,),
@@ -442,18 +480,15 @@ class SQLiteBackend(DraftsSQLite, Backend):
 
     # -- refs ------------------------------------------------------------------------
     def _refs(self, where: str, args: Sequence[Any]) -> list[Ref]:
-        """Refs with their selections in one query (no query per ref)."""
-        rows = self._db.execute(
-            "SELECT r.name, r.kind, r.tree_id, r.node_id, r.origin, r.created_at, r.updated_at,"
-            " s.slot_id, s.version_id FROM refs r LEFT JOIN ref_selections s ON s.ref_name = r.name"
-            f" {where} ORDER BY r.name",
-            args,
-        ).fetchall()
+        """Refs with their heads and selections in one query (no query per ref)."""
+        rows = self._db.execute(_REF_SELECT + f"{where} ORDER BY r.name", args).fetchall()
         found: dict[str, Ref] = {}
-        for name, kind, tree, node, origin, created, updated, slot, version in rows:
+        for name, kind, tree, node, origin, created, updated, seq, slot, version in rows:
             ref = found.get(name)
             if ref is None:
-                ref = found[name] = Ref(name, kind, tree, node, created, updated, {}, loads(origin))
+                ref = found[name] = Ref(
+                    name, kind, tree, node, created, updated, {}, loads(origin), seq
+                )
             if slot is not None:
                 ref.selections[slot] = version
         return list(found.values())
@@ -479,25 +514,39 @@ class SQLiteBackend(DraftsSQLite, Backend):
         )
         return [r[0] for r in rows]
 
-    def insert_ref(self, ref: Ref) -> bool:
+    def insert_ref(self, ref: Ref, move: RefMove | None) -> bool:
         cur = self._db.execute(
-            "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?,?,?)",
-            (ref.name, ref.kind, ref.tree, ref.node, dumps(ref.origin), ref.created_at,
-             ref.updated_at),
+            "INSERT OR IGNORE INTO refs VALUES (?,?,?,?,?)",
+            (ref.name, ref.kind, ref.tree, dumps(ref.origin), ref.created_at),
         )
-        if cur.rowcount and ref.selections:
+        if not cur.rowcount:
+            return False
+        if ref.selections:
             self._db.executemany(
                 "INSERT INTO ref_selections VALUES (?,?,?)",
                 [(ref.name, s, v) for s, v in ref.selections.items()],
             )
-        return bool(cur.rowcount)
+        last = self._db.execute(
+            "SELECT new_node FROM ref_log WHERE ref_name = ? ORDER BY seq DESC LIMIT 1",
+            (ref.name,),
+        ).fetchone()
+        if move is None and (last is None or last[0] != ref.node):
+            # the head is the log's last line: a copied log that ends elsewhere gets one
+            move = RefMove(0, ref.name, ref.updated_at, last and last[0], ref.node, "loomdb",
+                           "copy: head")
+        if move is not None:
+            self.log_move(move)
+        return True
 
-    def cas_ref(self, name: str, expected: str, new: str, at: str) -> bool:
-        cur = self._db.execute(
-            "UPDATE refs SET node_id = ?, updated_at = ? WHERE name = ? AND node_id = ?",
-            (new, at, name, expected),
-        )
-        return bool(cur.rowcount)
+    def move_ref(self, move: RefMove) -> bool:
+        try:
+            self._db.execute(
+                "INSERT INTO ref_log VALUES (?,?,?,?,?,?,?)",
+                (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
+            )
+        except sqlite3.IntegrityError:
+            return False  # line seq is taken: the ref changed since it was read
+        return True
 
     def delete_ref(self, name: str) -> None:
         self._db.execute("DELETE FROM drafts WHERE ref_name = ?", (name,))
