@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import loomdb
 from loomdb import InvalidInput, Loom
-from loomdb.content import content_id, text
+from loomdb.content import content_id, encode, text
+from loomdb.model import new_id, ulid_text
 
 
 @dataclass
@@ -38,6 +41,9 @@ class Naive:
 
     def branch_points(self) -> list[str]:
         return [n for n in self.order if not self.edited[n] and len(self.children(n)) >= 2]
+
+    def subtree(self, slot: str) -> set[str]:
+        return {n for n in self.order if any(self.slot[m] == slot for m in self.chain(n))}
 
     def chain(self, head: str) -> list[str]:
         out: list[str] = []
@@ -76,6 +82,26 @@ ops = st.lists(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops)
 def test_random_histories_match_the_naive_model(loom: Loom, ops: list[tuple[str, int, int]]) -> None:
+    _check_history(loom, ops)
+
+
+@pytest.fixture(scope="module")
+def short_segments(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loom]:
+    """A SQLite store whose segments hold 3 nodes, so histories cross segment ends."""
+    with loomdb.open(str(tmp_path_factory.mktemp("short"))) as loom:
+        loom.backend.segment_length = 3  # type: ignore[attr-defined]
+        yield loom
+
+
+@settings(max_examples=30, deadline=None)
+@given(ops=ops)
+def test_histories_across_segment_ends_match_the_naive_model(
+    short_segments: Loom, ops: list[tuple[str, int, int]]
+) -> None:
+    _check_history(short_segments, ops)
+
+
+def _check_history(loom: Loom, ops: list[tuple[str, int, int]]) -> None:
     tree, root = loom.new_tree("root")
     naive = Naive()
     naive.add(root.id, None, None, {})
@@ -109,6 +135,7 @@ def test_random_histories_match_the_naive_model(loom: Loom, ops: list[tuple[str,
     for node in naive.order:
         assert loom.path(node) == naive.path(node, {})
         assert loom.children(node) == naive.children(naive.slot[node])
+        assert set(loom.backend.subtree(naive.slot[node])) == naive.subtree(naive.slot[node])
     assert loom.path(view) == naive.path(ref.node, ref.selections)
     assert loom.leaves(tree.id) == naive.leaves()
     assert loom.branch_points(tree.id) == naive.branch_points()
@@ -142,3 +169,53 @@ def test_the_fast_canonical_encoder_writes_exactly_rfc8785(value: object) -> Non
             canonical(value)
         return
     assert canonical(value) == expected
+
+
+@given(st.text(max_size=300))
+def test_a_text_message_is_encoded_exactly_as_rfc8785(value: str) -> None:
+    import rfc8785
+
+    try:
+        expected = rfc8785.dumps(text(value))
+    except Exception:  # lone surrogates: refused on both paths
+        with pytest.raises(InvalidInput):
+            encode(text(value))
+        return
+    assert encode(text(value))[1] == expected
+
+
+@given(st.binary(min_size=16, max_size=16))
+def test_ids_are_written_exactly_as_python_ulid_writes_them(raw: bytes) -> None:
+    from ulid import ULID
+
+    assert ulid_text(int.from_bytes(raw)) == str(ULID.from_bytes(raw))
+
+
+def test_ids_made_in_one_process_sort_in_the_order_they_were_made() -> None:
+    from ulid import ULID
+
+    ids = [new_id() for _ in range(20_000)]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(str(ULID.from_str(i)) == i for i in ids[:100])
+
+
+@given(author=st.text(max_size=20), role=st.text(max_size=10), kind=st.text(max_size=10),
+       created=st.text(max_size=30), edited=st.none() | st.text(max_size=26),
+       parents=st.lists(st.text(max_size=70), max_size=3))
+def test_a_message_chain_document_is_written_exactly_as_rfc8785(
+    author: str, role: str, kind: str, created: str, edited: str | None, parents: list[str]
+) -> None:
+    import rfc8785
+
+    from loomdb.chain import _message_doc
+
+    doc = {"v": 1, "content": "sha256:" + "ab" * 32, "parents": sorted(parents),
+           "created_at": created, "author": author, "role": role, "kind": kind,
+           "edited_from": edited, "options": None}
+    try:
+        expected = rfc8785.dumps(doc)
+    except Exception:  # lone surrogates: refused on both paths
+        with pytest.raises(InvalidInput):
+            _message_doc(doc["content"], parents, created, author, role, kind, edited)
+        return
+    assert _message_doc(doc["content"], parents, created, author, role, kind, edited) == expected

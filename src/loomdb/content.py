@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from json.encoder import encode_basestring  # a JSON string, escaped as RFC 8785 does
 from typing import Annotated, Any, Literal, NotRequired, Union
 
 import rfc8785
@@ -142,13 +143,8 @@ def canonical(value: Any) -> bytes:
     the C encoder: for them `json.dumps(sort_keys=True, ensure_ascii=False)` writes
     exactly the RFC 8785 bytes (same escapes, same key order). Everything else goes
     through the `rfc8785` package. A property test pins the two paths together."""
-    if _plain(value):
-        try:
-            return json.dumps(
-                value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-            ).encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInput("content", "text is not valid Unicode (lone surrogate)") from None
+    if is_plain(value):
+        return canonical_plain(value)
     try:
         return rfc8785.dumps(value)
     except UnicodeEncodeError as exc:
@@ -161,10 +157,20 @@ def canonical(value: Any) -> bytes:
         raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
 
 
+def canonical_plain(value: Any) -> bytes:
+    """`canonical` for a value `is_plain` accepts (callers that know it skip the check)."""
+    try:
+        return json.dumps(
+            value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+        ).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("content", "text is not valid Unicode (lone surrogate)") from None
+
+
 _SAFE_INT = 2**53
 
 
-def _plain(value: Any) -> bool:
+def is_plain(value: Any) -> bool:
     """True when the fast encoder is exactly RFC 8785 for `value` (see `canonical`)."""
     stack = [value]
     while stack:
@@ -210,7 +216,7 @@ def content_id(blocks: list[dict[str, Any]]) -> str:
 
 def encode(blocks: list[dict[str, Any]], max_bytes: int = DEFAULT_MAX_CONTENT_BYTES) -> tuple[str, bytes]:
     """Canonicalize validated blocks: (content id, canonical bytes), enforcing the size limit."""
-    body = canonical(blocks)
+    body = _one_text(blocks) or canonical(blocks)
     if len(body) > max_bytes:
         raise TooLarge(
             "content",
@@ -218,6 +224,24 @@ def encode(blocks: list[dict[str, Any]], max_bytes: int = DEFAULT_MAX_CONTENT_BY
             "put large payloads in the blob store and reference them from a block",
         )
     return digest(body), body
+
+
+def _one_text(blocks: list[dict[str, Any]]) -> bytes | None:
+    if len(blocks) != 1:
+        return None
+    block = blocks[0]
+    if len(block) != 2 or block.get("type") != "text" or type(text := block.get("text")) is not str:
+        return None
+    return text_body(text)
+
+
+def text_body(text: str) -> bytes:
+    """The canonical bytes of `[{"type": "text", "text": text}]` (most messages), written
+    directly: the same bytes `canonical` gives, a test pins them together."""
+    try:
+        return ('[{"text":' + encode_basestring(text) + ',"type":"text"}]').encode()
+    except UnicodeEncodeError:
+        raise InvalidInput("content", "text is not valid Unicode (lone surrogate)") from None
 
 
 def plain_text(blocks: list[dict[str, Any]]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from .model import (
     ROLES,
     SOURCE_ROLES,
     SOURCES,
+    Anchor,
     Node,
     Ref,
     Tree,
@@ -40,6 +42,7 @@ from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
 
 ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
+_FULL_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _CAS_RETRIES = 100
 
 
@@ -223,6 +226,13 @@ class Loom(RefOps, OverlayOps):
         `policy="retry"` appends after the session's head as it is at commit time, so
         concurrent writers chain up instead of forking; `policy="fail"` (or an explicit
         `expect`) raises RefConflict when the session moved since it was read."""
+        if (type(content) is str and type(at) is str and policy == "retry" and expect is None
+                and not also and kind == "message" and options is None and not cache
+                and provenance is None and origin is None and created_at is None
+                and node_id is None and tokens is None):
+            node = self._append_text(at, content, role, author, source)
+            if node is not None:
+                return node
         check_choice("policy", policy, POLICIES)
         blocks = self.prepare(content)
         fields = dict(role=role, author=author, source=source, options=options, cache=cache,
@@ -238,6 +248,57 @@ class Loom(RefOps, OverlayOps):
                     raise
         raise AssertionError("unreachable")
 
+    def _append_text(
+        self, at: str, text: str, role: str, author: str | None, source: str
+    ) -> Node | None:
+        """The everyday append, a text message after a session this Loom moved last or
+        after a node named by its whole id, written straight through: the same node,
+        chain hash and compare-and-swap as the general path, without its generality.
+        None when the case is not this one (or the session moved): the caller goes on."""
+        known = self._sessions.get(at)
+        parent: Node | Anchor | None
+        if known is not None:
+            parent = None if known.selections else self._recent.get(known.node)
+        elif _FULL_ID.fullmatch(at):
+            parent = self._recent.get(at) or self.backend.anchor(at)
+        else:
+            return None
+        if parent is None or role not in ROLES or source not in SOURCES:
+            return None
+        body = C.text_body(text)
+        if len(body) > self.max_content_bytes:
+            return None  # the general path says why
+        from .tokens import count_text  # tiktoken loads on the first count
+
+        cid = C.digest(body)
+        tokens = count_text(text)
+        created, nid = now(), new_id()
+        author = author or (self.actor if source == "human" else source)
+        node = Node(
+            nid, parent.tree, parent.id, nid, parent.depth + 1, role, "message", author, source,
+            cid, [{"type": "text", "text": text}], created,
+            chain_hash(content_id=cid, parents=[parent.chain_hash], created_at=created,
+                       author=author, role=role, kind="message", edited_from=None, options=None),
+            None, None, False, tokens, parent.total_tokens + tokens,
+        )
+        ref = known
+        with self.backend.transaction():
+            if ref is not None:
+                try:
+                    ref = R.move(self.backend, ref, nid, actor=self.actor,
+                                 reason=f"append {role}", at=created)
+                except RefConflict:  # moved by someone else: read it and go the long way
+                    self._sessions.pop(ref.name, None)
+                    return None
+            self.backend.insert_node(node, body, 0)
+        if self.backend.committed():
+            self._remember(node)
+            if ref is not None:
+                self._sessions[ref.name] = ref
+        elif ref is not None:
+            self._sessions.pop(ref.name, None)
+        return node
+
     def _append(
         self, at: str | Position, also: Sequence[str | tuple[str, str]], expect: str | None,
         policy: str, blocks: list[dict[str, Any]], fields: dict[str, Any],
@@ -245,10 +306,16 @@ class Loom(RefOps, OverlayOps):
         """One attempt, in one transaction: read the session's head, move it, write."""
         with self.backend.transaction():
             known = self._sessions.get(at) if isinstance(at, str) and expect is None else None
+            parent: Node | Anchor | None = None
             if known is not None:
                 ref: Ref | None = known
                 pos = Position(known.node, known.tree, known, known.name, known.selections)
                 parent = self._get(self._head_of(known))
+            elif isinstance(at, str) and _FULL_ID.fullmatch(at) and (
+                parent := self._recent.get(at) or self.backend.anchor(at)
+            ):
+                # a whole node id: never a ref name, and its parent fields are enough
+                pos, ref = Position(parent.id, parent.tree), None
             elif isinstance(at, str):
                 pos, parent = self._resolve(at)
                 ref = pos.ref if pos.session is not None else None
@@ -277,7 +344,7 @@ class Loom(RefOps, OverlayOps):
                 what = fields["role"] if fields["kind"] == "message" else fields["kind"]
                 try:
                     ref = R.move(self.backend, ref, node.id, actor=self.actor,
-                                 reason=f"append {what}")
+                                 reason=f"append {what}", at=node.created_at)
                 except RefConflict:
                     self._sessions.pop(ref.name, None)
                     raise
@@ -336,7 +403,7 @@ class Loom(RefOps, OverlayOps):
         self,
         *,
         tree: str,
-        parent: Node | None,
+        parent: Node | Anchor | None,
         blocks: list[dict[str, Any]],
         role: str,
         author: str | None,
@@ -356,8 +423,7 @@ class Loom(RefOps, OverlayOps):
         """A node ready to store: (node with its chain hash, canonical content, flags).
 
         Checks every field; `parent` and `edited_from` are Node values."""
-        from .tokens import count_blocks  # tiktoken loads on the first count
-
+        from .tokens import count_blocks
 
         check_choice("role", role, ROLES)
         check_choice("source", source, SOURCES)

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from ulid import ULID
-
 MODES = ("dialogue", "buffer")
 ROLES = ("user", "assistant", "system", "tool")
 SOURCES = ("human", "trigger", "agent", "webhook", "cron", "event", "import")
@@ -29,6 +27,9 @@ RefKind = Literal["session", "view", "bookmark"]
 
 
 _RANDOM_BITS = 80
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # the ULID alphabet
+_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]  # every 10-bit value, as 2 digits
+_SHIFTS = tuple(range(120, -1, -10))
 _last_id = [0, 0]  # millisecond and random part of the last id this process made
 _id_lock = threading.Lock()
 
@@ -48,7 +49,13 @@ def new_id() -> str:
             ms = max(ms, last_ms + (ms <= last_ms))
             rnd = int.from_bytes(os.urandom(10)) >> 1  # headroom to count up
         _last_id[0], _last_id[1] = ms, rnd
-    return str(ULID.from_bytes(ms.to_bytes(6) + rnd.to_bytes(10)))
+    return ulid_text(ms << _RANDOM_BITS | rnd)
+
+
+def ulid_text(value: int) -> str:
+    """The 26-character form of a 128-bit ULID, exactly as `str(ulid.ULID)` writes it (a
+    test pins the two together), two digits per step: new ids are on the append path."""
+    return "".join([_PAIRS[(value >> s) & 1023] for s in _SHIFTS])
 
 
 def now() -> str:
@@ -84,6 +91,19 @@ class Tree:
             "created_at": self.created_at, "updated_at": self.updated_at,
             "archived_at": self.archived_at, "lineage": self.lineage,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """What a new node is built from its parent: a Node carries the same fields, and
+    appending by id reads only these (no content) when the parent is not at hand."""
+
+    id: str
+    tree: str
+    slot: str
+    depth: int
+    total_tokens: int
+    chain_hash: str
 
 
 @dataclass(frozen=True, slots=True)

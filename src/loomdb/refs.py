@@ -9,7 +9,6 @@ move in the ref log, so any move can be inspected and undone.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from .errors import InvalidInput, RefConflict
 from .model import Ref, RefMove, now
@@ -33,17 +32,21 @@ def check_name(name: str) -> str:
     return name
 
 
-def move(backend: Backend, ref: Ref, new: str | None, *, actor: str, reason: str) -> Ref:
+def move(
+    backend: Backend, ref: Ref, new: str | None, *, actor: str, reason: str,
+    at: str | None = None,
+) -> Ref:
     """Move `ref` to `new` (None: deleted) and log it, if it is still as it was read.
 
     The compare-and-swap is on the ref's log: the move is line `ref.seq + 1`, which
     another writer can only have taken by changing the ref since `ref` was read (a move,
     a selection, a deletion). Raise RefConflict then; return the ref as it now is."""
-    line = RefMove(ref.seq + 1, ref.name, now(), ref.node, new, actor, reason)
+    line = RefMove(ref.seq + 1, ref.name, at or now(), ref.node, new, actor, reason)
     if not backend.move_ref(line):
         current = backend.get_ref(ref.name)
         raise RefConflict(ref.name, ref.node, current.node if current else None)
-    return replace(ref, node=new or ref.node, updated_at=line.at, seq=line.seq)
+    return Ref(ref.name, ref.kind, ref.tree, new or ref.node, ref.created_at, line.at,
+               ref.selections, ref.origin, line.seq)
 
 
 def creation(name: str, node: str, *, actor: str, reason: str) -> RefMove:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
-from ..model import Edge, Meta, Node, Ref, RefMove, Tree
+from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree
 
 #: columns of a walk row, head first (only what path resolution and context need:
 #: every extra column costs an object per node on a 10,000-turn path)
@@ -49,28 +49,22 @@ class Backend(ABC):
     _lock: threading.RLock
     _depth: int = 0
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> AbstractContextManager[None]:
         """One atomic write: commit on success, roll back on any exception. Re-entrant:
         a transaction opened inside another joins it, and only the outermost commits."""
-        with self._lock:
-            if self._depth:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            self._depth = 1
-            try:
-                with self._outermost():
-                    yield
-            finally:
-                self._depth = 0
+        return _Transaction(self)
 
     @abstractmethod
-    def _outermost(self) -> AbstractContextManager[None]:
-        """Begin a database transaction; commit it on success, roll it back on error."""
+    def _begin(self) -> None:
+        """Begin a database transaction (the outermost of a nesting)."""
+
+    @abstractmethod
+    def _commit(self) -> None:
+        """Commit it; on failure the transaction must be over (rolled back) when this raises."""
+
+    @abstractmethod
+    def _rollback(self, exc: BaseException) -> BaseException | None:
+        """Roll it back because of `exc`; return an exception to raise instead, if any."""
 
     def committed(self) -> bool:
         """True when no transaction is open (what was written is durable and visible)."""
@@ -109,6 +103,10 @@ class Backend(ABC):
     def insert_node(self, node: Node, body: bytes, flags: int) -> None:
         """Insert a node with its extra sources and stored selections, and its content
         (`body`, the canonical bytes of `node.content`) unless that content is stored."""
+
+    @abstractmethod
+    def anchor(self, node_id: str) -> Anchor | None:
+        """The fields a child is built from, without the content (see model.Anchor)."""
 
     @abstractmethod
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
@@ -266,3 +264,45 @@ class Backend(ABC):
     @abstractmethod
     def get_blob_meta(self, blob_id: str) -> tuple[int, str] | None:
         """(size, mime type) of a blob known to the store."""
+
+
+class _Transaction:
+    """`Backend.transaction()`: a plain context manager (appends open one each, so it is
+    kept cheaper than a generator-based one), serialized by the backend's lock."""
+
+    __slots__ = ("backend", "outermost")
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.outermost = False
+
+    def __enter__(self) -> None:
+        backend = self.backend
+        backend._lock.acquire()
+        if backend._depth:
+            backend._depth += 1
+            return
+        try:
+            backend._begin()
+        except BaseException:
+            backend._lock.release()
+            raise
+        backend._depth = 1
+        self.outermost = True
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        backend = self.backend
+        try:
+            if not self.outermost:
+                backend._depth -= 1
+                return
+            backend._depth = 0
+            if exc is None:
+                backend._commit()
+                return
+            instead = backend._rollback(exc)
+            if instead is not None:
+                raise instead from exc
+        finally:
+            backend._lock.release()

@@ -5,10 +5,10 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
 * Writers of one ref serialize on its row: inside a transaction `get_ref` reads the
   ref `FOR UPDATE`, so the Loom's read-then-compare-and-swap is exact under READ
   COMMITTED and a concurrent append waits for the head instead of forking or
-  failing; writers of other refs never wait. `move_ref` inserts the next line of the
-  ref's log with ON CONFLICT DO NOTHING, so a writer that read an older line (a Loom
-  that appends from the head it remembers) is refused, as on SQLite; the refs row
-  keeps the head too, so reads need no log lookup.
+  failing; writers of other refs never wait. The refs row keeps the head and the
+  number of the log line that brought it there; `move_ref` updates it only if that
+  number is still the one the writer read, so a writer that read an older line (a
+  Loom appending from the head it remembers) is refused, as on SQLite.
 * A transaction PostgreSQL aborts (deadlock, serialization failure) surfaces as
   `TransientConflict`, a RefConflict, which the Loom's `retry` policy retries.
 * Node ids are unique in the store, but the primary keys carry tree_id (Citus can
@@ -26,13 +26,12 @@ import os
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
 from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict
-from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
+from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import DEPTH, HAS_SELECTIONS, HAS_SOURCES, Backend
 from .drafts import DraftsPostgres
@@ -179,13 +178,22 @@ class PostgresBackend(DraftsPostgres, Backend):
     def close(self) -> None:
         self._conn.close()
 
-    @contextmanager
-    def _outermost(self) -> Iterator[None]:
+    # psycopg's transaction block, entered and left by hand around the caller's work
+    def _begin(self) -> None:
+        self._tx = self._conn.transaction()
+        self._tx.__enter__()
+
+    def _commit(self) -> None:
         try:
-            with self._conn.transaction():
-                yield
+            self._tx.__exit__(None, None, None)
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             raise TransientConflict(type(exc).__name__) from exc
+
+    def _rollback(self, exc: BaseException) -> BaseException | None:
+        self._tx.__exit__(type(exc), exc, exc.__traceback__)
+        if isinstance(exc, (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)):
+            return TransientConflict(type(exc).__name__)
+        return None
 
     def migrate(self) -> list[str]:
         scripts = migrations.scripts("postgres")
@@ -297,6 +305,14 @@ class PostgresBackend(DraftsPostgres, Backend):
                 "INSERT INTO node_selections VALUES (%s,%s,%s,%s)",
                 [(node.id, node.tree, slot, ver) for slot, ver in node.selections.items()],
             )
+
+    def anchor(self, node_id: str) -> Anchor | None:
+        row = self._one(
+            "SELECT id, tree_id, slot_id, depth, total_tokens, chain_hash FROM nodes WHERE id = %s",
+            (node_id,),
+        )
+        return None if row is None else Anchor(
+            row[0], row[1], row[2], row[3], row[4], bytes_to_hex(row[5]))
 
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
         if not ids:
@@ -594,18 +610,21 @@ class PostgresBackend(DraftsPostgres, Backend):
         return True
 
     def move_ref(self, move: RefMove) -> bool:
-        # the log line is the compare-and-swap, as on SQLite: a writer that read the
-        # same line queues on its key and then finds it taken
+        # the refs row first (it records the line that brought the ref to its head):
+        # every writer of a ref locks that row before its log, so none can wait on a
+        # log line while holding the row another one needs
         cur = self._run(
-            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
+            "UPDATE refs SET node_id = coalesce(%s, node_id), updated_at = %s, seq = %s"
+            " WHERE name = %s AND seq = %s",
+            (move.new, move.at, move.seq, move.ref, move.seq - 1),
         )
         if not cur.rowcount:
             return False
-        if move.new is not None:
-            self._run("UPDATE refs SET node_id = %s, updated_at = %s, seq = %s WHERE name = %s",
-                      (move.new, move.at, move.seq, move.ref))
+        self._run(
+            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
+        )
         return True
 
     def delete_ref(self, name: str) -> None:

@@ -20,12 +20,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFound
-from ..model import Edge, Meta, Node, Ref, RefMove, Tree, now
+from ..errors import InvalidInput, NotFound
+from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
 from .drafts import DraftsSQLite
@@ -56,6 +55,8 @@ _VERSION_KEYS = (
     "SELECT key, id FROM nodes WHERE id = ?1 UNION ALL"
     " SELECT key, id FROM nodes WHERE slot_id = ?1 AND edited_from IS NOT NULL"
 )
+#: whether a row already takes the place after node `p` in its segment
+_CONTINUED = "EXISTS (SELECT 1 FROM nodes c WHERE c.key = p.key + 1)"
 #: the node holding the body of the content id bound to the statement's first parameter
 _HOLDER = "SELECT key FROM nodes WHERE content_id = ? AND body IS NOT NULL"
 #: a ref with its head (the last line of its log) and its selections
@@ -99,6 +100,9 @@ class SQLiteBackend(DraftsSQLite, Backend):
         self._lock = threading.RLock()
         #: longest run of nodes in one segment (tests lower it to reach the boundary)
         self.segment_length = POS_MASK + 1
+        #: (key, slot) of nodes written or read lately: a node's place never changes,
+        #: but a rolled-back one never existed, so a rollback forgets them all
+        self._places: dict[str, tuple[int, str, bool]] = {}
         self._depth = 0
         for pragma in (
             "journal_mode=WAL",
@@ -114,15 +118,20 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def close(self) -> None:
         self._db.close()
 
-    @contextmanager
-    def _outermost(self) -> Iterator[None]:
+    def _begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
+
+    def _commit(self) -> None:
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
+            self._db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback(exc)
             raise
-        self._db.execute("COMMIT")
+
+    def _rollback(self, exc: BaseException) -> None:
+        self._places.clear()  # places handed out by the rolled-back work
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
     def migrate(self) -> list[str]:
         applied: list[str] = []
@@ -204,37 +213,51 @@ class SQLiteBackend(DraftsSQLite, Backend):
 
     # -- nodes -----------------------------------------------------------------------
     def insert_node(self, node: Node, body: bytes, flags: int) -> None:
-        cid = hex_to_bytes(node.content_id)
-        # one probe: where the parent sits, whether its segment already continues past
-        # it, and which node (if any) already holds this content
-        row: tuple[Any, ...] | None
-        if node.parent is None:
-            found = self._db.execute(_HOLDER, (cid,)).fetchone()
-            row = (None, None, True, found[0] if found else None)
-        else:
-            row = self._db.execute(
-                "SELECT p.key, p.slot_id, EXISTS (SELECT 1 FROM nodes c WHERE c.key = p.key + 1),"
-                f" ({_HOLDER}) FROM nodes p WHERE p.id = ?",
-                (cid, node.parent),
-            ).fetchone()
-            if row is None:
-                raise NotFound("parent node", node.parent)
-        pkey, pslot, taken, holder = row
-        if pkey is None or taken or pkey & POS_MASK >= self.segment_length - 1:
-            seg: int = self._db.execute(
-                "INSERT INTO segments (tree_id) VALUES (?)", (node.tree,)
-            ).lastrowid  # type: ignore[assignment]
-            key, parent_key = seg << POS_BITS, pkey
-        else:
-            key, parent_key = pkey + 1, None
-        self._db.execute(
-            "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, node.id, node.tree, node.parent, parent_key, node.slot, pslot,
-             node.edited_from, node.depth, node.role, node.kind, node.author, node.source, cid,
-             None if holder else body.decode("utf-8"), holder, dumps(node.options),
-             int(node.cache), flags, node.tokens, node.total_tokens, dumps(node.provenance),
-             dumps(node.origin), node.created_at, hex_to_bytes(node.chain_hash)),
-        )
+        # Written optimistically, one statement in the common case: after its parent in
+        # the parent's segment, with the content inline. The constraints say when not:
+        # the place after the parent is taken (a branch: start a segment) or the content
+        # is stored already (point at the node that holds it).
+        pkey, pslot, continued = self._place(node.parent) if node.parent else (None, None, True)
+        follow = not continued and pkey & POS_MASK < self.segment_length - 1  # type: ignore[operator]
+        seg_key: int | None = None
+        holder: int | None = None
+        while True:
+            if follow:
+                key, parent_key = pkey + 1, None  # type: ignore[operator]
+            else:
+                if seg_key is None:  # the next segment number: above every node's
+                    seg_key = self._db.execute(
+                        "INSERT INTO segments SELECT ?, coalesce((SELECT max(key) FROM nodes)"
+                        f" >> {POS_BITS}, 0) + 1 RETURNING seg", (node.tree,)
+                    ).fetchone()[0] << POS_BITS
+                key, parent_key = seg_key, pkey
+            try:
+                self._db.execute(
+                    "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (key, node.id, node.tree, node.parent, parent_key, node.slot, pslot,
+                     node.edited_from, node.depth, node.role, node.kind, node.author,
+                     node.source, hex_to_bytes(node.content_id),
+                     None if holder else body.decode("utf-8"), holder, dumps(node.options),
+                     int(node.cache), flags, node.tokens, node.total_tokens,
+                     dumps(node.provenance), dumps(node.origin), node.created_at,
+                     hex_to_bytes(node.chain_hash)),
+                )
+                break
+            except sqlite3.IntegrityError as exc:
+                column = str(exc).rpartition(".")[2]
+                if column == "key" and follow:
+                    follow = False
+                elif column == "content_id" and holder is None:
+                    holder = self._db.execute(
+                        _HOLDER, (hex_to_bytes(node.content_id),)
+                    ).fetchone()[0]
+                elif column == "id":
+                    raise InvalidInput(f"node {node.id}", "a node with this id is already in the store") from None
+                else:
+                    raise
+        self._remember_place(node.id, key, node.slot, False)
+        if follow:
+            self._remember_place(node.parent, pkey, pslot, True)  # type: ignore[arg-type]
         if node.sources:
             self._db.executemany(
                 "INSERT INTO node_sources VALUES (?,?,?,?,?)",
@@ -245,6 +268,39 @@ class SQLiteBackend(DraftsSQLite, Backend):
                 "INSERT INTO node_selections VALUES (?,?,?,?)",
                 [(node.id, slot, ver, node.tree) for slot, ver in node.selections.items()],
             )
+
+    def _place(self, node_id: str) -> tuple[int, str, bool]:
+        """(key, slot, whether a child already follows it in its segment) of a node:
+        where its children go and what they hang from. The last part is a hint (another
+        writer may have added a child since): inserting finds out for sure."""
+        place = self._places.get(node_id)
+        if place is None:
+            row = self._db.execute(
+                f"SELECT key, slot_id, {_CONTINUED} FROM nodes p WHERE id = ?", (node_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFound("parent node", node_id)
+            place = self._remember_place(node_id, row[0], row[1], bool(row[2]))
+        return place
+
+    def _remember_place(
+        self, node_id: str, key: int, slot: str, continued: bool
+    ) -> tuple[int, str, bool]:
+        if len(self._places) >= 8192:
+            self._places.clear()
+        place = self._places[node_id] = (key, slot, continued)
+        return place
+
+    def anchor(self, node_id: str) -> Anchor | None:
+        row = self._db.execute(
+            "SELECT id, tree_id, slot_id, depth, total_tokens, chain_hash, key,"
+            f" {_CONTINUED} FROM nodes p WHERE id = ?",
+            (node_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        self._remember_place(node_id, row[6], row[2], bool(row[7]))
+        return Anchor(row[0], row[1], row[2], row[3], row[4], bytes_to_hex(row[5]))
 
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
         rows: list[tuple[Any, ...]] = []

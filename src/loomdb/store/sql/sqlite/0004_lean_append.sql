@@ -66,11 +66,14 @@ CREATE UNIQUE INDEX nodes_content ON nodes_v4 (content_id) WHERE body IS NOT NUL
 UPDATE nodes_v4 SET body_key = (SELECT b.key FROM nodes_v4 b
   WHERE b.content_id = nodes_v4.content_id AND b.body IS NOT NULL) WHERE body IS NULL;
 
+-- a tree's segments, one b-tree keyed by tree: a new segment of a tree lands next to
+-- its others, and listing a tree is one range of it
 CREATE TABLE segments_v4 (
-  seg INTEGER PRIMARY KEY,
-  tree_id TEXT NOT NULL
-);
-INSERT INTO segments_v4 SELECT seg, tree_id FROM seg_map;
+  tree_id TEXT NOT NULL,
+  seg INTEGER NOT NULL,
+  PRIMARY KEY (tree_id, seg)
+) WITHOUT ROWID;
+INSERT INTO segments_v4 SELECT tree_id, seg FROM seg_map;
 DROP TABLE seg_map;
 
 DROP TABLE nodes;
@@ -81,7 +84,6 @@ ALTER TABLE segments_v4 RENAME TO segments;
 CREATE UNIQUE INDEX nodes_id ON nodes (id);
 CREATE INDEX nodes_children ON nodes (parent_slot) WHERE parent_key IS NOT NULL;
 CREATE INDEX nodes_versions ON nodes (slot_id) WHERE edited_from IS NOT NULL;
-CREATE INDEX segments_tree ON segments (tree_id);
 -- the content table of earlier versions, for anyone reading the file directly
 CREATE VIEW contents AS SELECT content_id AS id, body FROM nodes WHERE body IS NOT NULL;
 
