@@ -68,12 +68,23 @@ class Loom(RefOps, OverlayOps):
         # without reading it, and its compare-and-swap (line seq + 1 of the ref's log)
         # catches any change made since, by anyone; then it reads and tries again
         self._sessions: dict[str, Ref] = {}
+        # what a child is built from, for many more nodes than `_recent` keeps whole:
+        # appending after any of them by id reads nothing before its transaction
+        self._anchors: dict[str, Anchor] = {}
 
     def _remember(self, node: Node) -> Node:
         if len(self._recent) >= 1024:
             self._recent.pop(next(iter(self._recent)))
         self._recent[node.id] = node
+        self._remember_anchor(Anchor(node.id, node.tree, node.slot, node.depth,
+                                     node.total_tokens, node.chain_hash))
         return node
+
+    def _remember_anchor(self, anchor: Anchor) -> Anchor:
+        if len(self._anchors) >= 16384:
+            self._anchors.pop(next(iter(self._anchors)))
+        self._anchors[anchor.id] = anchor
+        return anchor
 
     @classmethod
     def open(cls, db: str | Path | None = None, **options: Any) -> Loom:
@@ -260,7 +271,9 @@ class Loom(RefOps, OverlayOps):
         if known is not None:
             parent = None if known.selections else self._recent.get(known.node)
         elif _FULL_ID.fullmatch(at):
-            parent = self._recent.get(at) or self.backend.anchor(at)
+            parent = self._anchors.get(at)
+            if parent is None and (parent := self.backend.anchor(at)) is not None:
+                self._remember_anchor(parent)
         else:
             return None
         if parent is None or role not in ROLES or source not in SOURCES:

@@ -286,8 +286,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def _remember_place(
         self, node_id: str, key: int, slot: str, continued: bool
     ) -> tuple[int, str, bool]:
-        if len(self._places) >= 8192:
-            self._places.clear()
+        if len(self._places) >= 16384:
+            self._places.pop(next(iter(self._places)))
         place = self._places[node_id] = (key, slot, continued)
         return place
 
