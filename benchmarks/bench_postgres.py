@@ -136,7 +136,7 @@ def build_chain(loom: loomdb.Loom, depth: int) -> str:
     with loom.backend.transaction():
         for i in range(depth):
             node = _write(loom, tree.id, node, f"{i} {TEXT}", "assistant" if i % 2 else "user")
-        loom.backend.cas_ref("deep", root.id, node.id, node.created_at)
+        loom.set_ref("deep", node.id)
     return loom.resolve("deep").node
 
 
