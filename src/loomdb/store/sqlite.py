@@ -20,6 +20,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,12 @@ _WALK_COLS = (
 )
 #: a node with its content, wherever the content is stored
 _NODE_FROM = "nodes n LEFT JOIN nodes b ON b.key = n.body_key"
-#: the nodes of a tree (add `WHERE g.tree_id = ...`): its segments' key ranges
+#: the first node of a segment (the condition of the `nodes_starts` index)
+_STARTS = "(parent_key IS NOT NULL OR parent_id IS NULL)"
+#: the nodes of a tree (add `WHERE g.tree_id = ...`): the key ranges of its segments
 _TREE_ROWS = (
-    f"segments g JOIN nodes n ON n.key BETWEEN g.seg << {POS_BITS}"
-    f" AND (g.seg << {POS_BITS}) + {POS_MASK}"
+    f"nodes g JOIN nodes n ON n.key BETWEEN g.key AND g.key + {POS_MASK}"
+    f" AND (g.parent_key IS NOT NULL OR g.parent_id IS NULL)"
 )
 #: (key, id) of every version of the slot bound to ?1
 _VERSION_KEYS = (
@@ -225,11 +228,9 @@ class SQLiteBackend(DraftsSQLite, Backend):
             if follow:
                 key, parent_key = pkey + 1, None  # type: ignore[operator]
             else:
-                if seg_key is None:  # the next segment number: above every node's
-                    seg_key = self._db.execute(
-                        "INSERT INTO segments SELECT ?, coalesce((SELECT max(key) FROM nodes)"
-                        f" >> {POS_BITS}, 0) + 1 RETURNING seg", (node.tree,)
-                    ).fetchone()[0] << POS_BITS
+                if seg_key is None:  # the next segment: above every key in the store
+                    last = self._db.execute("SELECT max(key) FROM nodes").fetchone()[0]
+                    seg_key = ((last or 0) >> POS_BITS) + 1 << POS_BITS
                 key, parent_key = seg_key, pkey
             try:
                 self._db.execute(
@@ -372,7 +373,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
         # a version of the slot is the row right after that version
         rows = self._db.execute(
             "SELECT id FROM (SELECT id, created_at FROM nodes"
-            " WHERE parent_slot = ?1 AND parent_key IS NOT NULL AND edited_from IS NULL"
+            " WHERE tree_id = (SELECT tree_id FROM nodes WHERE id = ?1) AND parent_slot = ?1"
+            f" AND {_STARTS} AND edited_from IS NULL"
             f" UNION ALL SELECT c.id, c.created_at FROM ({_VERSION_KEYS}) v"
             " JOIN nodes c ON c.key = v.key + 1 AND c.parent_id = v.id AND c.parent_key IS NULL)"
             " ORDER BY created_at, id",
@@ -390,25 +392,29 @@ class SQLiteBackend(DraftsSQLite, Backend):
         return [r[0] for r in rows]
 
     def leaves(self, tree_id: str) -> list[str]:
-        rows = self._db.execute(
-            "WITH tn AS (SELECT n.id, n.slot_id, n.parent_slot, n.created_at"
-            f" FROM {_TREE_ROWS} WHERE g.tree_id = ?)"
-            " SELECT id FROM tn WHERE slot_id NOT IN"
-            " (SELECT parent_slot FROM tn WHERE parent_slot IS NOT NULL) ORDER BY created_at, id",
-            (tree_id,),
-        )
-        return [r[0] for r in rows]
+        # one scan of the tree, then sets: cheaper than an anti-join per node when only
+        # segment starts are indexed by parent
+        rows = self._shape(tree_id)
+        parents = {r[3] for r in rows}
+        return [r[0] for r in rows if r[2] not in parents]
 
     def branch_points(self, tree_id: str) -> list[str]:
+        rows = self._shape(tree_id)
+        count: dict[str, int] = {}
+        for r in rows:
+            if r[3] is not None and r[4] is None:
+                count[r[3]] = count.get(r[3], 0) + 1
+        return [r[0] for r in rows if r[4] is None and count.get(r[0], 0) >= 2]
+
+    def _shape(self, tree_id: str) -> list[tuple[Any, ...]]:
+        """(id, created_at, slot, parent slot, edited_from) of a tree's nodes, by creation."""
         rows = self._db.execute(
-            "WITH tn AS (SELECT n.id, n.parent_slot, n.edited_from, n.created_at"
-            f" FROM {_TREE_ROWS} WHERE g.tree_id = ?) SELECT id FROM tn WHERE edited_from IS NULL"
-            " AND id IN"
-            " (SELECT parent_slot FROM tn WHERE edited_from IS NULL AND parent_slot IS NOT NULL"
-            " GROUP BY parent_slot HAVING count(*) >= 2) ORDER BY created_at, id",
+            "SELECT n.id, n.created_at, n.slot_id, n.parent_slot, n.edited_from"
+            f" FROM {_TREE_ROWS} WHERE g.tree_id = ?",
             (tree_id,),
-        )
-        return [r[0] for r in rows]
+        ).fetchall()
+        rows.sort(key=itemgetter(1, 0))
+        return rows
 
     def tree_nodes(self, tree_id: str) -> Iterator[Node]:
         cursor = self._db.execute(
@@ -444,10 +450,14 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def subtree(self, slot: str) -> list[str]:
         # three ways down from a slot: children starting a segment, and the row after
         # the original or after an edited version when it continues that segment
+        found = self._db.execute("SELECT tree_id FROM nodes WHERE id = ?", (slot,)).fetchone()
+        if found is None:
+            return []
         rows = self._db.execute(
             "WITH RECURSIVE s(slot) AS (SELECT ?1"
             " UNION SELECT c.slot_id FROM s JOIN nodes c"
-            " ON c.parent_slot = s.slot AND c.parent_key IS NOT NULL"
+            " ON c.tree_id = ?2 AND c.parent_slot = s.slot"
+            " AND (c.parent_key IS NOT NULL OR c.parent_id IS NULL)"
             " UNION SELECT c.slot_id FROM s JOIN nodes v ON v.id = s.slot"
             " JOIN nodes c ON c.key = v.key + 1 AND c.parent_id = v.id AND c.parent_key IS NULL"
             " UNION SELECT c.slot_id FROM s JOIN nodes v"
@@ -455,7 +465,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
             " JOIN nodes c ON c.key = v.key + 1 AND c.parent_id = v.id AND c.parent_key IS NULL)"
             " SELECT n.id FROM s JOIN nodes n ON n.id = s.slot UNION ALL"
             " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL",
-            (slot,),
+            (slot, found[0]),
         )
         return [r[0] for r in rows]
 

@@ -8,8 +8,9 @@
 -- * content lives inline in the first node that used it (`body`); later nodes with the
 --   same content point at that node (`body_key`), and a unique index on the content id
 --   of the holders keeps every content stored once;
--- * only segment starts enter the children index (a continuation inside a segment is
---   the row at key + 1);
+-- * only segment starts enter an index, `nodes_starts` on (tree, parent slot): it
+--   lists a tree's segments (so its key ranges) and the children that start one; a
+--   continuation inside a segment is the row at key + 1;
 -- * a ref's head is the last line of its log: a move appends one row whose primary key
 --   (ref name, seq) is the compare-and-swap, and the refs row never changes.
 --
@@ -66,23 +67,17 @@ CREATE UNIQUE INDEX nodes_content ON nodes_v4 (content_id) WHERE body IS NOT NUL
 UPDATE nodes_v4 SET body_key = (SELECT b.key FROM nodes_v4 b
   WHERE b.content_id = nodes_v4.content_id AND b.body IS NOT NULL) WHERE body IS NULL;
 
--- a tree's segments, one b-tree keyed by tree: a new segment of a tree lands next to
--- its others, and listing a tree is one range of it
-CREATE TABLE segments_v4 (
-  tree_id TEXT NOT NULL,
-  seg INTEGER NOT NULL,
-  PRIMARY KEY (tree_id, seg)
-) WITHOUT ROWID;
-INSERT INTO segments_v4 SELECT tree_id, seg FROM seg_map;
 DROP TABLE seg_map;
 
 DROP TABLE nodes;
 DROP TABLE segments;
 DROP TABLE contents;
 ALTER TABLE nodes_v4 RENAME TO nodes;
-ALTER TABLE segments_v4 RENAME TO segments;
 CREATE UNIQUE INDEX nodes_id ON nodes (id);
-CREATE INDEX nodes_children ON nodes (parent_slot) WHERE parent_key IS NOT NULL;
+-- the first node of every segment: a root (no parent) or one that starts a branch, a
+-- version or a new run (its parent's key recorded)
+CREATE INDEX nodes_starts ON nodes (tree_id, parent_slot)
+  WHERE parent_key IS NOT NULL OR parent_id IS NULL;
 CREATE INDEX nodes_versions ON nodes (slot_id) WHERE edited_from IS NOT NULL;
 -- the content table of earlier versions, for anyone reading the file directly
 CREATE VIEW contents AS SELECT content_id AS id, body FROM nodes WHERE body IS NOT NULL;
