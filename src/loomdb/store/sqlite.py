@@ -20,7 +20,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +47,16 @@ _WALK_COLS = (
 _NODE_FROM = "nodes n LEFT JOIN nodes b ON b.key = n.body_key"
 #: the first node of a segment (the condition of the `nodes_starts` index)
 _STARTS = "(parent_key IS NOT NULL OR parent_id IS NULL)"
-#: the nodes of a tree (add `WHERE g.tree_id = ...`): the key ranges of its segments
-_TREE_ROWS = (
-    f"nodes g JOIN nodes n ON n.key BETWEEN g.key AND g.key + {POS_MASK}"
-    f" AND (g.parent_key IS NOT NULL OR g.parent_id IS NULL)"
-)
+
+
+def _tree_rows(tree: str = "?") -> str:
+    """FROM clause of the nodes `n` of a tree: the key ranges of its segments, in key
+    order (so the ranges are read in the file's order)."""
+    return (
+        f"(SELECT key FROM nodes WHERE tree_id = {tree} AND {_STARTS} ORDER BY key) g"
+        f" JOIN nodes n ON n.key BETWEEN g.key AND g.key + {POS_MASK}"
+    )
+
 #: (key, id) of every version of the slot bound to ?1
 _VERSION_KEYS = (
     "SELECT key, id FROM nodes WHERE id = ?1 UNION ALL"
@@ -180,8 +184,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
     _TREE_SELECT = (
         "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at, "
         "t.updated_at, t.archived_at, "
-        f"(SELECT count(*) FROM {_TREE_ROWS} WHERE g.tree_id = t.id), "
-        f"(SELECT max(n.created_at) FROM {_TREE_ROWS} WHERE g.tree_id = t.id) FROM trees t "
+        f"(SELECT count(*) FROM {_tree_rows('t.id')}), "
+        f"(SELECT max(n.created_at) FROM {_tree_rows('t.id')}) FROM trees t "
     )
 
     def get_tree(self, tree_id: str) -> Tree | None:
@@ -394,32 +398,30 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def leaves(self, tree_id: str) -> list[str]:
         # one scan of the tree, then sets: cheaper than an anti-join per node when only
         # segment starts are indexed by parent
-        rows = self._shape(tree_id)
-        parents = {r[3] for r in rows}
-        return [r[0] for r in rows if r[2] not in parents]
-
-    def branch_points(self, tree_id: str) -> list[str]:
-        rows = self._shape(tree_id)
-        count: dict[str, int] = {}
-        for r in rows:
-            if r[3] is not None and r[4] is None:
-                count[r[3]] = count.get(r[3], 0) + 1
-        return [r[0] for r in rows if r[4] is None and count.get(r[0], 0) >= 2]
-
-    def _shape(self, tree_id: str) -> list[tuple[Any, ...]]:
-        """(id, created_at, slot, parent slot, edited_from) of a tree's nodes, by creation."""
         rows = self._db.execute(
-            "SELECT n.id, n.created_at, n.slot_id, n.parent_slot, n.edited_from"
-            f" FROM {_TREE_ROWS} WHERE g.tree_id = ?",
+            f"SELECT n.id, n.created_at, n.slot_id, n.parent_slot FROM {_tree_rows()}",
             (tree_id,),
         ).fetchall()
-        rows.sort(key=itemgetter(1, 0))
-        return rows
+        parents = {r[3] for r in rows}
+        return [i for _, i in sorted((r[1], r[0]) for r in rows if r[2] not in parents)]
+
+    def branch_points(self, tree_id: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT n.id, n.created_at, n.parent_slot, n.edited_from IS NULL"
+            f" FROM {_tree_rows()}",
+            (tree_id,),
+        ).fetchall()
+        count: dict[str, int] = {}
+        for r in rows:
+            if r[3] and r[2] is not None:
+                count[r[2]] = count.get(r[2], 0) + 1
+        return [i for _, i in sorted((r[1], r[0]) for r in rows
+                                     if r[3] and count.get(r[0], 0) >= 2)]
 
     def tree_nodes(self, tree_id: str) -> Iterator[Node]:
         cursor = self._db.execute(
-            f"SELECT {_NODE_COLS} FROM {_TREE_ROWS} LEFT JOIN nodes b ON b.key = n.body_key"
-            " WHERE g.tree_id = ? ORDER BY n.created_at, n.id",
+            f"SELECT {_NODE_COLS} FROM {_tree_rows()} LEFT JOIN nodes b ON b.key = n.body_key"
+            " ORDER BY n.created_at, n.id",
             (tree_id,),
         )
         while batch := cursor.fetchmany(2000):
@@ -429,8 +431,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         cursor = self._db.execute(
             "SELECT n.id, n.parent_id, n.content_id, coalesce(n.body, b.body), n.created_at,"
             " n.author, n.role, n.kind, n.edited_from, n.options, n.provenance, n.chain_hash,"
-            f" n.flags FROM {_TREE_ROWS} LEFT JOIN nodes b ON b.key = n.body_key"
-            " WHERE g.tree_id = ?",
+            f" n.flags FROM {_tree_rows()} LEFT JOIN nodes b ON b.key = n.body_key",
             (tree_id,),
         )
         while batch := cursor.fetchmany(5000):
