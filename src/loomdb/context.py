@@ -14,13 +14,11 @@ along the path, then the call's own.
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .store.base import BODY, CACHE, FLAGS, HAS_SOURCES, ID, KIND, OPTIONS, ROLE
+from .store.rows import gc_paused
 
 if TYPE_CHECKING:
     from .headish import Position
@@ -56,23 +54,8 @@ def _split(loom: Loom, pos: Position) -> tuple[list[tuple[Any, ...]], list[tuple
     return path, rows, excluded
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Assembling a long thread allocates tens of thousands of small, acyclic dicts and
-    lists; each batch of allocations triggers a cyclic-GC pass that finds nothing to
-    free (a fifth of the time at 10k turns). Pause the collector for the build."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, Any]:
-    with _gc_paused():
+    with gc_paused():
         return _assemble(loom, pos, options)
 
 

@@ -504,6 +504,12 @@ class Loom(RefOps, OverlayOps):
         assert tree is not None
         return tree
 
+    def _tree_id(self, name: str) -> str:
+        """`tree(name).id` without counting the tree's nodes (a whole-tree read)."""
+        if self.backend.tree_ids_with_prefix(name, 1) == [name]:
+            return name
+        return self.tree(name).id
+
     def trees(self, archived: bool = False) -> list[Tree]:
         return self.backend.list_trees(archived)
 
@@ -584,7 +590,7 @@ class Loom(RefOps, OverlayOps):
         return self.backend.versions(self.node(at).slot)
 
     def leaves(self, tree: str, *, include_pruned: bool = False) -> list[str]:
-        tid = self.tree(tree).id
+        tid = self._tree_id(tree)
         leaves = self.backend.leaves(tid)
         pruned = set() if include_pruned else self.backend.flagged(tid, "pruned")
         if not pruned:
@@ -595,10 +601,10 @@ class Loom(RefOps, OverlayOps):
         return [leaf for leaf in leaves if leaf not in hidden]
 
     def branch_points(self, tree: str) -> list[str]:
-        return self.backend.branch_points(self.tree(tree).id)
+        return self.backend.branch_points(self._tree_id(tree))
 
     def tree_nodes(self, tree: str) -> list[Node]:
-        return list(self.backend.tree_nodes(self.tree(tree).id))
+        return list(self.backend.tree_nodes(self._tree_id(tree)))
 
     def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""

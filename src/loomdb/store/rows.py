@@ -7,7 +7,10 @@ each, only for the rows flagged as having them).
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..model import Node
@@ -58,3 +61,19 @@ def build_nodes(backend: Backend, rows: list[tuple[Any, ...]]) -> dict[str, Node
             sources=tuple(sources.get(r[0], ())), selections=selections.get(r[0], {}),
         )
     return out
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Reading a long thread or a whole tree allocates tens of thousands of small,
+    acyclic tuples, dicts and lists; each batch of allocations triggers a cyclic-GC pass
+    that finds nothing to free (a fifth of the time of a context at 10k turns, more
+    than half of listing the leaves of a 100k-node tree). Pause the collector."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

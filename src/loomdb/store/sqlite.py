@@ -28,7 +28,7 @@ from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
 from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
 from .drafts import DraftsSQLite
-from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes, loads
+from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes, loads
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 #: a node's key is its segment number shifted left by POS_BITS, plus its position
@@ -395,20 +395,40 @@ class SQLiteBackend(DraftsSQLite, Backend):
         )
         return [r[0] for r in rows]
 
+    def _whole_tree(self, tree_id: str) -> str:
+        """FROM clause for reading all of a tree: its segments' key ranges, or one pass
+        over the table when the tree holds most of the store's segments (a big, bushy
+        tree: one seek per short segment then costs more than reading past the rest)."""
+        mine = self._db.execute(
+            f"SELECT count(*) FROM nodes WHERE tree_id = ? AND {_STARTS}", (tree_id,)
+        ).fetchone()[0]
+        last = self._db.execute("SELECT max(key) FROM nodes").fetchone()[0] or 0
+        if mine > 1000 and mine * 4 > last >> POS_BITS:
+            return "nodes n WHERE n.tree_id = ?"
+        return _tree_rows()
+
     def leaves(self, tree_id: str) -> list[str]:
         # one scan of the tree, then sets: cheaper than an anti-join per node when only
         # segment starts are indexed by parent
+        with gc_paused():
+            return self._leaves(tree_id)
+
+    def _leaves(self, tree_id: str) -> list[str]:
         rows = self._db.execute(
-            f"SELECT n.id, n.created_at, n.slot_id, n.parent_slot FROM {_tree_rows()}",
+            f"SELECT n.id, n.created_at, n.slot_id, n.parent_slot FROM {self._whole_tree(tree_id)}",
             (tree_id,),
         ).fetchall()
         parents = {r[3] for r in rows}
         return [i for _, i in sorted((r[1], r[0]) for r in rows if r[2] not in parents)]
 
     def branch_points(self, tree_id: str) -> list[str]:
+        with gc_paused():
+            return self._branch_points(tree_id)
+
+    def _branch_points(self, tree_id: str) -> list[str]:
         rows = self._db.execute(
             "SELECT n.id, n.created_at, n.parent_slot, n.edited_from IS NULL"
-            f" FROM {_tree_rows()}",
+            f" FROM {self._whole_tree(tree_id)}",
             (tree_id,),
         ).fetchall()
         count: dict[str, int] = {}
