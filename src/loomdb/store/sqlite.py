@@ -8,7 +8,7 @@ written to the WAL at commit. Nodes live in a rowid table keyed by
 `segment << POS_BITS | position`, where a segment is a run of nodes each created from
 the one before it: a thread grows at the right edge of its segment, its path is a few
 rowid range scans, and only a node that starts a segment (a branch, a version, a root)
-enters the children index. Content is stored inline in the first node that used it and
+enters an index by parent (`nodes_starts`, which also lists a tree's segments). Content is stored inline in the first node that used it and
 referenced by key from the others (one unique index on the content id keeps it stored
 once). A ref's head is the last line of its log, so a move is one insert whose primary
 key (ref, seq) is the compare-and-swap. Hashes are stored as raw 32-byte digests. See
