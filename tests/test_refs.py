@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+import loomdb
 from helpers import thread
-from loomdb import InvalidInput, Loom, NotFound, RefConflict
+from loomdb import InvalidInput, Loom, NotFound, RefConflict, RefMove
 
 
 class TestNames:
@@ -108,3 +109,54 @@ class TestRefLog:
         loom.append("other", "x")
         assert [m.seq for m in loom.ref_log("main")] == [1, 2, 3]
         assert [m.seq for m in loom.ref_log("other")] == [1, 2]
+
+
+class TestTheLogLineIsTheCompareAndSwap:
+    """A Loom appends from the session head it moved last, without reading it; the
+    line `seq + 1` of the ref's log is the compare-and-swap that catches any change
+    made since, by another Loom or process."""
+
+    def test_a_stale_line_is_refused_and_writes_nothing(self, loom: Loom) -> None:
+        ids = thread(loom, ["q", "a"])
+        ref = loom.ref("main")
+        stale = RefMove(ref.seq, "main", "2026-01-01T00:00:00.000000Z", ids[0], ids[1], "t", "x")
+        with loom.backend.transaction():
+            assert loom.backend.move_ref(stale) is False
+        assert loom.ref("main") == ref and len(loom.ref_log("main")) == ref.seq
+
+    def test_an_append_after_another_writer_moved_the_session_chains_after_it(
+        self, store_url: str
+    ) -> None:
+        with loomdb.open(store_url) as a, loomdb.open(store_url) as b:
+            a.new_tree("q", session="main")
+            first = a.append("main", "from a")          # a now remembers the head
+            other = b.append("main", "from b")          # moved by someone else
+            mine = a.append("main", "from a again")     # a's remembered line is taken
+            assert mine.parent == other.id and other.parent == first.id
+            assert a.path("main")[-3:] == [first.id, other.id, mine.id]
+            assert a.leaves(a.node("main").tree) == [mine.id]
+
+    def test_a_selection_made_elsewhere_reaches_the_next_append(self, store_url: str) -> None:
+        with loomdb.open(store_url) as a, loomdb.open(store_url) as b:
+            _, root = a.new_tree("q", session="main")
+            answer = a.append("main", "answer", role="assistant")
+            a.append("main", "follow-up")             # a remembers the session
+            better = b.edit(answer.id, "a better answer")
+            b.select("main", better.id)                # a selection: a new log line
+            node = a.append("main", "after the selection")
+            assert node.selections == {answer.id: better.id}
+            assert b.path(node.id)[:2] == [root.id, better.id]
+            assert b.path("main")[1] == better.id
+
+    def test_a_deleted_and_recreated_session_is_not_appended_to_blindly(
+        self, store_url: str
+    ) -> None:
+        with loomdb.open(store_url) as a, loomdb.open(store_url) as b:
+            _, root = a.new_tree("q", session="main")
+            a.append("main", "one")
+            b.delete_ref("main")
+            b.fork(root.id, "main")                    # same name, elsewhere
+            node = a.append("main", "two")
+            assert node.parent == root.id
+            assert [m.reason for m in b.ref_log("main")][-3:] == [
+                "delete", "create session", "append user"]
