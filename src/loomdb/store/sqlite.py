@@ -304,7 +304,8 @@ class SQLiteBackend(DraftsSQLite, Backend):
         ).fetchone()
         if row is None:
             return None
-        self._remember_place(node_id, row[6], row[2], bool(row[7]))
+        with self._lock:  # read outside any transaction: keep the memory consistent
+            self._remember_place(node_id, row[6], row[2], bool(row[7]))
         return Anchor(row[0], row[1], row[2], row[3], row[4], bytes_to_hex(row[5]))
 
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
