@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 
+import common
+from common import median_time
 from rich.console import Console
 from rich.table import Table
 
@@ -36,20 +36,6 @@ WORDS = ("the loom weaves threads into cloth while the shuttle runs across the w
 
 def sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))) + ". "
-
-
-clock = time.process_time
-
-
-def median(fn: Callable[[], object], runs: int, before: Callable[[], None] | None = None) -> float:
-    times = []
-    for _ in range(runs):
-        if before:
-            before()
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return statistics.median(times)
 
 
 def cold_caches() -> None:
@@ -84,8 +70,7 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="store folder or URL (default: a temp folder)")
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
     args = parser.parse_args()
-    global clock
-    clock = time.perf_counter if args.wall else time.process_time
+    common.clock = time.perf_counter if args.wall else time.process_time
     rng = random.Random(7)
     console = Console(width=120)
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,9 +85,9 @@ def main() -> None:
             edited = sum(1 for p in doc.nodes if p.edited_from)
             assert doc.text == B.text(loom, "doc")
 
-            plain = median(lambda: B.text(loom, "doc"), args.runs)
-            cold = median(lambda: B.document(loom, "doc"), args.runs, cold_caches)
-            warm = median(lambda: B.document(loom, "doc"), args.runs)
+            plain = median_time(lambda: B.text(loom, "doc"), args.runs)
+            cold = median_time(lambda: B.document(loom, "doc"), args.runs, cold_caches)
+            warm = median_time(lambda: B.document(loom, "doc"), args.runs)
 
             table = Table(title=f"buffer mode, {args.nodes}-node document ({edited} edited, "
                                 f"{len(doc.text):,} chars, {len(doc.spans)} spans) — medians, "
@@ -119,9 +104,9 @@ def main() -> None:
             before = loom.tree(tree).nodes
             piece = doc.nodes[10]
             downstream = loom.path("doc")[11:]
-            t0 = clock()
+            t0 = common.clock()
             [version] = B.edit_span(loom, "doc", piece.start, piece.start + 3, "EDIT")
-            took = clock() - t0
+            took = common.clock() - t0
             after = loom.tree(tree).nodes
             assert loom.path("doc")[11:] == downstream and loom.path("doc")[10] == version.id
             table.add_row(f"edit node 10 of {args.nodes} (edit_span)", f"{took * 1e3:.2f} ms", "-")

@@ -23,17 +23,15 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+import common
+from common import TEXT, median_time
 from rich.console import Console
 from rich.table import Table
 from ulid import ULID
 
 import loomdb
-
-TEXT = ("A loom holds the warp threads taut so the weft can be woven through them; "
-        "every pass of the shuttle adds one row of cloth. " * 4)[:490]
 
 
 class Floor:
@@ -83,16 +81,7 @@ class Floor:
         return path.stat().st_size
 
 
-clock = time.process_time
-
-
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return statistics.median(times)
+common.clock = time.process_time
 
 
 def bench_append(loom: loomdb.Loom, floor: Floor, n: int, bushy: bool, rounds: int = 5) -> tuple[float, float]:
@@ -104,18 +93,18 @@ def bench_append(loom: loomdb.Loom, floor: Floor, n: int, bushy: bool, rounds: i
     per = n // rounds
     for r in range(rounds):
         texts = [f"{r}.{i} {TEXT}" for i in range(per)]  # unique: no dedup shortcut
-        t0 = clock()
+        t0 = common.clock()
         for text in texts:
             if bushy:
                 ours_ids.append(loom.append(rng.choice(ours_ids), text).id)
             else:
                 loom.append("bench-linear", text)
-        ours_t.append((clock() - t0) / per)
-        t0 = clock()
+        ours_t.append((common.clock() - t0) / per)
+        t0 = common.clock()
         for text in texts:
             parent = rng.choice(floor_ids) if bushy else floor_ids[-1]
             floor_ids.append(floor.append(parent, text))
-        floor_t.append((clock() - t0) / per)
+        floor_t.append((common.clock() - t0) / per)
     return statistics.median(ours_t), statistics.median(floor_t)
 
 
@@ -147,9 +136,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
     args = parser.parse_args()
-    global clock
     if args.wall:
-        clock = time.perf_counter
+        common.clock = time.perf_counter
     n_append, depth, big = (2000, 2000, 10000) if args.quick else (10_000, 10_000, 100_000)
     console = Console(width=140)
     what = "wall" if args.wall else "CPU"

@@ -11,11 +11,9 @@
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 
+from common import median_time
 from rich.console import Console
 from rich.table import Table
 
@@ -29,13 +27,6 @@ TEXT = ("A loom holds the warp threads taut so the weft can be woven through the
         "every pass of the shuttle adds one row of cloth. ") * 4
 
 
-def med(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -53,29 +44,29 @@ def main() -> None:
             for i in range(depth):
                 loom.append("deep", f"{i} {TEXT}", role="assistant" if i % 2 else "user")
         head = loom.resolve("deep").node
-        base = med(lambda: loom.context(head), 7)
+        base = median_time(lambda: loom.context(head), 7)
         for name, build in (
             ("openai chat", lambda c: openai_chat_request(c)),
             ("anthropic messages", lambda c: anthropic_request(c, model="claude-sonnet-4-5")),
             ("completion prompt", lambda c: completion_prompt(c)),
         ):
-            t = med(lambda b=build: b(loom.context(head)), 7)
+            t = median_time(lambda b=build: b(loom.context(head)), 7)
             table.add_row(f"context + {name} request, depth {depth}", f"{t * 1e3:.1f} ms",
                           f"{base * 1e3:.1f} ms (context alone)", f"{t / base:.2f}x")
 
         corpus = [f"{i} {TEXT}" for i in range(5000)]
         enc = encoding()
         total = sum(count_text(t) for t in corpus)
-        ours = med(lambda: [count_text(t) for t in corpus], 5)
-        raw = med(lambda: [len(enc.encode_ordinary(t)) for t in corpus], 5)
+        ours = median_time(lambda: [count_text(t) for t in corpus], 5)
+        raw = median_time(lambda: [len(enc.encode_ordinary(t)) for t in corpus], 5)
         table.add_row(f"count tokens, {len(corpus)} messages ({total} tokens)",
                       f"{total / ours / 1e6:.2f} M tok/s", f"{total / raw / 1e6:.2f} M tok/s (tiktoken)",
                       f"{ours / raw:.2f}x time")
 
         loom.new_tree("Name four fruits.", session="gen")
         generate(loom, "gen", max_tokens=4)  # load the model once
-        n4 = med(lambda: generate(loom, "gen~1", n=4, max_tokens=32), 3)
-        seq = med(lambda: [generate(loom, "gen~1", n=1, max_tokens=32) for _ in range(4)], 3)
+        n4 = median_time(lambda: generate(loom, "gen~1", n=4, max_tokens=32), 3)
+        seq = median_time(lambda: [generate(loom, "gen~1", n=1, max_tokens=32) for _ in range(4)], 3)
         table.add_row("generate -n 4, local model, 32 tokens", f"{n4:.2f} s", f"{seq:.2f} s (4 calls)",
                       f"{n4 / seq:.2f}x")
         loom.close()

@@ -15,30 +15,18 @@ Both store a branching message tree in SQLite. Measured in the same run, same te
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import sqlite_utils
+from common import TEXT, median_time
 from llm.logs import LogStore
 from llm.parts import Message, TextPart
 from rich.console import Console
 from rich.table import Table
 
 import loomdb
-
-TEXT = ("A loom holds the warp threads taut so the weft can be woven through them; "
-        "every pass of the shuttle adds one row of cloth. " * 4)[:490]
-
-
-def timed(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -70,15 +58,15 @@ def main() -> None:
 
         head = loom.resolve("main").node
         assert len(loom.context(head)["messages"]) == len(store.thread_messages(thread)) == n
-        ours = timed(lambda: loom.context(head))
-        theirs = timed(lambda: store.thread_messages(thread))
+        ours = median_time(lambda: loom.context(head))
+        theirs = median_time(lambda: store.thread_messages(thread))
         table.add_row(f"read the thread at depth {n}", f"{ours * 1e3:.1f} ms", f"{theirs * 1e3:.1f} ms",
                       f"{theirs / ours:.2f}x")
 
         mid = loom.path(head)[n // 2]
         tip = store.thread_tip(thread)
-        ours = timed(lambda: loom.fork(mid, f"f{time.perf_counter_ns()}"), 3)
-        theirs = timed(lambda: store.fork(tip), 3)
+        ours = median_time(lambda: loom.fork(mid, f"f{time.perf_counter_ns()}"), 3)
+        theirs = median_time(lambda: store.fork(tip), 3)
         table.add_row("fork", f"{ours * 1e6:.0f} µs", f"{theirs * 1e6:.0f} µs", f"{theirs / ours:.2f}x")
 
         before = loom.backend.execute("SELECT count(*) FROM nodes")[0][0]

@@ -23,12 +23,13 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
+from common import median_time
 from rich.console import Console
 from rich.table import Table
 from ulid import ULID
@@ -91,13 +92,6 @@ class Floor:
         ).fetchall()
 
 
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 # -- single-process operations -----------------------------------------------------------

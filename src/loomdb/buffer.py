@@ -224,7 +224,7 @@ def _require_ref(loom: Loom, at: At, pos: Position) -> Ref:
 
 
 def _require_buffer(loom: Loom, tree_id: str) -> None:
-    tree = loom.tree(tree_id)
+    tree = loom._find_tree(tree_id, stats=False)
     if tree.mode != "buffer":
         raise InvalidInput(
             f"tree {tree.id}",

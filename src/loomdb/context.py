@@ -60,7 +60,7 @@ def assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, An
 
 
 def _assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, Any]:
-    tree = loom.backend.get_tree(pos.tree)
+    tree = loom.backend.get_tree(pos.tree, stats=False)
     assert tree is not None
     path, rows, excluded = _split(loom, pos)
     sources = _extra_sources(loom, rows, excluded)

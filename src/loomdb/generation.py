@@ -48,7 +48,7 @@ def generate_at(loom: Loom, at: str | Position, **options: Any) -> Generated:
     """`generate` for dialogue trees; for buffer trees, the draft is committed first
     and the continuations follow it (see `loomdb.buffer.generate`)."""
     pos = at if isinstance(at, Position) else loom.resolve(at)
-    if loom.tree(pos.tree).mode == "buffer":
+    if loom._find_tree(pos.tree, stats=False).mode == "buffer":
         from .buffer import generate as buffer_generate
 
         return buffer_generate(loom, pos, **options)  # type: ignore[no-any-return]
@@ -93,7 +93,7 @@ def generate(
     pos = at if isinstance(at, Position) else loom.resolve(at)
     ctx = loom.context(pos, options)
     specs = pick_models(loom, models, ctx, config, environ)
-    tree = loom.tree(pos.tree)
+    tree = loom._find_tree(pos.tree, stats=False)
     mode = mode or ("completion" if tree.mode == "buffer" else None)
     results = complete_many(
         [(spec, ctx) for spec in specs], n, max_tokens=max_tokens, stream=stream,

@@ -304,13 +304,7 @@ class Loom(RefOps, OverlayOps):
                     self._sessions.pop(ref.name, None)
                     return None
             self.backend.insert_node(node, body, 0)
-        if self.backend.committed():
-            self._remember(node)
-            if ref is not None:
-                self._sessions[ref.name] = ref
-        elif ref is not None:
-            self._sessions.pop(ref.name, None)
-        return node
+        return self._appended(node, ref)
 
     def _append(
         self, at: str | Position, also: Sequence[str | tuple[str, str]], expect: str | None,
@@ -362,6 +356,11 @@ class Loom(RefOps, OverlayOps):
                     self._sessions.pop(ref.name, None)
                     raise
             self.backend.insert_node(node, body, flags)
+        return self._appended(node, ref)
+
+    def _appended(self, node: Node, ref: Ref | None) -> Node:
+        """After an append's transaction: remember the node and the session as moved,
+        unless an outer transaction still holds them (it may roll back)."""
         if self.backend.committed():
             self._remember(node)
             if ref is not None and ref.kind == "session":
@@ -490,25 +489,24 @@ class Loom(RefOps, OverlayOps):
     # == trees ======================================================================
     def tree(self, name: str) -> Tree:
         """A tree by id, unique id prefix, or any headish inside it."""
-        tree = self.backend.get_tree(name)
+        return self._find_tree(name, stats=True)
+
+    def _find_tree(self, name: str, *, stats: bool) -> Tree:
+        """`tree`, optionally without the node count and last change: those read the
+        whole tree (see Backend.get_tree), which mode checks and context do not need."""
+        tree = self.backend.get_tree(name, stats=stats)
         if tree is None:
             found = self.backend.tree_ids_with_prefix(name.upper(), 11) if len(name) >= 6 else []
             if len(found) == 1:
-                tree = self.backend.get_tree(found[0])
+                tree = self.backend.get_tree(found[0], stats=stats)
             elif not found:
-                tree = self.backend.get_tree(self.resolve(name).tree)
+                tree = self.backend.get_tree(self.resolve(name).tree, stats=stats)
             else:
                 from .errors import AmbiguousName
 
                 raise AmbiguousName("tree", name, found)
         assert tree is not None
         return tree
-
-    def _tree_id(self, name: str) -> str:
-        """`tree(name).id` without counting the tree's nodes (a whole-tree read)."""
-        if self.backend.tree_ids_with_prefix(name, 1) == [name]:
-            return name
-        return self.tree(name).id
 
     def trees(self, archived: bool = False) -> list[Tree]:
         return self.backend.list_trees(archived)
@@ -590,7 +588,7 @@ class Loom(RefOps, OverlayOps):
         return self.backend.versions(self.node(at).slot)
 
     def leaves(self, tree: str, *, include_pruned: bool = False) -> list[str]:
-        tid = self._tree_id(tree)
+        tid = self._find_tree(tree, stats=False).id
         leaves = self.backend.leaves(tid)
         pruned = set() if include_pruned else self.backend.flagged(tid, "pruned")
         if not pruned:
@@ -601,10 +599,10 @@ class Loom(RefOps, OverlayOps):
         return [leaf for leaf in leaves if leaf not in hidden]
 
     def branch_points(self, tree: str) -> list[str]:
-        return self.backend.branch_points(self._tree_id(tree))
+        return self.backend.branch_points(self._find_tree(tree, stats=False).id)
 
     def tree_nodes(self, tree: str) -> list[Node]:
-        return list(self.backend.tree_nodes(self._tree_id(tree)))
+        return list(self.backend.tree_nodes(self._find_tree(tree, stats=False).id))
 
     def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""
@@ -617,4 +615,4 @@ class Loom(RefOps, OverlayOps):
         """Check the hash chain; see `loomdb.verify.verify`."""
         from .verify import verify
 
-        return verify(self, self.tree(tree).id if tree else None)
+        return verify(self, self._find_tree(tree, stats=False).id if tree else None)

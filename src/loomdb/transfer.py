@@ -119,7 +119,7 @@ def _copy_blobs(src: Loom, dst: Loom, report: CopyReport) -> None:
 
 
 def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> None:
-    if dst.get_tree(tree.id) is None:
+    if dst.get_tree(tree.id, stats=False) is None:
         dst.insert_tree(tree)
         report.trees += 1
     else:

@@ -245,7 +245,7 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
     tid = _str(raw_tree.get("id"), "tree.id")
     outcome = Outcome(tid)
     backend = loom.backend
-    existing_tree = backend.get_tree(tid)
+    existing_tree = backend.get_tree(tid, stats=False)
     _blobs(loom, _list(doc, "blobs"), outcome)
     nodes, added = _nodes(loom, tid, _list(doc, "nodes"), outcome)
     if existing_tree is None:

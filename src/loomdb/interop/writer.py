@@ -356,7 +356,7 @@ class _ConversationWriter:
             m.source_id: derive_id(times[m.source_id][0], self.fmt, conv.source_id, m.source_id)
             for m in conv.messages
         }
-        tree = self.backend.get_tree(self.tree_id)
+        tree = self.backend.get_tree(self.tree_id, stats=False)
         existing = self.backend.get_nodes(list(ids.values())) if tree is not None else {}
         if tree is not None and tree.mode != conv.mode:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")

@@ -79,8 +79,10 @@ class Backend(ABC):
     def insert_tree(self, tree: Tree) -> None: ...
 
     @abstractmethod
-    def get_tree(self, tree_id: str) -> Tree | None:
-        """The tree with its node count and its latest change as updated_at."""
+    def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None:
+        """The tree with its node count and its latest change as updated_at. Those read
+        the whole tree: `stats=False` skips them (nodes 0, updated_at as stored) for the
+        callers that only need its settings (context assembly, mode checks)."""
 
     @abstractmethod
     def list_trees(self, archived: bool = False) -> list[Tree]:

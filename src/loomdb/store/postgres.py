@@ -91,9 +91,12 @@ _LEAVES = (
 #: the hot reads by name, for `explain` (tests and tools check their plans)
 HOT_QUERIES = {"walk": _WALK.format(pin=""), "children": _CHILDREN, "leaves": _LEAVES}
 
-_TREE_SELECT = (
+_TREE_COLUMNS = (
     "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at,"
-    " t.updated_at, t.archived_at, s.count, s.last FROM trees t"
+    " t.updated_at, t.archived_at,"
+)
+_TREE_SELECT = (
+    _TREE_COLUMNS + " s.count, s.last FROM trees t"
     " LEFT JOIN LATERAL (SELECT count(*) AS count, max(n.created_at) AS last FROM nodes n"
     " WHERE n.tree_id = t.id) s ON true "
 )
@@ -240,8 +243,9 @@ class PostgresBackend(DraftsPostgres, Backend):
             updated_at=max(updated, last or ""), archived_at=archived, nodes=count or 0,
         )
 
-    def get_tree(self, tree_id: str) -> Tree | None:
-        row = self._one(_TREE_SELECT + "WHERE t.id = %s", (tree_id,))
+    def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None:
+        select = _TREE_SELECT if stats else _TREE_COLUMNS + " NULL, NULL FROM trees t "
+        row = self._one(select + "WHERE t.id = %s", (tree_id,))
         return None if row is None else self._tree(row)
 
     def list_trees(self, archived: bool = False) -> list[Tree]:

@@ -178,18 +178,21 @@ class SQLiteBackend(DraftsSQLite, Backend):
         return Tree(
             id=tid, title=title, mode=mode, system=system, options=loads(options) or {},
             root=root, lineage=loads(lineage), created_at=created,
-            updated_at=max(updated, last or ""), archived_at=archived, nodes=count,
+            updated_at=max(updated, last or ""), archived_at=archived, nodes=count or 0,
         )
 
-    _TREE_SELECT = (
+    _TREE_COLUMNS = (
         "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at, "
         "t.updated_at, t.archived_at, "
-        f"(SELECT count(*) FROM {_tree_rows('t.id')}), "
+    )
+    _TREE_SELECT = (
+        _TREE_COLUMNS + f"(SELECT count(*) FROM {_tree_rows('t.id')}), "
         f"(SELECT max(n.created_at) FROM {_tree_rows('t.id')}) FROM trees t "
     )
 
-    def get_tree(self, tree_id: str) -> Tree | None:
-        row = self._db.execute(self._TREE_SELECT + "WHERE t.id = ?", (tree_id,)).fetchone()
+    def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None:
+        select = self._TREE_SELECT if stats else self._TREE_COLUMNS + "NULL, NULL FROM trees t "
+        row = self._db.execute(select + "WHERE t.id = ?", (tree_id,)).fetchone()
         return None if row is None else self._tree(row)
 
     def list_trees(self, archived: bool = False) -> list[Tree]:
