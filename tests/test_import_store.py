@@ -2,7 +2,7 @@
 
 Every test writes through `loomdb.interop.writer.import_file` into the `loom` fixture
 (each backend). Expectations are counted from the files themselves: the real samples
-in ../shared/interop-samples and exports the tests build from each tool's documented
+in tests/fixtures/interop and exports the tests build from each tool's documented
 structure (tests/interop/interop_fixtures.py).
 """
 

@@ -1,7 +1,7 @@
 """Builders for each export format's documented structure, and tree measurements.
 
-The tests build their own small exports here (never copies of the real samples, which
-are read in place from ../shared/interop-samples).
+The tests build their own small exports here; the real samples other tools wrote are
+kept in tests/fixtures/interop/ (sources and licences in SOURCES.md there).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from loomdb.interop import ImportedConversation, ParseError, parse_file
 from loomdb.interop.model import ImportedMessage
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "interop-samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "interop"
 
 
 def sample(name: str) -> Path:
