@@ -30,6 +30,7 @@ test: install pg-up
 lint: install
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m mypy src
+	$(VENV)/bin/lint-imports
 
 bench: install pg-up
 	$(PY) benchmarks/bench_core.py

@@ -22,7 +22,7 @@ from helpers import row_counts  # noqa: E402
 from loomdb import Loom  # noqa: E402
 from loomdb.errors import InvalidInput  # noqa: E402
 from loomdb.interop.export import export  # noqa: E402
-from loomdb.interop.writer import import_file  # noqa: E402
+from loomdb.interop.importer import import_file  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n tiny picture"
 

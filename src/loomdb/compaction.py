@@ -48,7 +48,6 @@ def compact(
     """Write a compaction node at `at`; a session named as `at` moves to it."""
     import json
 
-    from .context import context_rows
     from .generation import pick_models, record
     from .providers.clients import client_for
     from .tokens import count_messages
@@ -57,7 +56,7 @@ def compact(
         raise InvalidInput("--keep", f"must be 0 or more, got {keep}")
     pos = at if isinstance(at, Position) else loom.resolve(at)
     before = loom.context(pos)
-    rows = context_rows(loom, pos)
+    rows = loom.context_rows(pos)
     cut = _cut(rows, keep)
     older, kept = rows[:cut], rows[cut:]
     if not older:
@@ -74,7 +73,7 @@ def compact(
         request, n=1, max_tokens=max_tokens, mode="chat")[0]
     duration = int((time.perf_counter() - start) * 1000)
     summary = SUMMARY_HEADER + plain_text(answer.content).strip()
-    with loom.backend.transaction():
+    with loom.transaction():
         provenance = record(loom, pos.tree, request, answer)
         node = loom.append(
             pos, summary, role="user", kind="compaction", author=answer.alias or answer.model,
@@ -82,7 +81,7 @@ def compact(
             policy="fail",
         )
         after = loom.context(Position(node.id, node.tree))
-        loom.backend.insert_compaction({
+        loom.record_compaction({
             "node_id": node.id, "tree_id": node.tree, "model": answer.model,
             "tokens_before": count_messages(before["messages"]),
             "tokens_after": count_messages(after["messages"]), "duration_ms": duration,

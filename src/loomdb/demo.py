@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         console.print(Rule("a conversation with the local model (offline)"))
         tree = build(loom, console)
         console.print(Rule("the tree: two answers, a fork, an edited version, a compaction"))
-        console.print(draw(loom, tree))
+        console.print(draw(loom.tree_view(tree)))
         console.print(Rule("context at the view 'spliced': the edited question, the original rest"))
         ctx = loom.context("spliced")
         for m in ctx["messages"]:

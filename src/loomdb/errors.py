@@ -4,15 +4,18 @@
     ├── NotFound (also KeyError)    an id, prefix, ref or tree that does not exist
     │   └── AmbiguousName           a prefix or name that matches several things
     ├── InvalidInput (ValueError)   bad input: says where and why; nothing was written
+    │   ├── UsageError              a malformed call: unknown option, missing argument
     │   ├── CycleError              an edge that would close a cycle
     │   └── TooLarge                a payload over the configured size limit
     ├── RefConflict                 a compare-and-swap on a ref saw another value
+    ├── Busy                        the store stayed locked past its timeout; try again
+    ├── Unauthorized                a caller without valid credentials (HTTP, MCP)
     ├── IntegrityError              stored bytes do not match their hash
     ├── MissingExtra                an optional part is not installed (says how)
     └── ProviderError               a model provider failed (down, timeout, bad reply)
 
-The CLI and HTTP layers translate these at the edge (exit code 2, one JSON shape);
-the library never prints or exits.
+The edges translate these in one place, `loomdb.edge` (CLI exit code 2 and one JSON
+shape, HTTP status, MCP error); the library never prints or exits.
 """
 
 from __future__ import annotations
@@ -58,6 +61,11 @@ class InvalidInput(LoomError, ValueError):
         super().__init__(f"{where}: {why}" if where else why)
 
 
+class UsageError(InvalidInput):
+    """A call that is malformed as a call (unknown command or option, missing or
+    ill-typed argument), as opposed to well-formed input that loomdb refuses."""
+
+
 class CycleError(InvalidInput):
     """An edge or parent link that would make the graph cyclic."""
 
@@ -77,6 +85,24 @@ class RefConflict(LoomError):
             f"ref {ref!r} moved: expected it at {expected or 'nothing'}, "
             f"found it at {actual or 'nothing'}"
         )
+
+
+class Busy(LoomError):
+    """The store stayed locked by other writers past its timeout: nothing was written,
+    and the same call may succeed when tried again."""
+
+    def __init__(self, what: str = "store") -> None:
+        self.what = what
+        super().__init__(f"{what} is busy: other writers held it past the timeout; try again")
+
+
+class Unauthorized(LoomError):
+    """A caller that did not prove who it is (missing or wrong token); said without
+    telling which part was wrong."""
+
+    def __init__(self, why: str = "missing or invalid credentials") -> None:
+        self.why = why
+        super().__init__(why)
 
 
 class IntegrityError(LoomError):

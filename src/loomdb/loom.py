@@ -14,12 +14,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from . import content as C
 from . import refs as R
 from .blobs import BlobStore, check_id
 from .chain import chain_hash
+from .context import assemble
+from .context import context_rows as _context_rows
 from .errors import InvalidInput, NotFound, RefConflict, check_choice
 from .graph import resolve_path, selection_delta
 from .headish import Position, parse, resolve_base
@@ -38,7 +40,10 @@ from .model import (
 )
 from .overlay import OverlayOps
 from .ref_ops import RefOps
+from .storage_ops import StorageOps
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
+from .verify import Report
+from .verify import verify as _verify
 
 ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
@@ -46,7 +51,7 @@ _FULL_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _CAS_RETRIES = 100
 
 
-class Loom(RefOps, OverlayOps):
+class Loom(RefOps, OverlayOps, StorageOps):
     """A store of branching conversations: see the package docstring for the model."""
 
     def __init__(
@@ -87,7 +92,7 @@ class Loom(RefOps, OverlayOps):
         return anchor
 
     @classmethod
-    def open(cls, db: str | Path | None = None, **options: Any) -> Loom:
+    def open(cls, db: str | Path | None = None, **options: Any) -> Self:
         """Open (creating and migrating if needed) the store at a folder or URL."""
         from .store import open_store
 
@@ -96,9 +101,10 @@ class Loom(RefOps, OverlayOps):
         return cls(backend, blobs, **options)
 
     def close(self) -> None:
+        """Release the store's connections."""
         self.backend.close()
 
-    def __enter__(self) -> Loom:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -509,15 +515,18 @@ class Loom(RefOps, OverlayOps):
         return tree
 
     def trees(self, archived: bool = False) -> list[Tree]:
+        """All trees (or the archived ones), newest first, with node counts."""
         return self.backend.list_trees(archived)
 
     def archive(self, name: str, on: bool = True) -> Tree:
+        """Archive a tree (soft-delete: hidden from `trees`), or bring it back with `on=False`."""
         tree = self.tree(name)
         with self.backend.transaction():
             self.backend.update_tree(tree.id, {"archived_at": now() if on else None})
         return self.tree(tree.id)
 
     def rename(self, name: str, title: str) -> Tree:
+        """Give a tree a new title."""
         tree = self.tree(name)
         if not title.strip():
             raise InvalidInput("title", "must not be empty")
@@ -547,10 +556,12 @@ class Loom(RefOps, OverlayOps):
         return Position(node.id, node.tree, ref, session, selections), node
 
     def node(self, at: str | Position) -> Node:
+        """The node a headish names."""
         pos = at if isinstance(at, Position) else self.resolve(at)
         return self._get(pos.node)
 
     def nodes(self, ids: Iterable[str]) -> list[Node]:
+        """The nodes with these ids that exist, in the order given."""
         ids = list(ids)
         found = self.backend.get_nodes(ids)
         return [found[i] for i in ids if i in found]
@@ -574,6 +585,7 @@ class Loom(RefOps, OverlayOps):
         return [r[ID] for r in self.path_rows(at)]
 
     def children(self, at: str | Position) -> list[str]:
+        """The continuations of a node (of any of its versions)."""
         return self.backend.children(self.node(at).slot)
 
     def siblings(self, at: str | Position) -> list[str]:
@@ -585,9 +597,11 @@ class Loom(RefOps, OverlayOps):
         return [c for c in self.backend.children(parent_slot) if c != node.slot]
 
     def versions(self, at: str | Position) -> list[str]:
+        """Every version of a node's slot, the original first."""
         return self.backend.versions(self.node(at).slot)
 
     def leaves(self, tree: str, *, include_pruned: bool = False) -> list[str]:
+        """Nodes of a tree nothing continues from (pruned branches hidden unless asked)."""
         tid = self._find_tree(tree, stats=False).id
         leaves = self.backend.leaves(tid)
         pruned = set() if include_pruned else self.backend.flagged(tid, "pruned")
@@ -599,20 +613,28 @@ class Loom(RefOps, OverlayOps):
         return [leaf for leaf in leaves if leaf not in hidden]
 
     def branch_points(self, tree: str) -> list[str]:
+        """Nodes of a tree with two or more continuations."""
         return self.backend.branch_points(self._find_tree(tree, stats=False).id)
 
     def tree_nodes(self, tree: str) -> list[Node]:
+        """Every node of a tree, versions included."""
         return list(self.backend.tree_nodes(self._find_tree(tree, stats=False).id))
 
     def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""
-        from .context import assemble
-
         pos = at if isinstance(at, Position) else self.resolve(at)
-        return assemble(self, pos, options or {})
+        return assemble(self.backend, pos.tree, self.path_rows(pos), options or {})
 
-    def verify(self, tree: str | None = None) -> Any:
-        """Check the hash chain; see `loomdb.verify.verify`."""
-        from .verify import verify
+    def context_rows(self, at: str | Position) -> list[tuple[Any, ...]]:
+        """The path rows whose messages enter the context at `at`, in order (the latest
+        compaction honoured, excluded nodes left out; see store.base.PATH_COLUMNS)."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        return _context_rows(self.backend, pos.tree, self.path_rows(pos))
 
-        return verify(self, self._find_tree(tree, stats=False).id if tree else None)
+    def verify(self, tree: str | None = None) -> Report:
+        """Check the hash chain of one tree (default: every tree, archived ones too)."""
+        if tree:
+            ids = [self._find_tree(tree, stats=False).id]
+        else:
+            ids = [t.id for t in self.trees()] + [t.id for t in self.trees(archived=True)]
+        return _verify(self.backend.chain_rows, ids)

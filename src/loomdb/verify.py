@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .chain import chain_hash
 from .content import digest
 
-if TYPE_CHECKING:
-    from .loom import Loom
+ChainRows = Callable[[str], Iterable[dict[str, Any]]]
 
 
 @dataclass
 class Report:
+    """What `verify` found: how many nodes it checked and every broken one, with why."""
+
     checked: int = 0
     broken: list[dict[str, str]] = field(default_factory=list)
 
@@ -35,18 +37,17 @@ class Report:
         return {"ok": self.ok, "checked": self.checked, "broken": self.broken}
 
 
-def verify(loom: Loom, tree_id: str | None = None) -> Report:
+def verify(chain_rows: ChainRows, tree_ids: Iterable[str]) -> Report:
+    """Check every node of the trees `tree_ids`, reading each tree's stored rows with
+    `chain_rows` (the storage call: this module needs nothing else)."""
     report = Report()
-    trees = [tree_id] if tree_id else [t.id for t in loom.trees()] + [
-        t.id for t in loom.trees(archived=True)
-    ]
-    for tid in trees:
-        _verify_tree(loom, tid, report)
+    for tid in tree_ids:
+        _verify_tree(chain_rows, tid, report)
     return report
 
 
-def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
-    rows = {r["id"]: r for r in loom.backend.chain_rows(tree_id)}
+def _verify_tree(chain_rows: ChainRows, tree_id: str, report: Report) -> None:
+    rows = {r["id"]: r for r in chain_rows(tree_id)}
     stored = {nid: r["chain_hash"] for nid, r in rows.items()}
     dependents: dict[str, list[str]] = {}
     tampered: dict[str, str] = {}

@@ -9,30 +9,20 @@ from typing import Any
 
 import typer
 
-from ..errors import InvalidInput
 from . import JSON, State, app, emit, loom
-
-FORMATS = ("normalized", "openai", "anthropic", "completion")
-STRATEGIES = ("truncate-middle", "rolling-window", "stop")
 
 
 def providers_config(ctx: typer.Context) -> Any:
     """$LOOMDB_PROVIDERS, else providers.toml in the store folder, else the built-ins."""
-    from ..providers.config import load_config
+    from ..api import load_providers
 
     path = os.environ.get("LOOMDB_PROVIDERS")
     if path is None:
-        db = ctx.find_object(State).db  # type: ignore[union-attr]
+        state = ctx.find_object(State)
+        db = state.db if state is not None else None
         if db and "://" not in db:
             path = str(Path(db) / "providers.toml")
-    return load_config(path)
-
-
-def _spec(ctx: typer.Context, model: str | None, normalized: dict[str, Any]) -> Any:
-    from ..generation import pick_models
-
-    return pick_models(loom(ctx), [model] if model else [], normalized,
-                       providers_config(ctx), os.environ)[0]
+    return load_providers(path)
 
 
 @app.command()
@@ -49,35 +39,11 @@ def context(
     """The context window at HEADISH, normalized or as a provider request body."""
     from .write import _json_arg
 
-    if format not in FORMATS:
-        raise InvalidInput("--format", f"{format!r} is not one of {', '.join(FORMATS)}")
-    if strategy not in STRATEGIES:
-        raise InvalidInput("--strategy", f"{strategy!r} is not one of {', '.join(STRATEGIES)}")
     lm = loom(ctx)
-    normalized = lm.context(headish, _json_arg("--options", options))
-    tokens = None
-    if budget is not None:
-        from ..providers.budget import fit
-
-        normalized, tokens = fit(normalized, budget, strategy)
-    body = _render(ctx, normalized, format, model, lm)
-    if tokens is not None:
-        body = {**body, "tokens": tokens} if format != "normalized" else {**normalized, "tokens": tokens}
-    emit(True, body)
-
-
-def _render(ctx: typer.Context, normalized: dict[str, Any], format: str, model: str | None, lm: Any) -> dict[str, Any]:
-    from ..providers import requests as openai_req
-    from ..providers.requests_anthropic import anthropic_request
-
-    if format == "normalized":
-        return normalized
-    if format == "completion":
-        return openai_req.completion_prompt(normalized)
-    spec = _spec(ctx, model, normalized)
-    if format == "openai":
-        return openai_req.openai_chat_request(normalized, model=spec.model, blob_reader=lm.blob)
-    return anthropic_request(normalized, model=spec.model, blob_reader=lm.blob)
+    config = providers_config(ctx) if format in ("openai", "anthropic") else None
+    emit(True, lm.request(headish, format=format, model=model, budget=budget, strategy=strategy,
+                          options=_json_arg("--options", options), config=config,
+                          environ=os.environ))
 
 
 def _printer(stream: bool) -> Any:
@@ -104,20 +70,14 @@ def generate(
     as_json: bool = JSON,
 ) -> None:
     """N alternatives per model at HEADISH as sibling nodes; a session moves to the first."""
-    from ..compaction import maybe_compact
-    from ..generation import generate_at
-
     lm = loom(ctx)
-    config = providers_config(ctx)
-    result = generate_at(
-        lm, headish, models=model, n=n, max_tokens=max_tokens,
-        stream=_printer(stream and not as_json), config=config, environ=os.environ,
-        keep_partial=keep_partial,
+    result = lm.generate(
+        headish, models=model, n=n, max_tokens=max_tokens,
+        stream=_printer(stream and not as_json), config=providers_config(ctx),
+        environ=os.environ, keep_partial=keep_partial,
     )
     if stream and not as_json:
         sys.stdout.write("\n")
-    if result.moved and result.session:
-        maybe_compact(lm, result.session, config=config, environ=os.environ)
     for err in result.errors:
         typer.echo(f"loomdb: warning: {err}", err=True)
     ids = [n.id for n in result.nodes]
@@ -133,10 +93,8 @@ def compact(
     as_json: bool = JSON,
 ) -> None:
     """Summarize older turns into a compaction node; context then starts from it."""
-    from ..compaction import compact as run
-
-    node = run(loom(ctx), headish, keep=keep, model=model, config=providers_config(ctx),
-               environ=os.environ)
+    node = loom(ctx).compact(headish, keep=keep, model=model, config=providers_config(ctx),
+                             environ=os.environ)
     emit(as_json, {"node": node.id}, node.id)
 
 

@@ -108,15 +108,15 @@ def log(ctx: typer.Context, headish: str = typer.Argument(...), as_json: bool = 
 @app.command()
 def tree(ctx: typer.Context, tree: str = typer.Argument(...), as_json: bool = JSON) -> None:
     """Draw a tree's branches, with refs and versions marked."""
-    from .drawing import draw, tree_json
-
-    lm = loom(ctx)
+    view = loom(ctx).tree_view(tree)
     if as_json:
-        emit(True, tree_json(lm, tree))
+        emit(True, view.to_json())
         return
     from rich.console import Console
 
-    Console(highlight=False).print(draw(lm, tree))
+    from .drawing import draw
+
+    Console(highlight=False).print(draw(view))
 
 
 @app.command()

@@ -1,8 +1,8 @@
 """Imported conversations into a store: one tree per conversation, all-or-nothing each.
 
-    import_file(loom, path, format="auto", stop_on_error=False) -> ImportReport
+    write_conversation(loom, conversation) -> Outcome   (inside the caller's transaction)
 
-The parsers (`loomdb.interop.parse_file`) turn an export into `ImportedConversation`s;
+The import driver (`loomdb.interop.importer.import_file`) reads a file; the parsers (`loomdb.interop.parse_file`) turn an export into `ImportedConversation`s;
 this module writes each one inside one transaction, so a conversation that fails
 half-way leaves nothing, and reports it (`{"where", "reason"}`) while the others land.
 loomdb's own lossless `json`/`jsonl` export is recognised too and read by `native`.
@@ -35,36 +35,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
 from .. import content as C
 from .. import refs as R
-from ..errors import InvalidInput, LoomError
+from ..errors import InvalidInput
 from ..model import Node, Tree, iso
-from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage, ParseError
-from .stream import Input
+from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage
+from .report import Outcome
 
 if TYPE_CHECKING:
     from ..loom import Loom
 
-#: format names accepted by `import_file` (besides "auto"); `loomdb` is the native export
-NATIVE = "loomdb"
 _MAX_MS = 2**48 - 1
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,59}$")
 _REF_CHAR = re.compile(r"[^A-Za-z0-9_./-]+")
 _DEFAULT_AUTHOR = {"user": "human", "assistant": "assistant", "system": "system", "tool": "tool"}
-
-Progress = Callable[["ImportReport", int, int], None]
-
 
 # ---------------------------------------------------------------- ids
 
@@ -84,240 +74,6 @@ def tree_id_for(conv: ImportedConversation) -> str:
     return derive_id(conv.created_at or first, conv.source_format, conv.source_id)
 
 
-# ---------------------------------------------------------------- results
-
-
-@dataclass
-class Outcome:
-    """What one conversation (or one native tree) added."""
-
-    tree: str
-    created: bool = False
-    nodes: int = 0
-    blobs: int = 0
-    skipped: int = 0
-
-
-@dataclass
-class ImportReport:
-    """The summary of an import; `to_json()` is the `--json` output."""
-
-    format: str | None = None
-    trees: list[str] = field(default_factory=list)
-    nodes: int = 0
-    blobs: int = 0
-    skipped: int = 0
-    errors: list[dict[str, str]] = field(default_factory=list)
-    conversations: int = 0
-    grown: int = 0
-
-    def add(self, outcome: Outcome) -> None:
-        self.conversations += 1
-        if outcome.created:
-            self.trees.append(outcome.tree)
-        elif outcome.nodes:
-            self.grown += 1
-        self.nodes += outcome.nodes
-        self.blobs += outcome.blobs
-        self.skipped += outcome.skipped
-
-    def error(self, where: str, reason: str) -> None:
-        self.conversations += 1
-        self.errors.append({"where": where, "reason": " ".join(str(reason).split())})
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "trees": list(self.trees), "nodes": self.nodes, "blobs": self.blobs,
-            "skipped": self.skipped, "errors": list(self.errors),
-        }
-
-    def text(self) -> str:
-        lines = [
-            f"imported {len(self.trees)} new tree(s), {self.nodes} node(s), {self.blobs} blob(s)"
-            + (f" from {self.format}" if self.format else "")
-            + (f"; {self.grown} existing tree(s) grew" if self.grown else "")
-            + (f"; skipped {self.skipped} node(s) already present" if self.skipped else ""),
-        ]
-        if self.errors:
-            lines.append(f"{len(self.errors)} error(s):")
-            lines += [f"  {e['where']}: {e['reason']}" for e in self.errors]
-        return "\n".join(lines)
-
-
-class StopImport(Exception):
-    """Raised inside `import_file` to stop at the first error (`stop_on_error`)."""
-
-
-# ---------------------------------------------------------------- reading
-
-
-class _Counter:
-    """Bytes read so far through the tracked input (for the progress bar)."""
-
-    def __init__(self) -> None:
-        self.read = 0
-
-
-class _CountingRaw:
-    """A file-like wrapper that counts the bytes read through it."""
-
-    def __init__(self, fh: IO[bytes], counter: _Counter) -> None:
-        self._fh = fh
-        self._counter = counter
-        counter.read = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._fh.read(size)
-        self._counter.read += len(data)
-        return data
-
-    def readline(self, size: int = -1) -> bytes:
-        data = self._fh.readline(size)
-        self._counter.read += len(data)
-        return data
-
-    def __iter__(self) -> Iterator[bytes]:
-        while True:
-            line = self.readline()
-            if not line:
-                return
-            yield line
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        pos = self._fh.seek(offset, whence)
-        self._counter.read = pos
-        return pos
-
-    def tell(self) -> int:
-        return self._fh.tell()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._fh, name)
-
-
-@dataclass
-class _TrackedInput(Input):
-    """An Input whose reads are counted, so a progress bar can follow the parser."""
-
-    counter: _Counter = field(default_factory=_Counter, repr=False)
-
-    @contextmanager
-    def open(self) -> Iterator[IO[bytes]]:
-        with Input.open(self) as fh:
-            yield _CountingRaw(fh, self.counter)  # type: ignore[misc]
-
-
-def _size_of(inp: Input) -> int:
-    if inp.member is None:
-        return inp.path.stat().st_size
-    import zipfile
-
-    with zipfile.ZipFile(inp.path) as zf:
-        return zf.getinfo(inp.member).file_size
-
-
-def resolve_format(name: str) -> str:
-    """A format name as given on the command line (`openai-jsonl`) -> registry name."""
-    from .detect import FORMATS
-
-    fmt = name.strip().lower().replace("-", "_")
-    if fmt in ("json", "jsonl", "native"):
-        fmt = NATIVE
-    if fmt != "auto" and fmt != NATIVE and fmt not in FORMATS:
-        names = ", ".join(["auto", *(f.replace("_", "-") for f in FORMATS), NATIVE])
-        raise InvalidInput("--format", f"unknown format {name!r}; supported: {names}")
-    return fmt
-
-
-def open_export(path: str | os.PathLike[str], format: str = "auto") -> tuple[str, _TrackedInput]:
-    """(format, the document to read) for an export file: native first, then the parsers."""
-    from . import native
-    from .detect import _document, detect
-
-    fmt = resolve_format(format)
-    doc = _document(Path(path))
-    inp = _TrackedInput(doc.path, doc.member)
-    if fmt == "auto":
-        fmt = NATIVE if native.is_native(inp) else detect(inp)
-    return fmt, inp
-
-
-# ---------------------------------------------------------------- importing
-
-
-def import_file(
-    loom: Loom,
-    path: str | os.PathLike[str],
-    format: str = "auto",
-    *,
-    stop_on_error: bool = False,
-    progress: Progress | None = None,
-) -> ImportReport:
-    """Import every conversation of an export file; see the module docstring.
-
-    Problems with the whole file (missing, not JSON, unknown format) raise InvalidInput
-    before anything is written. A conversation that cannot be read or written becomes
-    an entry in `errors` and the others are imported, unless `stop_on_error`, which
-    stops at the first one (conversations imported before it stay: each is its own
-    transaction). A file that breaks off half-way keeps the conversations before the
-    break and reports the break as the last error."""
-    fmt, inp = open_export(path, format)
-    report = ImportReport(format=fmt)
-    total = _size_of(inp)
-    if fmt == NATIVE:
-        from . import native
-
-        units: Iterator[tuple[str, Any]] = native.read_units(inp)
-        write: Callable[[Any], Outcome] = lambda doc: native.import_tree(loom, doc)  # noqa: E731
-    else:
-        from .detect import FORMATS
-
-        units = _labelled(FORMATS[fmt](inp), inp.name)
-        seen: dict[str, str] = {}
-        write = lambda conv: write_conversation(loom, conv, seen)  # noqa: E731
-    try:
-        for where, item in units:
-            if isinstance(item, ParseError):
-                report.error(item.where, item.reason)
-            else:
-                try:
-                    with loom.backend.transaction():
-                        outcome = write(item)
-                except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
-                    report.error(where, _reason(exc))
-                else:
-                    report.add(outcome)
-            if progress is not None:
-                progress(report, inp.counter.read, total)
-            if stop_on_error and report.errors:
-                break
-    except InvalidInput as exc:
-        if report.conversations == 0:
-            raise
-        report.error(exc.where, exc.why)
-    return report
-
-
-def _labelled(
-    items: Iterable[ImportedConversation | ParseError], name: str
-) -> Iterator[tuple[str, ImportedConversation | ParseError]]:
-    for index, item in enumerate(items):
-        if isinstance(item, ParseError):
-            yield item.where, item
-        else:
-            yield f"{name}[{index}] (id {item.source_id})", item
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, LoomError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
 def write_conversation(
     loom: Loom, conv: ImportedConversation, seen: dict[str, str] | None = None
 ) -> Outcome:
@@ -333,7 +89,6 @@ class _ConversationWriter:
         if not conv.messages:
             raise InvalidInput("conversation", "has no messages to import")
         self.loom = loom
-        self.backend = loom.backend
         self.conv = conv
         self.fmt = conv.source_format
         self.seen = seen if seen is not None else {}
@@ -356,8 +111,8 @@ class _ConversationWriter:
             m.source_id: derive_id(times[m.source_id][0], self.fmt, conv.source_id, m.source_id)
             for m in conv.messages
         }
-        tree = self.backend.get_tree(self.tree_id, stats=False)
-        existing = self.backend.get_nodes(list(ids.values())) if tree is not None else {}
+        tree = self.loom.tree_by_id(self.tree_id)
+        existing = self.loom.nodes_by_id(list(ids.values())) if tree is not None else {}
         if tree is not None and tree.mode != conv.mode:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")
         for node in existing.values():
@@ -460,7 +215,7 @@ class _ConversationWriter:
             updated_at=node.created_at, system=conv.system or None, options={},
             root=node.id, lineage={"imported": lineage},
         )
-        self.backend.insert_tree(tree)
+        self.loom.write_tree(tree)
         return tree
 
     def _overlay(self, m: ImportedMessage, node: Node) -> None:
@@ -468,7 +223,7 @@ class _ConversationWriter:
         if m.hidden:
             tags.append("hidden")
         if tags:
-            self.backend.add_tags(node.id, self.tree_id, sorted(set(tags)))
+            self.loom.write_tags(node.id, self.tree_id, sorted(set(tags)))
         if m.bookmark:
             name = self._free_name(f"{self._base_name()}/{_ref_part(m.bookmark)}", node.id)
             if name is not None:
@@ -508,7 +263,7 @@ class _ConversationWriter:
         att = self.attachments.get(key)
         bid = None
         if att is not None and att.data is not None:
-            known = self.backend.get_blob_meta(C.digest(att.data))
+            known = self.loom.blob_known(C.digest(att.data))
             bid = self.loom.put_blob(att.data, att.mime_type or "application/octet-stream")
             if known is None:
                 self.outcome.blobs += 1
@@ -535,7 +290,7 @@ class _ConversationWriter:
         wanted = wanted[:96].rstrip("./-") or "import"
         for i in range(1, 1000):
             name = wanted if i == 1 else f"{wanted}-{i}"
-            ref = self.backend.get_ref(name)
+            ref = self.loom.find_ref(name)
             if ref is None:
                 return name
             if ref.node == node_id and ref.tree == self.tree_id:
@@ -552,7 +307,7 @@ class _ConversationWriter:
         if current is None or current not in nodes or not self.outcome.nodes:
             return
         head = nodes[current].id
-        mine = [r for r in self.backend.list_refs("session", self.tree_id)
+        mine = [r for r in self.loom.refs("session", self.tree_id)
                 if isinstance(r.origin, dict) and "imported" in r.origin]
         origin = {"imported": {"format": self.fmt, "conversation": self.conv.source_id,
                                "current": current}}
@@ -563,7 +318,7 @@ class _ConversationWriter:
             return
         ref = mine[0]
         if ref.node != head and ref.node in self._active_path(ids, current):
-            self.loom._move(ref, head, "import: the source's active branch grew")
+            self.loom.move_ref(ref, head, "import: the source's active branch grew")
 
     def _active_path(self, ids: dict[str, str], current: str) -> set[str]:
         """Node ids from the root to the active leaf (a session there may fast-forward)."""
