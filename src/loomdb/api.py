@@ -148,9 +148,12 @@ class Loom(CoreLoom):
         model: str | None = None,
         config: ProvidersConfig | None = None,
         environ: Mapping[str, str] | None = None,
+        max_tokens: int = 300,
     ) -> Node:
-        """Summarize all but the newest `keep` turns into a compaction node."""
-        return _compact(self, at, keep=keep, model=model, config=config, environ=environ)
+        """Summarize all but the newest `keep` turns (in at most `max_tokens`) into a
+        compaction node; a session named as `at` moves to it."""
+        return _compact(self, at, keep=keep, model=model, config=config, environ=environ,
+                        max_tokens=max_tokens)
 
     def maybe_compact(
         self, at: At, *, config: ProvidersConfig | None = None,

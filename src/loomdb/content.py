@@ -124,7 +124,7 @@ def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
     if not raw:
         raise InvalidInput(where, "content must hold at least one block")
     try:
-        return _adapter().validate_python(raw)  # type: ignore[no-any-return]
+        return _adapter().validate_python(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])

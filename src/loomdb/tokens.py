@@ -111,7 +111,7 @@ def _count_audio(block: Mapping[str, Any]) -> int:
     if "transcript" in block:
         return count_text(block["transcript"])
     if "duration_ms" in block:
-        return max(1, block["duration_ms"] * AUDIO_TOKENS_PER_SECOND // 1000)
+        return int(max(1, block["duration_ms"] * AUDIO_TOKENS_PER_SECOND // 1000))
     return AUDIO_TOKENS
 
 
