@@ -17,21 +17,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from . import buffer as B
-from . import chat as _chat
-from .compaction import compact as _compact
-from .compaction import maybe_compact as _maybe_compact
-from .formats import request as _request
+from . import buffer as B  # registers buffer trees' own way to generate
 from .generation import Generated, Stream, generate_at
 from .headish import Position
 from .loom import Loom as CoreLoom
 from .model import Node
-from .treeview import TreeView, tree_view
 
 if TYPE_CHECKING:
+    from .chat import Turn
     from .interop.report import ImportReport
     from .providers.config import ModelSpec, ProvidersConfig
     from .transfer import CopyReport
+    from .treeview import TreeView
 
 At = str | Position
 Progress = Any  # (report, bytes read, total bytes) -> None; see interop.importer
@@ -122,7 +119,9 @@ class Loom(CoreLoom):
     def chat_session(self, at: str | None = None, session: str | None = None) -> str:
         """The session a chat extends: `at` if it names one, else one forked there; with
         no `at`, `session` or a fresh name (made with a new tree on the first turn)."""
-        return _chat.start(self, at, session)
+        from .chat import start
+
+        return start(self, at, session)
 
     def chat_turn(
         self,
@@ -135,10 +134,12 @@ class Loom(CoreLoom):
         stream: Stream | None = None,
         config: ProvidersConfig | None = None,
         environ: Mapping[str, str] | None = None,
-    ) -> _chat.Turn:
+    ) -> Turn:
         """One turn: `text` appended to `session` (made if new), the answer generated."""
-        return _chat.turn(self, session, text, model=model, system=system,
-                          max_tokens=max_tokens, stream=stream, config=config, environ=environ)
+        from .chat import turn
+
+        return turn(self, session, text, model=model, system=system, max_tokens=max_tokens,
+                    stream=stream, config=config, environ=environ)
 
     def compact(
         self,
@@ -152,15 +153,19 @@ class Loom(CoreLoom):
     ) -> Node:
         """Summarize all but the newest `keep` turns (in at most `max_tokens`) into a
         compaction node; a session named as `at` moves to it."""
-        return _compact(self, at, keep=keep, model=model, config=config, environ=environ,
-                        max_tokens=max_tokens)
+        from .compaction import compact
+
+        return compact(self, at, keep=keep, model=model, config=config, environ=environ,
+                       max_tokens=max_tokens)
 
     def maybe_compact(
         self, at: At, *, config: ProvidersConfig | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> Node | None:
         """Compact when the thread's options ask for it and it is past the threshold."""
-        return _maybe_compact(self, at, config=config, environ=environ)
+        from .compaction import maybe_compact
+
+        return maybe_compact(self, at, config=config, environ=environ)
 
     def request(
         self,
@@ -176,8 +181,10 @@ class Loom(CoreLoom):
     ) -> dict[str, Any]:
         """The context at `at` as a request body: normalized, openai, anthropic or
         completion; with `budget`, fitted to it (`strategy`) with `tokens` added."""
-        return _request(self, at, format=format, model=model, budget=budget,
-                        strategy=strategy, options=options, config=config, environ=environ)
+        from .formats import request
+
+        return request(self, at, format=format, model=model, budget=budget, strategy=strategy,
+                       options=options, config=config, environ=environ)
 
     def models(self, config: ProvidersConfig | None = None) -> list[ModelSpec]:
         """Every model alias known: the built-ins and those of the providers config."""
@@ -229,6 +236,8 @@ class Loom(CoreLoom):
     # == drawing =====================================================================
     def tree_view(self, name: str) -> TreeView:
         """A tree's shape for drawing: children, versions, refs and flags per node."""
+        from .treeview import tree_view
+
         return tree_view(self, name)
 
 
