@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,8 @@ from .model import (
 )
 from .overlay import OverlayOps
 from .ref_ops import RefOps
+from .store import areas
+from .store.areas import Area, Unit
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
 
 ContentLike = str | list[dict[str, Any]]
@@ -97,6 +101,16 @@ class Loom(RefOps, OverlayOps):
 
     def close(self) -> None:
         self.backend.close()
+
+    def unit(self, area: Area) -> AbstractContextManager[Unit]:
+        """One transaction over an area's tables (see `loomdb.store.areas`); it joins an
+        enclosing unit or core write, so both commit or roll back together."""
+        return areas.unit(self.backend, area)
+
+    def content_body(self, content_id: str) -> list[dict[str, Any]] | None:
+        """The blocks stored under a content id (by any node), or None when none holds it."""
+        body = self.backend.get_content(content_id)
+        return None if body is None else json.loads(body)
 
     def __enter__(self) -> Loom:
         return self
