@@ -24,6 +24,7 @@ from .errors import (
     NotFound,
     ProviderError,
     RefConflict,
+    StoreBusy,
     TooLarge,
 )
 from .headish import Position
@@ -41,6 +42,6 @@ def open(db: str | None = None, **options: object) -> Loom:  # noqa: A001 - mirr
 __all__ = [
     "AmbiguousName", "CycleError", "Edge", "IntegrityError", "InvalidInput", "Loom",
     "LoomError", "Meta", "MissingExtra", "Node", "NotFound", "Position", "ProviderError",
-    "Ref", "RefConflict", "RefMove", "TooLarge", "Tree", "content_id", "open", "text",
+    "Ref", "RefConflict", "RefMove", "StoreBusy", "TooLarge", "Tree", "content_id", "open", "text",
     "validate_blocks",
 ]

@@ -6,6 +6,11 @@ context, verify) and are enforced once for all backends. A backend must run each
 `transaction()` as one atomic unit that serializes writers (SQLite: BEGIN IMMEDIATE;
 PostgreSQL: a transaction plus row locks), so a compare-and-swap inside it is exact.
 
+One backend object is shared by every thread of a process. A transaction belongs to
+the thread that opened it: it runs on that thread's own connection (SQLite: one per
+thread; PostgreSQL: one borrowed from a pool for the transaction), so no thread ever
+reads another's uncommitted rows, and `committed()` answers for the calling thread.
+
 Walks return plain tuples in the order of `PATH_COLUMNS` because the path of a
 10,000-turn thread is the hottest read in loomdb; every other read returns values
 from `loomdb.model`.
@@ -45,9 +50,9 @@ class Backend(ABC):
     def applied_migrations(self) -> list[str]:
         """Names of the migrations recorded as applied, oldest first."""
 
-    #: serializes this backend object's transactions (set by each backend's __init__)
-    _lock: threading.RLock
-    _depth: int = 0
+    #: per-thread state: the nesting depth of the thread's transaction (and, per
+    #: backend, its connection); set by each backend's __init__
+    _local: ThreadState
 
     def transaction(self) -> AbstractContextManager[None]:
         """One atomic write: commit on success, roll back on any exception. Re-entrant:
@@ -67,8 +72,9 @@ class Backend(ABC):
         """Roll it back because of `exc`; return an exception to raise instead, if any."""
 
     def committed(self) -> bool:
-        """True when no transaction is open (what was written is durable and visible)."""
-        return self._depth == 0
+        """True when the calling thread has no transaction open (what it wrote is durable
+        and visible to every other thread)."""
+        return self._local.depth == 0
 
     @abstractmethod
     def close(self) -> None:
@@ -268,9 +274,17 @@ class Backend(ABC):
         """(size, mime type) of a blob known to the store."""
 
 
+class ThreadState(threading.local):
+    """What a backend keeps per thread; backends subclass it to add their connection."""
+
+    #: nesting depth of the thread's open transaction (0: none)
+    depth: int = 0
+
+
 class _Transaction:
     """`Backend.transaction()`: a plain context manager (appends open one each, so it is
-    kept cheaper than a generator-based one), serialized by the backend's lock."""
+    kept cheaper than a generator-based one). The outermost one of a thread begins and
+    ends the database transaction; the backend's `_begin` serializes writers."""
 
     __slots__ = ("backend", "outermost")
 
@@ -279,32 +293,24 @@ class _Transaction:
         self.outermost = False
 
     def __enter__(self) -> None:
-        backend = self.backend
-        backend._lock.acquire()
-        if backend._depth:
-            backend._depth += 1
+        local = self.backend._local
+        if local.depth:
+            local.depth += 1
             return
-        try:
-            backend._begin()
-        except BaseException:
-            backend._lock.release()
-            raise
-        backend._depth = 1
+        self.backend._begin()
+        local.depth = 1
         self.outermost = True
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
         backend = self.backend
-        try:
-            if not self.outermost:
-                backend._depth -= 1
-                return
-            backend._depth = 0
-            if exc is None:
-                backend._commit()
-                return
-            instead = backend._rollback(exc)
-            if instead is not None:
-                raise instead from exc
-        finally:
-            backend._lock.release()
+        if not self.outermost:
+            backend._local.depth -= 1
+            return
+        backend._local.depth = 0
+        if exc is None:
+            backend._commit()
+            return
+        instead = backend._rollback(exc)
+        if instead is not None:
+            raise instead from exc

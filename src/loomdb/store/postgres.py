@@ -1,4 +1,9 @@
-"""The server backend: PostgreSQL through psycopg 3, one connection per store object.
+"""The server backend: PostgreSQL through psycopg 3 and a pool of connections.
+
+One backend object serves every thread of a process: a transaction holds one pooled
+connection from its begin to its end, for its thread alone; a read outside a
+transaction borrows one for that statement. Waiting longer than the pool's timeout
+for a free connection raises `StoreBusy`.
 
 Semantics mirror `sqlite.py` row for row (same results, same order). What differs:
 
@@ -13,7 +18,7 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
   `TransientConflict`, a RefConflict, which the Loom's `retry` policy retries.
 * Node ids are unique in the store, but the primary keys carry tree_id (Citus can
   distribute by tree, see docs/postgres.md), so `insert_node` refuses a known id itself.
-* The connection is in autocommit mode outside `transaction()`, so a read never
+* Connections are in autocommit mode outside `transaction()`, so a read never
   leaves a transaction open; statements are prepared server-side on first reuse and
   id lists are bound as one array parameter, so every query text is constant.
 * Blobs live at the URL's `blobs=` (any fsspec URL), else $LOOMDB_BLOBS, else
@@ -24,21 +29,21 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
-from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict
+from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict, StoreBusy
 from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
-from .base import DEPTH, HAS_SELECTIONS, HAS_SOURCES, Backend
+from .base import DEPTH, HAS_SELECTIONS, HAS_SOURCES, Backend, ThreadState
 from .drafts import DraftsPostgres
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes, loads
 
 try:
     import psycopg
+    import psycopg_pool
     from psycopg import errors as pg_errors
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
@@ -133,43 +138,101 @@ def _qmark(sql: str) -> str:
     return "".join(out)
 
 
+class _Thread(ThreadState):
+    """One thread's open transaction: the pooled connection it holds, and its block."""
+
+    conn: Any = None
+    tx: Any = None
+
+
 class PostgresBackend(DraftsPostgres, Backend):
     """PostgreSQL storage; see the module docstring."""
 
     dialect = "postgres"
 
     def __init__(self, url: str, *, conninfo: str | None = None,
-                 prepare_threshold: int | None = 1) -> None:
+                 prepare_threshold: int | None = 1, pool_size: int = 8,
+                 timeout: float = 60.0) -> None:
         if psycopg is None:
             raise MissingExtra("the PostgreSQL backend", "postgres")
         self.url = url
-        self._conn = psycopg.connect(
-            conninfo or url, autocommit=True, prepare_threshold=prepare_threshold
-        )
-        self._lock = threading.RLock()
-        self._depth = 0
-        # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
-        found = self._one("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
+        self.timeout = timeout
+        self._local = _Thread()
+        options = {"autocommit": True, "prepare_threshold": prepare_threshold}
+        # connect once up front: a bad URL or a server that is down fails here, plainly
+        with psycopg.connect(conninfo or url, **options) as first:  # type: ignore[arg-type]
+            # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
+            found = first.execute(
+                "SELECT count(*) FROM pg_extension WHERE extname = 'citus'").fetchone()
         self._citus = bool(found and found[0])
+        self._pool = psycopg_pool.ConnectionPool(
+            conninfo or url, kwargs=options, min_size=1, max_size=max(1, pool_size),
+            timeout=timeout, num_workers=1, open=True, name=f"loomdb-{id(self):x}",
+        )
 
     # -- plumbing --------------------------------------------------------------------
+    def _borrow(self) -> Any:
+        """A pooled connection for this thread; StoreBusy when none frees up in time."""
+        try:
+            return self._pool.getconn()
+        except psycopg_pool.PoolTimeout as exc:
+            raise StoreBusy("postgresql", f"no free connection within {self.timeout:g} s"
+                            ) from exc
+
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        return self._conn.execute(sql, args)
+        conn = self._local.conn
+        if conn is not None:
+            return conn.execute(sql, args)
+        conn = self._borrow()
+        try:
+            return conn.execute(sql, args)
+        finally:
+            self._pool.putconn(conn)
 
     def _all(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        return self._conn.execute(sql, args).fetchall()
+        conn = self._local.conn
+        if conn is not None:
+            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+        conn = self._borrow()
+        try:
+            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+        finally:
+            self._pool.putconn(conn)
 
     def _one(self, sql: str, args: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
-        return self._conn.execute(sql, args).fetchone()
+        conn = self._local.conn
+        if conn is not None:
+            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
+        conn = self._borrow()
+        try:
+            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
+        finally:
+            self._pool.putconn(conn)
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self._conn.cursor() as cur:
+        conn = self._local.conn
+        if conn is None:
+            with self.transaction():
+                self._many(sql, rows)
+            return
+        with conn.cursor() as cur:
             cur.executemany(sql, rows)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests tamper with rows, tools read plans). `?` placeholders are
         accepted as in the SQLite backend; without args the SQL is sent as written."""
-        cur = self._conn.execute(_qmark(sql), args) if args else self._conn.execute(sql)
+        conn = self._local.conn
+        if conn is None:
+            conn = self._borrow()
+            try:
+                return self._execute_on(conn, sql, args)
+            finally:
+                self._pool.putconn(conn)
+        return self._execute_on(conn, sql, args)
+
+    @staticmethod
+    def _execute_on(conn: Any, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        cur = conn.execute(_qmark(sql), args) if args else conn.execute(sql)
         return cur.fetchall() if cur.description is not None else []
 
     def explain(self, query: str, args: Sequence[Any], analyze: bool = False) -> str:
@@ -181,21 +244,43 @@ class PostgresBackend(DraftsPostgres, Backend):
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
-        self._conn.close()
+        """Close the pool and its connections."""
+        self._pool.close()
 
-    # psycopg's transaction block, entered and left by hand around the caller's work
+    # psycopg's transaction block on a pooled connection, entered and left by hand
+    # around the caller's work
     def _begin(self) -> None:
-        self._tx = self._conn.transaction()
-        self._tx.__enter__()
+        conn = self._borrow()
+        try:
+            tx = conn.transaction()
+            tx.__enter__()
+        except BaseException:
+            self._pool.putconn(conn)
+            raise
+        self._local.conn, self._local.tx = conn, tx
+
+    def _end(self) -> tuple[Any, Any]:
+        """Take the thread's connection and block off it (the transaction is over)."""
+        local = self._local
+        conn, tx = local.conn, local.tx
+        local.conn = local.tx = None
+        return conn, tx
 
     def _commit(self) -> None:
+        conn, tx = self._end()
         try:
-            self._tx.__exit__(None, None, None)
+            tx.__exit__(None, None, None)
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             raise TransientConflict(type(exc).__name__) from exc
+        finally:
+            self._pool.putconn(conn)
 
     def _rollback(self, exc: BaseException) -> BaseException | None:
-        self._tx.__exit__(type(exc), exc, exc.__traceback__)
+        conn, tx = self._end()
+        try:
+            tx.__exit__(type(exc), exc, exc.__traceback__)
+        finally:
+            self._pool.putconn(conn)
         if isinstance(exc, (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)):
             return TransientConflict(type(exc).__name__)
         return None
@@ -217,7 +302,7 @@ class PostgresBackend(DraftsPostgres, Backend):
                 if name in done:
                     continue
                 # one round trip per script (simple query protocol: several statements)
-                self._conn.execute(sql, prepare=False)
+                self._local.conn.execute(sql, prepare=False)
                 self._run("INSERT INTO loomdb_migrations VALUES (%s, %s)", (name, now()))
                 applied.append(name)
         return applied
@@ -573,7 +658,7 @@ class PostgresBackend(DraftsPostgres, Backend):
     def get_ref(self, name: str) -> Ref | None:
         # inside a write, lock the row: writers of this ref queue here, so the Loom's
         # read-then-CAS sees the latest head instead of losing the race at the CAS
-        lock = " FOR UPDATE OF r" if self._depth else ""
+        lock = " FOR UPDATE OF r" if self._local.depth else ""
         found = self._refs(self._all(_REF_SELECT + f"WHERE r.name = %s{lock}", (name,)))
         return found[0] if found else None
 

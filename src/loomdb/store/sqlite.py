@@ -1,7 +1,11 @@
-"""The embedded backend: one SQLite file in WAL mode, one connection per store.
+"""The embedded backend: one SQLite file in WAL mode, one connection per thread.
 
-Writers serialize on `BEGIN IMMEDIATE`, so every compare-and-swap inside a
-transaction is exact, and a second process waits (busy timeout) instead of failing.
+Writers serialize on `BEGIN IMMEDIATE` (threads of one process first queue on a lock,
+so they do not poll the file lock), so every compare-and-swap inside a transaction is
+exact; another process waits (busy timeout) instead of failing, and a wait longer than
+that surfaces as `StoreBusy`, never as sqlite3's "database is locked". Each thread
+opens its own connection on first use: a reader never sees another thread's
+uncommitted rows.
 
 The layout is shaped by what an append costs: each b-tree page it dirties is a frame
 written to the WAL at commit. Nodes live in a rowid table keyed by
@@ -23,10 +27,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound, StoreBusy
 from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
 from . import migrations
-from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
+from .base import HAS_SELECTIONS, HAS_SOURCES, Backend, ThreadState
 from .drafts import DraftsSQLite
 from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes, loads
 
@@ -95,6 +99,43 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
+#: what a node's children need to know of it: (key, slot, whether a child follows it)
+Place = tuple[int, str, bool]
+_BUSY = ("database is locked", "database table is locked", "database is busy")
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return str(exc).startswith(_BUSY)
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose "database is locked" (the busy timeout ran out) is StoreBusy."""
+
+    def execute(self, sql: str, args: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, args)
+        except sqlite3.OperationalError as exc:
+            if _busy(exc):
+                raise StoreBusy("sqlite", str(exc)) from exc
+            raise
+
+    def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, rows)
+        except sqlite3.OperationalError as exc:
+            if _busy(exc):
+                raise StoreBusy("sqlite", str(exc)) from exc
+            raise
+
+
+class _Thread(ThreadState):
+    """One thread's connection, and the places its open transaction handed out (kept
+    apart until commit: a rolled-back node never existed for anyone)."""
+
+    db: sqlite3.Connection | None = None
+    pending: dict[str, Place] | None = None
+
+
 class SQLiteBackend(DraftsSQLite, Backend):
     """SQLite file storage; see the module docstring."""
 
@@ -103,32 +144,66 @@ class SQLiteBackend(DraftsSQLite, Backend):
     def __init__(self, path: str | Path, *, timeout: float = 60.0) -> None:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
-        self._db = sqlite3.connect(
-            str(self.path), isolation_level=None, check_same_thread=False, timeout=timeout
-        )
-        self._lock = threading.RLock()
+        self.timeout = timeout
+        self._local = _Thread()
+        #: every thread's connection, to close them all
+        self._connections: list[sqlite3.Connection] = []
+        self._closed = False
+        #: writers of this process queue here before BEGIN IMMEDIATE
+        self._writer = threading.Lock()
         #: longest run of nodes in one segment (tests lower it to reach the boundary)
         self.segment_length = POS_MASK + 1
-        #: (key, slot) of nodes written or read lately: a node's place never changes,
-        #: but a rolled-back one never existed, so a rollback forgets them all
-        self._places: dict[str, tuple[int, str, bool]] = {}
-        self._depth = 0
+        #: places of committed nodes written or read lately (a node's place never
+        #: changes); a transaction's own go to its thread's `pending` until it commits
+        self._places: dict[str, Place] = {}
+        self._places_lock = threading.Lock()
+        self._connect()  # the first connection sets WAL mode on the file, once
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The calling thread's connection, opened on its first use."""
+        db = self._local.db
+        return db if db is not None else self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._closed:
+            raise InvalidInput("store", f"{self.url} is closed")
+        # never shared: check_same_thread is off only so that close() can close it
+        db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
+                             timeout=self.timeout, factory=_Connection)
         for pragma in (
             "journal_mode=WAL",
             "synchronous=NORMAL",
-            f"busy_timeout={int(timeout * 1000)}",
+            f"busy_timeout={int(self.timeout * 1000)}",
             "cache_size=-65536",
             "wal_autocheckpoint=10000",
             "temp_store=MEMORY",
         ):
-            self._db.execute(f"PRAGMA {pragma}")
+            db.execute(f"PRAGMA {pragma}")
+        with self._places_lock:
+            self._connections.append(db)
+        self._local.db = db
+        return db
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
-        self._db.close()
+        """Close every thread's connection (each thread's own, when it is idle)."""
+        with self._places_lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for db in connections:
+            db.close()
+        self._local.db = None
 
     def _begin(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        if not self._writer.acquire(timeout=self.timeout):
+            raise StoreBusy("sqlite", f"no write turn within {self.timeout:g} s")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._writer.release()
+            raise
+        self._local.pending = {}
 
     def _commit(self) -> None:
         try:
@@ -136,11 +211,25 @@ class SQLiteBackend(DraftsSQLite, Backend):
         except BaseException as exc:
             self._rollback(exc)
             raise
+        local = self._local
+        pending, local.pending = local.pending, None
+        self._writer.release()
+        if pending:
+            with self._places_lock:
+                for node_id, place in pending.items():
+                    self._keep_place(node_id, place)
 
-    def _rollback(self, exc: BaseException) -> None:
-        self._places.clear()  # places handed out by the rolled-back work
-        if self._db.in_transaction:
-            self._db.execute("ROLLBACK")
+    def _rollback(self, exc: BaseException) -> BaseException | None:
+        self._local.pending = None  # places handed out by the rolled-back work
+        try:
+            db = self._db
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+        finally:
+            self._writer.release()
+        if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
+            return StoreBusy("sqlite", str(exc))
+        return None
 
     def migrate(self) -> list[str]:
         applied: list[str] = []
@@ -279,11 +368,14 @@ class SQLiteBackend(DraftsSQLite, Backend):
                 [(node.id, slot, ver, node.tree) for slot, ver in node.selections.items()],
             )
 
-    def _place(self, node_id: str) -> tuple[int, str, bool]:
+    def _place(self, node_id: str) -> Place:
         """(key, slot, whether a child already follows it in its segment) of a node:
         where its children go and what they hang from. The last part is a hint (another
         writer may have added a child since): inserting finds out for sure."""
-        place = self._places.get(node_id)
+        pending = self._local.pending
+        place = pending.get(node_id) if pending else None
+        if place is None:
+            place = self._places.get(node_id)
         if place is None:
             row = self._db.execute(
                 f"SELECT key, slot_id, {_CONTINUED} FROM nodes p WHERE id = ?", (node_id,)
@@ -293,13 +385,24 @@ class SQLiteBackend(DraftsSQLite, Backend):
             place = self._remember_place(node_id, row[0], row[1], bool(row[2]))
         return place
 
-    def _remember_place(
-        self, node_id: str, key: int, slot: str, continued: bool
-    ) -> tuple[int, str, bool]:
-        if len(self._places) >= 16384:
-            self._places.pop(next(iter(self._places)))
-        place = self._places[node_id] = (key, slot, continued)
+    def _remember_place(self, node_id: str, key: int, slot: str, continued: bool) -> Place:
+        """Remember a node's place: for everyone when no transaction of this thread is
+        open, else for this transaction only until it commits."""
+        place = (key, slot, continued)
+        pending = self._local.pending
+        if pending is not None:
+            pending[node_id] = place
+        else:
+            with self._places_lock:
+                self._keep_place(node_id, place)
         return place
+
+    def _keep_place(self, node_id: str, place: Place) -> None:
+        """Store a committed place (the caller holds `_places_lock`), oldest out first."""
+        places = self._places
+        if len(places) >= 16384 and node_id not in places:
+            places.pop(next(iter(places)))
+        places[node_id] = place
 
     def anchor(self, node_id: str) -> Anchor | None:
         row = self._db.execute(
@@ -309,8 +412,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         ).fetchone()
         if row is None:
             return None
-        with self._lock:  # read outside any transaction: keep the memory consistent
-            self._remember_place(node_id, row[6], row[2], bool(row[7]))
+        self._remember_place(node_id, row[6], row[2], bool(row[7]))
         return Anchor(row[0], row[1], row[2], row[3], row[4], bytes_to_hex(row[5]))
 
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
