@@ -4,7 +4,7 @@ Eight threads run a mix of operations at once through the same Loom object:
   * appends to one shared session (policy `retry`): every one lands, in one chain;
   * appends to the thread's own session: its path is exactly its appends, in order;
   * forks of the thread's session: each new ref points where the session was;
-  * context reads of both sessions while the others write;
+  * context reads of the thread's session, and of the shared one, while others write;
   * writes rolled back on purpose (an append to each session inside a unit of work
     that raises, after a pause so that readers run while it is open): no reader ever
     sees one of their nodes, and nothing of them is left in the store or in the
@@ -83,7 +83,8 @@ class Worker:
         expected = [f"t{self.n} own {i}" for i in range(OPS)
                     if i % 6 == 1][: len(self.own_ids)]
         assert own[1:] == expected, f"thread {self.n} lost its own appends"
-        shared = _texts(loom.context("shared"))
+        # the shared thread grows to 8 x 167 turns: read it on every fourth read
+        shared = _texts(loom.context("shared")) if self.reads % 4 == 0 else []
         assert not [t for t in shared + own if POISON in t], "a reader saw an uncommitted node"
         self.reads += 1
 
