@@ -115,8 +115,9 @@ class Backend(TreeStore, NodeStore, EdgeStore, MetaStore, RefStore, ProvenanceSt
 
     @abstractmethod
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run raw SQL with `?` placeholders in the calling thread's transaction (areas'
-        units, tests, tools); the rows, none for a statement without rows."""
+        """Run one statement (`?` placeholders in every dialect) inside the calling
+        thread's transaction; its rows, or none. Areas' SQL and tests' tampering go
+        through it."""
 
 
 class ThreadState(threading.local):
