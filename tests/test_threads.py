@@ -20,9 +20,9 @@ import time
 from typing import Any
 
 import pytest
-from notes_area import NOTES
 
 from loomdb import Loom
+from notes_area import NOTES
 
 THREADS = 8
 OPS = int(os.environ.get("LOOMDB_TEST_THREAD_OPS", "500"))

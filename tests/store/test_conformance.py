@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BACKENDS
 
+from conftest import BACKENDS
 from loomdb import Loom, StoreBusy
 from loomdb.errors import InvalidInput
 from loomdb.model import RefMove, Tree
@@ -200,9 +200,8 @@ def test_sqlite_locked_by_another_process_is_store_busy(tmp_path: Path) -> None:
 @pytest.mark.postgres
 @pytest.mark.skipif("postgres" not in BACKENDS, reason="PostgreSQL is not among LOOMDB_TEST_BACKENDS")
 def test_postgres_without_a_free_connection_is_store_busy() -> None:
-    from pg import fresh_postgres_url
-
     from loomdb.store.postgres import PostgresBackend, split_url
+    from pg import fresh_postgres_url
 
     with fresh_postgres_url() as url:
         backend = PostgresBackend(url, conninfo=split_url(url)[0], pool_size=1, timeout=0.3)
