@@ -2,10 +2,10 @@
 
 Writers serialize on `BEGIN IMMEDIATE` (threads of one process first queue on a lock,
 so they do not poll the file lock), so every compare-and-swap inside a transaction is
-exact; another process waits (busy timeout) instead of failing, and a wait longer than
-that surfaces as `StoreBusy`, never as sqlite3's "database is locked". Each thread
-opens its own connection on first use: a reader never sees another thread's
-uncommitted rows.
+exact; another process waits (busy timeout) instead of failing, and a write that waits
+longer than that is `StoreBusy`, never sqlite3's "database is locked" (reads never wait
+on writers in WAL mode). Each thread opens its own connection on first use: a reader
+never sees another thread's uncommitted rows.
 
 The layout is shaped by what an append costs: each b-tree page it dirties is a frame
 written to the WAL at commit. Nodes live in a rowid table keyed by
@@ -114,26 +114,6 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
     return str(exc).startswith(_BUSY)
 
 
-class _Connection(sqlite3.Connection):
-    """A connection whose "database is locked" (the busy timeout ran out) is StoreBusy."""
-
-    def execute(self, sql: str, args: Any = (), /) -> sqlite3.Cursor:
-        try:
-            return super().execute(sql, args)
-        except sqlite3.OperationalError as exc:
-            if _busy(exc):
-                raise StoreBusy("sqlite", str(exc)) from exc
-            raise
-
-    def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
-        try:
-            return super().executemany(sql, rows)
-        except sqlite3.OperationalError as exc:
-            if _busy(exc):
-                raise StoreBusy("sqlite", str(exc)) from exc
-            raise
-
-
 class _Thread(ThreadState):
     """One thread's connection, and the places its open transaction handed out (kept
     apart until commit: a rolled-back node never existed for anyone)."""
@@ -176,7 +156,7 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
             raise InvalidInput("store", f"{self.url} is closed")
         # never shared: check_same_thread is off only so that close() can close it
         db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
-                             timeout=self.timeout, factory=_Connection)
+                             timeout=self.timeout)
         for pragma in (
             "journal_mode=WAL",
             "synchronous=NORMAL",
@@ -206,8 +186,10 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
             raise StoreBusy("sqlite", f"no write turn within {self.timeout:g} s")
         try:
             self._db.execute("BEGIN IMMEDIATE")
-        except BaseException:
+        except BaseException as exc:
             self._writer.release()
+            if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
+                raise StoreBusy("sqlite", str(exc)) from exc
             raise
         self._local.pending = {}
 
@@ -215,7 +197,9 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
         try:
             self._db.execute("COMMIT")
         except BaseException as exc:
-            self._rollback(exc)
+            instead = self._rollback(exc)
+            if instead is not None:
+                raise instead from exc
             raise
         local = self._local
         pending, local.pending = local.pending, None
