@@ -1,0 +1,135 @@
+"""Crash tests (issue 11, item 14): a process appending, and one importing, killed with
+SIGKILL at random moments, on both backends. After every kill the store opens, `verify`
+passes, no conversation is half-imported, and every session is one chain ending in the
+tree's one leaf.
+
+The writer is a fork of this test process (loomdb already imported, so a cycle costs
+milliseconds, not a Python start-up); it opens its own store connection, writes until
+it is killed, and never returns into pytest. Delays are random, seeded per run and
+printed on failure, so a failing kill can be replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import loomdb
+from loomdb import Loom
+from loomdb.interop.writer import import_file
+
+pytestmark = pytest.mark.slow
+
+KILLS = 30
+CONVERSATIONS, TURNS = 60, 8
+
+
+def appender(url: str) -> None:
+    with loomdb.open(url) as loom:
+        i = 0
+        while True:
+            loom.append("main", f"turn {i} " + "words " * (i % 50),
+                        role="assistant" if i % 2 else "user")
+            if i % 7 == 3:  # a branch and a second session now and then
+                at = loom.path("main")[-2]
+                loom.append(at, f"branch {i}", session=f"s{i}")
+            i += 1
+
+
+def importer(file: Path) -> Callable[[str], None]:
+    def run(url: str) -> None:
+        with loomdb.open(url) as loom:
+            while True:
+                import_file(loom, str(file))
+    return run
+
+
+def crash_once(url: str, child: Callable[[str], None], delay: float) -> None:
+    """Fork a writer, let it run `delay` seconds, SIGKILL it, reap it."""
+    pid = os.fork()
+    if pid == 0:  # the child: write until killed, never return into pytest
+        code = 0
+        try:
+            child(url)
+        except BaseException:  # noqa: BLE001 - report through the exit code only
+            code = 3
+        os._exit(code)
+    time.sleep(delay)
+    os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status), f"the writer stopped by itself (status {status})"
+
+
+def check_sessions(loom: Loom) -> None:
+    """Every session is one chain from the root to a leaf of its tree."""
+    for ref in loom.refs("session"):
+        path = loom.path(ref.name)
+        assert path[-1] == ref.node and path[-1] in loom.leaves(ref.tree), ref.name
+
+
+def conversations_file(tmp: Path) -> Path:
+    """An OpenAI-style JSONL file: many distinct linear conversations of TURNS messages."""
+    file = tmp / "chats.jsonl"
+    with file.open("w") as fh:
+        for c in range(CONVERSATIONS):
+            msgs = [{"role": "assistant" if t % 2 else "user",
+                     "content": f"conversation {c} message {t} " + "text " * (t * 3)}
+                    for t in range(TURNS)]
+            fh.write(json.dumps({"messages": msgs}) + "\n")
+    return file
+
+
+@pytest.fixture
+def rng() -> random.Random:
+    seed = int(os.environ.get("LOOMDB_CRASH_SEED", time.time_ns() % 10**6))
+    print(f"crash seed {seed} (replay: LOOMDB_CRASH_SEED={seed})")
+    return random.Random(seed)
+
+
+class TestKilledWriters:
+    def test_an_appending_writer_killed_at_random_leaves_a_sound_store(
+        self, store_url: str, rng: random.Random,
+    ) -> None:
+        with loomdb.open(store_url) as loom:
+            loom.new_tree("start", session="main")
+        grown = 0
+        for kill in range(KILLS):
+            crash_once(store_url, appender, rng.uniform(0.02, 0.12))
+            with loomdb.open(store_url) as loom:
+                report = loom.verify()
+                assert report.ok, (kill, report.broken[:3])
+                tree = loom.trees()[0]
+                assert loom.leaves(tree.id) != []
+                assert len(loom.path("main")) >= grown
+                grown = len(loom.path("main"))
+                check_sessions(loom)
+        assert grown > KILLS  # the writers did write between the kills
+
+    def test_an_importing_writer_killed_at_random_never_leaves_half_a_conversation(
+        self, store_url: str, rng: random.Random, tmp_path: Path,
+    ) -> None:
+        file = conversations_file(tmp_path)
+        with loomdb.open(store_url) as loom:
+            loom.new_tree("created first, so the store exists", session="main")
+        seen = 0
+        for kill in range(KILLS):
+            crash_once(store_url, importer(file), rng.uniform(0.02, 0.15))
+            with loomdb.open(store_url) as loom:
+                report = loom.verify()
+                assert report.ok, (kill, report.broken[:3])
+                imported = [t for t in loom.trees() if t.lineage]
+                for tree in imported:
+                    nodes = loom.tree_nodes(tree.id)
+                    assert len(nodes) == TURNS, (kill, tree.id, len(nodes))
+                    assert len(loom.leaves(tree.id)) == 1
+                check_sessions(loom)
+                assert len(imported) >= seen
+                seen = len(imported)
+        assert seen > 0
