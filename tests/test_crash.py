@@ -37,9 +37,11 @@ def appender(url: str) -> None:
         while True:
             loom.append("main", f"turn {i} " + "words " * (i % 50),
                         role="assistant" if i % 2 else "user")
-            if i % 7 == 3:  # a branch and a second session now and then
-                at = loom.path("main")[-2]
-                loom.append(at, f"branch {i}", session=f"s{i}")
+            if i % 40 == 3:  # a branch and a second session now and then
+                name = f"s{os.getpid()}-{i}"
+                with loom.backend.transaction():
+                    loom.fork("main~1", name)
+                    loom.append(name, f"branch {i}")
             i += 1
 
 
@@ -58,7 +60,10 @@ def crash_once(url: str, child: Callable[[str], None], delay: float) -> None:
         code = 0
         try:
             child(url)
-        except BaseException:  # noqa: BLE001 - report through the exit code only
+        except BaseException:  # noqa: BLE001 - reported on stderr and by the exit code
+            import traceback
+
+            traceback.print_exc()
             code = 3
         os._exit(code)
     time.sleep(delay)
@@ -69,9 +74,14 @@ def crash_once(url: str, child: Callable[[str], None], delay: float) -> None:
 
 def check_sessions(loom: Loom) -> None:
     """Every session is one chain from the root to a leaf of its tree."""
+    leaves: dict[str, set[str]] = {}
     for ref in loom.refs("session"):
+        if ref.tree not in leaves:
+            leaves[ref.tree] = set(loom.leaves(ref.tree))
+            assert leaves[ref.tree], ref.tree
         path = loom.path(ref.name)
-        assert path[-1] == ref.node and path[-1] in loom.leaves(ref.tree), ref.name
+        assert path[0] == loom.tree(ref.tree).root, ref.name
+        assert path[-1] == ref.node and ref.node in leaves[ref.tree], ref.name
 
 
 def conversations_file(tmp: Path) -> Path:

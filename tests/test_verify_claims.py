@@ -109,5 +109,6 @@ class TestKinds:
             capture_output=True, text=True, env=dict(os.environ), timeout=60, check=False)
         assert run.returncode == 1, run.stderr
         kinds = {(b["kind"], b["node"]) for b in json.loads(run.stdout)["broken"]}
-        assert ("chain", root) in kinds and ("inherited", after.id) in kinds
-        assert ("inherited", doc.id) in kinds and ("inherited", node) in kinds
+        assert {("chain", root), ("chain", after.id), ("inherited", node), ("inherited", doc.id),
+                ("generation", node), ("blob", doc.id)} <= kinds
+        assert {k for k, _ in kinds} == {"chain", "inherited", "generation", "blob"}
