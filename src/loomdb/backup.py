@@ -131,4 +131,4 @@ def _verify(dest: str) -> int:
         first = report.broken[0]
         raise IntegrityError(f"backup at {dest}: {first['reason']}", "a verified copy",
                              f"{len(report.broken)} broken item(s)")
-    return report.checked
+    return int(report.checked)

@@ -129,11 +129,15 @@ def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
         err = exc.errors()[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
         raise InvalidInput(f"{where}{loc}", err["msg"]) from None
-    if any(b["type"] in ("tool_use", "tool_result") for b in blocks):
-        from .tool_ids import complete
+    for block in blocks:
+        if block["type"] in _TOOL_TYPES:
+            from .tool_ids import complete
 
-        return complete(blocks, where)
+            return complete(blocks, where)
     return blocks
+
+
+_TOOL_TYPES = frozenset({"tool_use", "tool_result"})
 
 
 def text(value: str) -> list[dict[str, Any]]:

@@ -121,8 +121,9 @@ def _check(row: dict[str, Any], deps: list[str], stored: dict[str, str]) -> str 
 
 def _check_claims(loom: Loom, tree_id: str, row: dict[str, Any], report: Report) -> None:
     """What an intact node points at outside its row: its generation record, its blobs."""
-    provenance = None if row["provenance"] is None else json.loads(row["provenance"])
-    gen_id = (provenance or {}).get("generation") if isinstance(provenance, dict) else None
+    loaded = None if row["provenance"] is None else json.loads(row["provenance"])
+    provenance: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+    gen_id = provenance.get("generation")
     if isinstance(gen_id, str):
         reason = _check_generation(loom, gen_id, provenance.get("response_hash"))
         if reason:

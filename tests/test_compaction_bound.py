@@ -1,0 +1,89 @@
+"""Compaction compacts (issue 11, item 16): the summary is bounded by the tokens it
+replaces, the context gets smaller, a compaction that cannot be shorter is refused with
+NotCompacted and writes nothing, and the CLI reports tokens before and after. With the
+real local model (SmolLM2-135M in-process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import loomdb
+from helpers import row_counts, thread
+from loomdb import InvalidInput, Loom, NotCompacted
+from loomdb.compaction import compact
+from loomdb.tokens import count_messages
+
+pytestmark = pytest.mark.xdist_group("local-model")
+
+LONG = [
+    "My name is Ada Lovelace and I am planning a trip to Lisbon in May with my two "
+    "children, who are seven and nine years old. We like museums, trams and pastries.",
+    "That sounds lovely, Ada. In Lisbon in May the weather is mild, around 22 degrees. "
+    "Tram 28 crosses the old town, the Oceanarium is a favourite with children, and the "
+    "custard tarts in Belem are famous. How many days will you stay?",
+    "We will stay five days, from the 12th to the 17th of May, in a flat in Alfama. "
+    "My budget is about 1500 euros without the flights. Is that enough?",
+    "Five days in Alfama on 1500 euros is comfortable for a family of three: transport "
+    "passes cost little, museums often let children in free, and meals are affordable. "
+    "Book the Oceanarium ahead, and plan one day trip to Sintra by train.",
+    "What should we do on the first day?",
+]
+
+
+class TestCompactionBound:
+    def test_the_context_gets_smaller_and_the_record_says_by_how_much(self, loom: Loom) -> None:
+        thread(loom, LONG)
+        before = count_messages(loom.context("main")["messages"])
+        node = compact(loom, "main", keep=1)
+        after = count_messages(loom.context("main")["messages"])
+        assert after < before
+        row = loom.backend.get_compaction(node.id)
+        assert row is not None
+        assert (row["tokens_before"], row["tokens_after"]) == (before, after)
+        assert loom.verify().ok
+
+    def test_max_tokens_bounds_what_the_model_may_write(self, loom: Loom) -> None:
+        thread(loom, LONG)
+        node = compact(loom, "main", keep=1, max_tokens=12)
+        prov = loom.node(node.id).provenance
+        assert prov is not None
+        gen = loom.backend.get_generation(prov["generation"])
+        assert gen is not None and json.loads(gen["provider_request"])["max_tokens"] <= 12
+
+    def test_a_compaction_that_cannot_be_shorter_is_refused_and_writes_nothing(
+        self, loom: Loom,
+    ) -> None:
+        thread(loom, ["hi", "yo", "ok"])
+        counts, head = row_counts(loom), loom.ref("main").node
+        with pytest.raises(NotCompacted) as err:
+            compact(loom, "main", keep=1)
+        assert err.value.tokens_after >= err.value.tokens_before
+        assert row_counts(loom) == counts and loom.ref("main").node == head
+
+    def test_a_bound_below_one_token_is_refused(self, loom: Loom) -> None:
+        thread(loom, LONG)
+        with pytest.raises(InvalidInput, match="max-tokens"):
+            compact(loom, "main", keep=1, max_tokens=0)
+
+    def test_the_cli_reports_tokens_before_and_after(self, store_url: str) -> None:
+        with loomdb.open(store_url) as loom:
+            thread(loom, LONG)
+            thread(loom, ["hi", "yo", "ok"], session="tiny")
+        run = subprocess.run(
+            [sys.executable, "-m", "loomdb", "--db", store_url, "compact", "main", "--keep",
+             "1", "--max-tokens", "40", "--json"],
+            capture_output=True, text=True, env=dict(os.environ), timeout=300, check=False)
+        assert run.returncode == 0, run.stderr
+        out = json.loads(run.stdout)
+        assert set(out) == {"node", "tokens_before", "tokens_after"}
+        assert out["tokens_after"] < out["tokens_before"]
+        run = subprocess.run(
+            [sys.executable, "-m", "loomdb", "--db", store_url, "compact", "tiny", "--keep",
+             "1", "--json"],
+            capture_output=True, text=True, env=dict(os.environ), timeout=300, check=False)
+        assert run.returncode == 2 and "not compacted" in json.loads(run.stdout)["error"]
