@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,16 +22,10 @@ from loomdb.tokens import count_messages
 pytestmark = pytest.mark.xdist_group("local-model")
 
 LONG = [
-    "My name is Ada Lovelace and I am planning a trip to Lisbon in May with my two "
-    "children, who are seven and nine years old. We like museums, trams and pastries.",
-    "That sounds lovely, Ada. In Lisbon in May the weather is mild, around 22 degrees. "
-    "Tram 28 crosses the old town, the Oceanarium is a favourite with children, and the "
-    "custard tarts in Belem are famous. How many days will you stay?",
-    "We will stay five days, from the 12th to the 17th of May, in a flat in Alfama. "
-    "My budget is about 1500 euros without the flights. Is that enough?",
-    "Five days in Alfama on 1500 euros is comfortable for a family of three: transport "
-    "passes cost little, museums often let children in free, and meals are affordable. "
-    "Book the Oceanarium ahead, and plan one day trip to Sintra by train.",
+    "I am Ada. We go to Lisbon in May with two kids, for five days in Alfama.",
+    "Lovely. May is mild there; take tram 28 and see the Oceanarium.",
+    "Our budget is 1500 euros without flights. Is that enough for us?",
+    "Yes, 1500 euros is comfortable for five days for a family of three.",
     "What should we do on the first day?",
 ]
 
@@ -47,7 +42,8 @@ class TestCompactionBound:
         assert (row["tokens_before"], row["tokens_after"]) == (before, after)
         assert loom.verify().ok
 
-    def test_max_tokens_bounds_what_the_model_may_write(self, loom: Loom) -> None:
+    def test_max_tokens_bounds_what_the_model_may_write(self, tmp_path: Path) -> None:
+        loom = loomdb.open(str(tmp_path / "s"))
         thread(loom, LONG)
         node = compact(loom, "main", keep=1, max_tokens=12)
         prov = loom.node(node.id).provenance
@@ -70,13 +66,14 @@ class TestCompactionBound:
         with pytest.raises(InvalidInput, match="max-tokens"):
             compact(loom, "main", keep=1, max_tokens=0)
 
-    def test_the_cli_reports_tokens_before_and_after(self, store_url: str) -> None:
+    def test_the_cli_reports_tokens_before_and_after(self, tmp_path: Path) -> None:
+        store_url = str(tmp_path / "s")
         with loomdb.open(store_url) as loom:
             thread(loom, LONG)
             thread(loom, ["hi", "yo", "ok"], session="tiny")
         run = subprocess.run(
             [sys.executable, "-m", "loomdb", "--db", store_url, "compact", "main", "--keep",
-             "1", "--max-tokens", "40", "--json"],
+             "1", "--max-tokens", "16", "--json"],
             capture_output=True, text=True, env=dict(os.environ), timeout=300, check=False)
         assert run.returncode == 0, run.stderr
         out = json.loads(run.stdout)
