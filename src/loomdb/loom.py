@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,10 +40,13 @@ from .model import (
 )
 from .overlay import OverlayOps
 from .ref_ops import RefOps
+from .store import areas
+from .store.areas import Area, Unit
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
 
 ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
+_CONTENT_ID = re.compile(r"sha256:[0-9a-f]{64}")
 _FULL_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _CAS_RETRIES = 100
 
@@ -97,6 +102,18 @@ class Loom(RefOps, OverlayOps):
 
     def close(self) -> None:
         self.backend.close()
+
+    def unit(self, area: Area) -> AbstractContextManager[Unit]:
+        """One transaction over an area's tables (see `loomdb.store.areas`); it joins an
+        enclosing unit or core write, so both commit or roll back together."""
+        return areas.unit(self.backend, area)
+
+    def content_body(self, content_id: str) -> list[dict[str, Any]] | None:
+        """The blocks stored under a content id (by any node), or None when none holds it."""
+        if not isinstance(content_id, str) or not _CONTENT_ID.fullmatch(content_id):
+            raise InvalidInput("content id", f"{content_id!r} is not sha256:<64 hex digits>")
+        body = self.backend.get_content(content_id)
+        return None if body is None else json.loads(body)
 
     def __enter__(self) -> Loom:
         return self

@@ -136,6 +136,8 @@ def _qmark(sql: str) -> str:
 class PostgresBackend(DraftsPostgres, Backend):
     """PostgreSQL storage; see the module docstring."""
 
+    dialect = "postgres"
+
     def __init__(self, url: str, *, conninfo: str | None = None,
                  prepare_threshold: int | None = 1) -> None:
         if psycopg is None:

@@ -105,6 +105,8 @@ def _marks(n: int) -> str:
 class SQLiteBackend(DraftsSQLite, Backend):
     """SQLite file storage; see the module docstring."""
 
+    dialect = "sqlite"
+
     def __init__(
         self, path: str | Path, *, timeout: float = 60.0, synchronous: str = "normal",
     ) -> None:
