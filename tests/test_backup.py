@@ -52,8 +52,10 @@ class TestBackup:
                                   stdout=subprocess.PIPE, text=True)
         try:
             assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
-            time.sleep(0.5)
             with loomdb.open(source) as loom:
+                deadline = time.monotonic() + 60
+                while len(loom.path("main")) < 25 and time.monotonic() < deadline:
+                    time.sleep(0.05)  # until the writer has written blobs too
                 reports = [loom.backup(str(tmp_path / f"copy{i}")) for i in range(3)]
         finally:
             writer.kill()
