@@ -31,7 +31,7 @@ from loomdb.interop.writer import import_file
 from loomdb.providers.config import load_config, parse_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "interop"
-FUZZ = settings(max_examples=25, deadline=None, derandomize=False,
+FUZZ = settings(max_examples=15, deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
 #: an import report line made from an exception that is not loomdb's own
