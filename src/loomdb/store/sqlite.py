@@ -41,6 +41,13 @@ from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes
 from .trees import TREE_COLUMNS, TreeSQL
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
+#: durability levels a store URL may ask for (`?synchronous=full`), see docs/durability.md:
+#: `normal` (default) can lose the last commits on power loss, never corrupts; `full`
+#: syncs the WAL at every commit
+SYNCHRONOUS = ("normal", "full")
+#: bytes of WAL kept on disk after a checkpoint (the autocheckpoint lets it grow to
+#: ~40 MB between checkpoints, for append speed; this truncates it back)
+WAL_LIMIT = 4 * 1024 * 1024
 #: a node's key is its segment number shifted left by POS_BITS, plus its position
 POS_BITS = 20
 POS_MASK = (1 << POS_BITS) - 1
@@ -127,8 +134,13 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path, *, timeout: float = 60.0) -> None:
+    def __init__(
+        self, path: str | Path, *, timeout: float = 60.0, synchronous: str = "normal",
+    ) -> None:
+        if synchronous not in SYNCHRONOUS:
+            raise InvalidInput("synchronous", f"{synchronous!r} is not one of {', '.join(SYNCHRONOUS)}")
         self.path = Path(path)
+        self.synchronous = synchronous
         self.url = f"sqlite:///{self.path}"
         self.timeout = timeout
         self._local = _Thread()
@@ -159,10 +171,11 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
                              timeout=self.timeout)
         for pragma in (
             "journal_mode=WAL",
-            "synchronous=NORMAL",
+            f"synchronous={self.synchronous.upper()}",
             f"busy_timeout={int(self.timeout * 1000)}",
             "cache_size=-65536",
             "wal_autocheckpoint=10000",
+            f"journal_size_limit={WAL_LIMIT}",
             "temp_store=MEMORY",
         ):
             db.execute(f"PRAGMA {pragma}")
@@ -173,10 +186,17 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
-        """Close every thread's connection (each thread's own, when it is idle)."""
+        """Close every thread's connection (each thread's own, when it is idle), after
+        a checkpoint that truncates the WAL, so a closed store is one small file (a
+        reader elsewhere may keep the checkpoint from finishing: that is fine)."""
         with self._places_lock:
             self._closed = True
             connections, self._connections = self._connections, []
+        for db in connections[:1]:
+            try:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass
         for db in connections:
             db.close()
         self._local.db = None
