@@ -15,8 +15,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "loomdb"
 STORAGE = {
     "loom.py", "ref_ops.py", "overlay.py", "storage_ops.py", "graph.py", "headish.py",
     "refs.py",
-    # a backend-to-backend copy of a whole store: storage work by nature
-    "transfer.py",
+    # a backend-to-backend copy of a whole store, and SQLite's online backup of its
+    # connection: storage work by nature
+    "transfer.py", "backup.py",
 }
 
 #: what the core Loom keeps to itself: its private methods and memories

@@ -21,15 +21,16 @@ from .api import Buffer, Loom, copy_store, load_providers, open
 from .content import content_id, text, validate_blocks
 from .errors import (
     AmbiguousName,
-    Busy,
     CycleError,
     IntegrityError,
     InvalidInput,
     LoomError,
     MissingExtra,
+    NotCompacted,
     NotFound,
     ProviderError,
     RefConflict,
+    StoreBusy,
     TooLarge,
     Unauthorized,
     UsageError,
@@ -42,9 +43,9 @@ from .treeview import TreeView
 __version__ = "0.1.0"
 
 __all__ = [
-    "AmbiguousName", "Buffer", "Busy", "CycleError", "Edge", "Generated", "IntegrityError",
-    "InvalidInput", "Loom", "LoomError", "Meta", "MissingExtra", "Node", "NotFound", "Position",
-    "ProviderError", "Ref", "RefConflict", "RefMove", "TooLarge", "Tree", "TreeView",
-    "Unauthorized", "UsageError", "content_id", "copy_store", "load_providers", "open",
-    "text", "validate_blocks",
+    "AmbiguousName", "Buffer", "CycleError", "Edge", "Generated", "IntegrityError",
+    "InvalidInput", "Loom", "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted",
+    "NotFound", "Position", "ProviderError", "Ref", "RefConflict", "RefMove", "StoreBusy",
+    "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
+    "load_providers", "open", "text", "validate_blocks",
 ]

@@ -149,10 +149,11 @@ class Loom(CoreLoom):
         model: str | None = None,
         config: ProvidersConfig | None = None,
         environ: Mapping[str, str] | None = None,
-        max_tokens: int = 300,
+        max_tokens: int | None = None,
     ) -> Node:
-        """Summarize all but the newest `keep` turns (in at most `max_tokens`) into a
-        compaction node; a session named as `at` moves to it."""
+        """Summarize all but the newest `keep` turns (in at most `max_tokens`, default
+        half the tokens they take) into a compaction node; a session named as `at`
+        moves to it. NotCompacted, nothing written, when it would not be shorter."""
         from .compaction import compact
 
         return compact(self, at, keep=keep, model=model, config=config, environ=environ,

@@ -51,11 +51,20 @@ def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
     from pydantic import ValidationError
 
     try:
-        return _adapter().validate_python(raw)
+        blocks: list[dict[str, Any]] = _adapter().validate_python(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
         raise InvalidInput(f"{where}{loc}", err["msg"]) from None
+    for block in blocks:
+        if block["type"] in _TOOL_TYPES:
+            from .tool_ids import complete
+
+            return complete(blocks, where)
+    return blocks
+
+
+_TOOL_TYPES = frozenset({"tool_use", "tool_result"})
 
 
 def text(value: str) -> list[dict[str, Any]]:

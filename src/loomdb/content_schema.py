@@ -52,7 +52,7 @@ class DocumentBlock(TypedDict):
 @with_config(_strict)
 class ToolUseBlock(TypedDict):
     type: Literal["tool_use"]
-    id: str
+    id: NotRequired[str]  # generated when missing (see loomdb.tool_ids)
     name: str
     input: dict[str, Any]
 
@@ -63,9 +63,9 @@ ResultPart = Annotated[Union[TextBlock, ImageBlock, DocumentBlock], Field(discri
 @with_config(_strict)
 class ToolResultBlock(TypedDict):
     type: Literal["tool_result"]
-    tool_use_id: str
+    name: NotRequired[str]  # the tool that was called (seed 002)
     content: list[ResultPart]
-    name: NotRequired[str]
+    tool_use_id: NotRequired[str]  # the call it answers; one of the two is required
     is_error: NotRequired[bool]
 
 

@@ -7,11 +7,12 @@ thing everywhere:
     error                          CLI   HTTP  MCP (JSON-RPC code)
     UsageError, InvalidInput        2    400   -32602 invalid params
     TooLarge                        2    413   -32602
-    CycleError, request validation  2    422   -32602
+    CycleError, NotCompacted,       2    422   -32602
+      request validation
     Unauthorized                    2    401   -32001
     NotFound, AmbiguousName         2    404   -32004
     RefConflict                     2    409   -32009
-    Busy                            2    503   -32003
+    StoreBusy                       2    503   -32003
     ProviderError                   2    502   -32002
     MissingExtra                    2    501   -32005
     IntegrityError                  2    500   -32006
@@ -30,15 +31,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import (
-    Busy,
     CycleError,
     IntegrityError,
     InvalidInput,
     LoomError,
     MissingExtra,
+    NotCompacted,
     NotFound,
     ProviderError,
     RefConflict,
+    StoreBusy,
     TooLarge,
     Unauthorized,
 )
@@ -47,11 +49,12 @@ from .errors import (
 _TABLE: tuple[tuple[type[BaseException], int, int], ...] = (
     (TooLarge, 413, -32602),
     (CycleError, 422, -32602),
+    (NotCompacted, 422, -32602),
     (InvalidInput, 400, -32602),
     (Unauthorized, 401, -32001),
     (NotFound, 404, -32004),
     (RefConflict, 409, -32009),
-    (Busy, 503, -32003),
+    (StoreBusy, 503, -32003),
     (ProviderError, 502, -32002),
     (MissingExtra, 501, -32005),
     (IntegrityError, 500, -32006),

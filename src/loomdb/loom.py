@@ -12,11 +12,12 @@ import base64
 import binascii
 import json
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from . import content as C
 from . import refs as R
@@ -46,8 +47,9 @@ from .storage_ops import StorageOps
 from .store import areas
 from .store.areas import Area, Unit
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
-from .verify import Report
-from .verify import verify as _verify
+
+if TYPE_CHECKING:
+    from .verify import Report
 
 ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
@@ -81,20 +83,32 @@ class Loom(RefOps, OverlayOps, StorageOps):
         # what a child is built from, for many more nodes than `_recent` keeps whole:
         # appending after any of them by id reads nothing before its transaction
         self._anchors: dict[str, Anchor] = {}
+        # one Loom serves many threads: they read these memories freely (a dict read is
+        # atomic) and change them under this lock; only committed facts enter them
+        self._memory = threading.Lock()
 
     def _remember(self, node: Node) -> Node:
-        if len(self._recent) >= 1024:
-            self._recent.pop(next(iter(self._recent)))
-        self._recent[node.id] = node
-        self._remember_anchor(Anchor(node.id, node.tree, node.slot, node.depth,
-                                     node.total_tokens, node.chain_hash))
+        anchor = Anchor(node.id, node.tree, node.slot, node.depth, node.total_tokens,
+                        node.chain_hash)
+        with self._memory:
+            if len(self._recent) >= 1024 and node.id not in self._recent:
+                self._recent.pop(next(iter(self._recent)))
+            self._recent[node.id] = node
+            self._keep_anchor(anchor)
         return node
 
     def _remember_anchor(self, anchor: Anchor) -> Anchor:
-        if len(self._anchors) >= 16384:
+        """Remember what a child of a node is built from, once it is committed (an
+        anchor read inside a transaction may belong to a node that rolls back)."""
+        if self.backend.committed():
+            with self._memory:
+                self._keep_anchor(anchor)
+        return anchor
+
+    def _keep_anchor(self, anchor: Anchor) -> None:
+        if len(self._anchors) >= 16384 and anchor.id not in self._anchors:
             self._anchors.pop(next(iter(self._anchors)))
         self._anchors[anchor.id] = anchor
-        return anchor
 
     @classmethod
     def open(cls, db: str | Path | None = None, **options: Any) -> Self:
@@ -648,10 +662,15 @@ class Loom(RefOps, OverlayOps, StorageOps):
         pos = at if isinstance(at, Position) else self.resolve(at)
         return _context_rows(self.backend, pos.tree, self.path_rows(pos))
 
+    def backup(self, dest: str | Path) -> Any:
+        """A consistent online copy of this SQLite store at `dest`; see `loomdb.backup`."""
+        from .backup import backup
+
+        return backup(self, dest)
+
     def verify(self, tree: str | None = None) -> Report:
-        """Check the hash chain of one tree (default: every tree, archived ones too)."""
-        if tree:
-            ids = [self._find_tree(tree, stats=False).id]
-        else:
-            ids = [t.id for t in self.trees()] + [t.id for t in self.trees(archived=True)]
-        return _verify(self.backend.chain_rows, ids)
+        """Check the hash chain and what it claims (raw responses, blob bytes) of one
+        tree (default: every tree, archived ones too); see `loomdb.verify.verify`."""
+        from .verify import verify
+
+        return verify(self, self._find_tree(tree, stats=False).id if tree else None)

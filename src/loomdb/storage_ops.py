@@ -19,6 +19,9 @@ from .ref_ops import LoomParts
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from .store.nodes import ChainRow
+    from .store.provenance import Compaction, Generation
+
 
 class StorageOps(LoomParts):
     """Grouping, lookups by id and records: the seams between services and storage."""
@@ -89,6 +92,10 @@ class StorageOps(LoomParts):
         """Every node of a tree by exact id, streamed (`tree_nodes` resolves a name)."""
         return self.backend.tree_nodes(tree_id)
 
+    def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
+        """What verification reads of each node of a tree, as stored (streamed)."""
+        return iter(self.backend.chain_rows(tree_id))
+
     def blob_known(self, blob_id: str) -> tuple[int, str] | None:
         """(size, mime type) of a stored blob, or None."""
         return self.backend.get_blob_meta(blob_id)
@@ -111,19 +118,19 @@ class StorageOps(LoomParts):
         self.backend.set_draft(ref_name, text, now())
 
     # == records =====================================================================
-    def record_generation(self, row: dict[str, Any]) -> None:
+    def record_generation(self, row: Generation) -> None:
         """Store one model call's provenance (request, raw response, usage, latency)."""
         self.backend.insert_generation(row)
 
-    def generation(self, gen_id: str) -> dict[str, Any] | None:
+    def generation(self, gen_id: str) -> Generation | None:
         """A stored generation record by id."""
         return self.backend.get_generation(gen_id)
 
-    def record_compaction(self, row: dict[str, Any]) -> None:
+    def record_compaction(self, row: Compaction) -> None:
         """Store what a compaction did (model, tokens before and after, duration)."""
         self.backend.insert_compaction(row)
 
-    def compaction(self, node_id: str) -> dict[str, Any] | None:
+    def compaction(self, node_id: str) -> Compaction | None:
         """The stored record of a compaction node, or None."""
         return self.backend.get_compaction(node_id)
 

@@ -6,28 +6,35 @@ stored chain hashes of the nodes it was created from. A node that fails is
 *tampered*; every node created from it (directly or through its descendants, its
 hyperedge sources or its version selections) *inherits the break*, because its
 recorded ancestry no longer matches what is there. The report names them all.
+
+The chain also makes claims outside the node rows, and those are checked too: a
+generated node's provenance names a generation record whose raw response must still
+hash to the response hash the chain covers, and every blob a node's content points at
+must still be there with bytes that hash to its id. Each broken item carries its
+`kind`: `content`, `chain` (tampered nodes), `inherited`, `generation` or `blob`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chain import chain_hash
-from .content import digest
+from .content import blob_refs, canonical, digest
+from .errors import IntegrityError, LoomError, NotFound
 
-ChainRows = Callable[[str], Iterable[dict[str, Any]]]
+if TYPE_CHECKING:
+    from .loom import Loom
+    from .store.nodes import ChainRow
 
 
 @dataclass
 class Report:
-    """What `verify` found: how many nodes it checked and every broken one, with why."""
-
     checked: int = 0
     broken: list[dict[str, str]] = field(default_factory=list)
+    blobs: set[str] = field(default_factory=set, repr=False)  # blob ids already checked
 
     @property
     def ok(self) -> bool:
@@ -37,17 +44,18 @@ class Report:
         return {"ok": self.ok, "checked": self.checked, "broken": self.broken}
 
 
-def verify(chain_rows: ChainRows, tree_ids: Iterable[str]) -> Report:
-    """Check every node of the trees `tree_ids`, reading each tree's stored rows with
-    `chain_rows` (the storage call: this module needs nothing else)."""
+def verify(loom: Loom, tree_id: str | None = None) -> Report:
     report = Report()
-    for tid in tree_ids:
-        _verify_tree(chain_rows, tid, report)
+    trees = [tree_id] if tree_id else [t.id for t in loom.trees()] + [
+        t.id for t in loom.trees(archived=True)
+    ]
+    for tid in trees:
+        _verify_tree(loom, tid, report)
     return report
 
 
-def _verify_tree(chain_rows: ChainRows, tree_id: str, report: Report) -> None:
-    rows = {r["id"]: r for r in chain_rows(tree_id)}
+def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
+    rows = {r["id"]: r for r in loom.chain_rows(tree_id)}
     stored = {nid: r["chain_hash"] for nid, r in rows.items()}
     dependents: dict[str, list[str]] = {}
     tampered: dict[str, str] = {}
@@ -58,6 +66,8 @@ def _verify_tree(chain_rows: ChainRows, tree_id: str, report: Report) -> None:
         reason = _check(row, deps, stored)
         if reason:
             tampered[nid] = reason
+        else:
+            _check_claims(loom, tree_id, row, report)
     report.checked += len(rows)
     inherited: dict[str, str] = {}
     queue = deque(tampered)
@@ -69,21 +79,23 @@ def _verify_tree(chain_rows: ChainRows, tree_id: str, report: Report) -> None:
                 inherited[child] = origin
                 queue.append(child)
     for nid in sorted(tampered):
-        report.broken.append({"node": nid, "tree": tree_id, "reason": tampered[nid]})
+        kind = "content" if "content" in tampered[nid] else "chain"
+        report.broken.append({"kind": kind, "node": nid, "tree": tree_id, "reason": tampered[nid]})
     for nid in sorted(inherited):
         report.broken.append({
-            "node": nid, "tree": tree_id, "reason": f"inherits the break from {inherited[nid]}",
+            "kind": "inherited", "node": nid, "tree": tree_id,
+            "reason": f"inherits the break from {inherited[nid]}",
         })
 
 
-def _deps(row: dict[str, Any]) -> list[str]:
+def _deps(row: ChainRow) -> list[str]:
     deps = [row["parent"]] if row["parent"] else []
     deps += [s for s, _ in row["sources"]]
     deps += list(row["selections"].values())
     return deps
 
 
-def _check(row: dict[str, Any], deps: list[str], stored: dict[str, str]) -> str | None:
+def _check(row: ChainRow, deps: list[str], stored: dict[str, str]) -> str | None:
     body = row["body"]
     if body is None:
         return "its content is missing"
@@ -105,4 +117,52 @@ def _check(row: dict[str, Any], deps: list[str], stored: dict[str, str]) -> str 
     )
     if expected != row["chain_hash"]:
         return "its chain hash does not match its fields and parents"
+    return None
+
+
+def _check_claims(loom: Loom, tree_id: str, row: ChainRow, report: Report) -> None:
+    """What an intact node points at outside its row: its generation record, its blobs."""
+    loaded = None if row["provenance"] is None else json.loads(row["provenance"])
+    provenance: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+    gen_id = provenance.get("generation")
+    if isinstance(gen_id, str):
+        reason = _check_generation(loom, gen_id, provenance.get("response_hash"))
+        if reason:
+            report.broken.append({"kind": "generation", "node": row["id"], "tree": tree_id,
+                                  "generation": gen_id, "reason": reason})
+    body = row["body"]
+    if body is None or (b'"ref"' not in body and b"_ref" not in body):
+        return  # no blob block can be in this content: skip the parse
+    for bid in blob_refs(json.loads(body)):
+        if bid in report.blobs:
+            continue
+        report.blobs.add(bid)
+        reason = _check_blob(loom, bid)
+        if reason:
+            report.broken.append({"kind": "blob", "node": row["id"], "tree": tree_id,
+                                  "blob": bid, "reason": reason})
+
+
+def _check_generation(loom: Loom, gen_id: str, response_hash: Any) -> str | None:
+    gen = loom.generation(gen_id)
+    if gen is None:
+        return f"its generation record {gen_id} is missing"
+    try:
+        raw = digest(canonical(json.loads(gen["raw_response"])))
+    except (TypeError, ValueError, LoomError):
+        return f"generation {gen_id}: its raw response is not valid JSON"
+    if raw != response_hash:
+        return f"generation {gen_id}: its raw response does not match the hash the chain covers"
+    if gen["response_hash"] != response_hash:
+        return f"generation {gen_id}: its recorded response hash differs from the node's"
+    return None
+
+
+def _check_blob(loom: Loom, bid: str) -> str | None:
+    try:
+        loom.blob(bid)
+    except NotFound:
+        return f"blob {bid} is missing"
+    except IntegrityError as exc:
+        return f"blob {bid}: its bytes no longer match its id (they hash to {exc.got})"
     return None

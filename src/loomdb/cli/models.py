@@ -90,12 +90,19 @@ def compact(
     headish: str = typer.Argument(...),
     keep: int = typer.Option(2, "--keep", help="Newest turns kept verbatim."),
     model: str = typer.Option(None, "-m", "--model"),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", help="Longest summary (default: half the tokens it replaces)."),
     as_json: bool = JSON,
 ) -> None:
-    """Summarize older turns into a compaction node; context then starts from it."""
-    node = loom(ctx).compact(headish, keep=keep, model=model, config=providers_config(ctx),
-                             environ=os.environ)
-    emit(as_json, {"node": node.id}, node.id)
+    """Summarize older turns into a compaction node; context then starts from it.
+    Refuses (exit 2, nothing written) when the summary would not be shorter."""
+    lm = loom(ctx)
+    node = lm.compact(headish, keep=keep, model=model, config=providers_config(ctx),
+                      environ=os.environ, max_tokens=max_tokens)
+    row: dict[str, Any] = dict(lm.compaction(node.id) or {})
+    data = {"node": node.id, "tokens_before": row.get("tokens_before"),
+            "tokens_after": row.get("tokens_after")}
+    emit(as_json, data, f"{node.id} ({data['tokens_before']} -> {data['tokens_after']} tokens)")
 
 
 @app.command()
