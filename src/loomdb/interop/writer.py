@@ -45,7 +45,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -105,15 +105,19 @@ def fingerprint(conv: ImportedConversation) -> str:
     """A digest of everything a parsed conversation holds: equal for exact copies.
 
     Kept per conversation id while a file is read (not the conversation itself), so
-    spotting a repeated conversation costs no memory beyond a hash each."""
+    spotting a repeated conversation costs a hash each; fields are hashed in place,
+    without copying the conversation."""
     digest = hashlib.sha256()
-    for att in conv.attachments:  # bytes hashed on their own, not through JSON
-        digest.update(C.digest(att.data).encode() if att.data is not None else b"-")
-    plain = asdict(conv)
-    for att in plain["attachments"]:
-        att["data"] = None
-    body = json.dumps(plain, sort_keys=True, ensure_ascii=False, default=str)
-    digest.update(body.encode("utf-8", "surrogatepass"))
+
+    def feed(value: Any) -> None:
+        body = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        digest.update(body.encode("utf-8", "surrogatepass") + b"\n")
+
+    feed({k: v for k, v in vars(conv).items() if k not in ("messages", "attachments")})
+    for m in conv.messages:
+        feed(vars(m))
+    for att in conv.attachments:  # bytes hashed as such, not through JSON
+        feed([att.key, att.mime_type, att.name, C.digest(att.data) if att.data is not None else None])
     return digest.hexdigest()
 
 
