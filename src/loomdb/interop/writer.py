@@ -150,6 +150,7 @@ class ImportReport:
     warnings: list[dict[str, str]] = field(default_factory=list)
     conversations: int = 0
     grown: int = 0
+    empty: int = 0
 
     def add(self, outcome: Outcome, where: str = "") -> None:
         self.conversations += 1
@@ -171,6 +172,7 @@ class ImportReport:
         """A conversation with nothing to import: counted in `skipped`, not an error."""
         self.conversations += 1
         self.skipped += 1
+        self.empty += 1
         self.warn(where, reason)
 
     def warn(self, where: str, reason: str) -> None:
@@ -188,12 +190,13 @@ class ImportReport:
         }
 
     def text(self) -> str:
+        present = self.skipped - self.empty
         lines = [
             f"imported {len(self.trees)} new tree(s), {self.nodes} node(s), {self.blobs} blob(s)"
             + (f" from {self.format}" if self.format else "")
             + (f"; {self.grown} existing tree(s) grew" if self.grown else "")
-            + (f"; skipped {self.skipped} already in the store" if self.skipped else "")
-            + (" or with nothing to import" if self.skipped and self.warnings else ""),
+            + (f"; skipped {present} message(s) already in the store" if present else "")
+            + (f"; skipped {self.empty} conversation(s) with no messages" if self.empty else ""),
         ]
         if self.warnings:
             lines.append(f"{len(self.warnings)} warning(s):")
@@ -543,7 +546,8 @@ class _ConversationWriter:
         more = f" and {len(self.changed) - 3} more" if len(self.changed) > 3 else ""
         self.outcome.warnings.append(
             f"{len(self.changed)} message(s) ({shown}{more}) differ from the stored ones with "
-            f"the same ids; imported beside them (as versions or a new branch)")
+            f"the same ids (in content, or in the messages before them); imported beside them "
+            f"(as versions or a new branch)")
 
     def _times(self) -> dict[str, tuple[datetime | None, str]]:
         """message -> (source time used in its id, created_at to store).
