@@ -456,6 +456,24 @@ class TestNewerExports:
         assert loom.tree(tree_id).nodes == 4 and loom.verify().ok
 
 
+    def test_librechat_a_regenerated_answer_in_the_nested_tree(
+        self, loom: Loom, tmp_path: Path
+    ) -> None:
+        v1 = load_sample("librechat_export_librechat-tree.json")
+        (tree_id,) = import_file(loom, write_json(tmp_path, "v1.json", v1)).trees
+        session = import_session(loom, tree_id)
+        v2 = copy.deepcopy(v1)
+        question = v2["messages"][0]["children"][0]["children"][0]["children"][1]["children"][0]
+        answer = copy.deepcopy(question["children"][0])
+        answer.update(messageId="regen", parentMessageId=question["messageId"], children=[],
+                      text="a regenerated answer", createdAt="2030-01-01T00:00:00.000Z")
+        question["children"].append(answer)
+        report = import_file(loom, write_json(tmp_path, "v2.json", v2))
+        assert (report.trees, report.nodes, report.skipped, report.errors) == ([], 1, 9, [])
+        assert path_sources(loom, session)[-2:] == [question["messageId"], "regen"]
+        assert len(loom.branch_points(tree_id)) == 3 and loom.verify().ok
+
+
 def test_report_keeps_its_documented_keys() -> None:
     assert set(ImportReport().to_json()) == {"trees", "nodes", "blobs", "skipped", "errors",
                                              "warnings"}
