@@ -296,6 +296,20 @@ class TestNothingToImport:
         assert (jsonl.errors, len(jsonl.trees), jsonl.nodes, jsonl.skipped) == ([], 1, 2, 2)
         assert "exact copy" in jsonl.warnings[0]["reason"]
 
+    def test_a_tree_twice_in_a_native_export_is_a_warning(
+        self, loom: Loom, tmp_path: Path
+    ) -> None:
+        with loomdb.open(str(tmp_path / "other")) as other:
+            import_file(other, write_json(tmp_path, "c.json", [cg_branched()]))
+            out = io.StringIO()
+            export(other, out, format="jsonl")
+        path = tmp_path / "twice.jsonl"
+        path.write_text(out.getvalue() * 2)
+        report = import_file(loom, path)
+        assert (report.errors, len(report.trees), report.nodes, report.skipped) == ([], 1, 6, 6)
+        (warning,) = report.warnings
+        assert "copy of tree" in warning["reason"] and report.trees[0] in warning["reason"]
+
     def test_a_copy_that_differs_is_still_an_error(self, loom: Loom, tmp_path: Path) -> None:
         other = cg_branched()
         other["mapping"]["a2"]["message"]["content"]["parts"] = ["changed"]

@@ -331,7 +331,8 @@ def import_file(
         from . import native
 
         units: Iterator[tuple[str, Any]] = native.read_units(inp)
-        write: Callable[[Any], Outcome] = lambda doc: native.import_tree(loom, doc)  # noqa: E731
+        trees: set[str] = set()
+        write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, trees)  # noqa: E731
     else:
         from .detect import FORMATS
 
@@ -361,6 +362,18 @@ def import_file(
             raise
         report.error(exc.where, exc.why)
     return report
+
+
+def _native_tree(loom: Loom, doc: Any, trees: set[str]) -> Outcome:
+    """One tree document of a loomdb export; a tree met again in the same file that adds
+    nothing is a copy, said in a warning (one that adds nodes completes the tree)."""
+    from . import native
+
+    outcome = native.import_tree(loom, doc)
+    if outcome.tree in trees and not outcome.nodes:
+        outcome.warnings.append(f"a copy of tree {outcome.tree} earlier in this file; skipped")
+    trees.add(outcome.tree)
+    return outcome
 
 
 def _labelled(
