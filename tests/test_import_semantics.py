@@ -391,17 +391,22 @@ class TestNewerExports:
         again = import_file(loom, write_json(tmp_path, "v3.json", [v2]))
         assert (again.nodes, again.skipped) == (0, 13)
 
+    @pytest.mark.parametrize("use", ["append", "move"])
     def test_a_session_someone_used_stays_where_they_left_it(
-        self, loom: Loom, tmp_path: Path
+        self, loom: Loom, tmp_path: Path, use: str
     ) -> None:
         v1 = self.chatgpt_sample()
         (tree_id,) = import_file(loom, write_json(tmp_path, "v1.json", [v1])).trees
         session = import_session(loom, tree_id)
-        mine = loom.append(session, "my own follow-up")
+        if use == "append":
+            mine = loom.append(session, "my own follow-up").id
+        else:
+            mine = loom.node(session).parent  # type: ignore[assignment]
+            loom.set_ref(session, mine)
         question = v1["mapping"][v1["current_node"]]["parent"]
         v2 = grown_chatgpt(v1, [("regen", question, "assistant", "a better joke")])
         assert import_file(loom, write_json(tmp_path, "v2.json", [v2])).nodes == 1
-        assert loom.ref(session).node == mine.id
+        assert loom.ref(session).node == mine
 
     def claude_sample(self) -> dict[str, Any]:
         convs = load_sample("claude_export_first10.json")

@@ -28,9 +28,8 @@ Mapping choices (docs/interop.md explains them):
     message edited in the source app) become *versions* of the root, each keeping its
     own replies; `edited_from_source_id` likewise makes a version of that message;
   * the active branch (`current_source_id`) gets the session `import/<format>/<id>`,
-    which a later import moves to the source's new current message (when it sits on
-    the new active branch, or is still where an import left it: a session you moved,
-    selected in or continued stays put);
+    which a later import moves to the source's new current message when it is still
+    where an import left it (a session you moved, selected in or continued stays put);
   * attachments with bytes go to the blob store; those the export only names become
     a text block saying what was there (`[image not in the export: name (mime)]`);
   * assistant messages are authored by their model (also `provenance.model`), user
@@ -726,8 +725,8 @@ class _ConversationWriter:
         raise InvalidInput(f"ref {wanted!r}", "no free name left")
 
     def _session(self, nodes: dict[str, Node]) -> None:
-        """The active branch as a session: created with the tree, moved when the source's
-        active branch changed (see `_follows_source`)."""
+        """The active branch as a session: created with the tree, moved to the source's
+        new current message when the import added messages (see `_follows_source`)."""
         from .tree import newest_leaf
 
         current = self.conv.current_source_id
@@ -746,12 +745,11 @@ class _ConversationWriter:
                 self.loom.create_ref(name, "session", self.tree_id, head, {}, origin)
             return
         ref = mine[0]
-        if ref.node == head:
+        if ref.node == head or not self._follows_source(ref):
             return
-        if ref.node in self._active_path(nodes, current):
-            self.loom._move(ref, head, "import: the source's active branch grew")
-        elif self._follows_source(ref):
-            self.loom._move(ref, head, "import: the source's active branch changed")
+        grew = ref.node in self._active_path(nodes, current)
+        self.loom._move(ref, head, "import: the source's active branch "
+                        + ("grew" if grew else "changed"))
 
     def _follows_source(self, ref: Ref) -> bool:
         """Is the session still where an import put it (nobody moved, continued or
@@ -764,7 +762,7 @@ class _ConversationWriter:
         return last.old is None or last.reason.startswith("import:")
 
     def _active_path(self, nodes: dict[str, Node], current: str) -> set[str]:
-        """Node ids from the root to the active leaf (a session there may fast-forward)."""
+        """Node ids from the root to the active leaf (a session there fast-forwards)."""
         parents = {m.source_id: m.parent_source_id for m in self.conv.messages}
         path: set[str] = set()
         source: str | None = current
