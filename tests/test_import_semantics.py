@@ -310,6 +310,17 @@ class TestNothingToImport:
         (warning,) = report.warnings
         assert "copy of tree" in warning["reason"] and report.trees[0] in warning["reason"]
 
+    def test_a_copy_of_a_conversation_that_failed_is_not_called_skipped(
+        self, loom: Loom, tmp_path: Path
+    ) -> None:
+        loom.max_content_bytes = 100
+        big = cg_branched()
+        big["mapping"]["a2"]["message"]["content"]["parts"] = ["x" * 500]
+        report = import_file(loom, write_json(tmp_path, "c.json", [big, big]))
+        assert report.trees == [] and report.warnings == [] and report.skipped == 0
+        assert [e["where"] for e in report.errors] == ["c.json[0] (id conv-1)",
+                                                       "c.json[1] (id conv-1)"]
+
     def test_a_copy_that_differs_is_still_an_error(self, loom: Loom, tmp_path: Path) -> None:
         other = cg_branched()
         other["mapping"]["a2"]["message"]["content"]["parts"] = ["changed"]

@@ -402,7 +402,12 @@ def write_conversation(
     if not conv.messages:
         return Outcome(tree_id_for(conv), skipped=1,
                        warnings=["the conversation has no messages to import"])
-    return _ConversationWriter(loom, conv, seen).run()
+    writer = _ConversationWriter(loom, conv, seen)
+    try:
+        return writer.run()
+    except BaseException:
+        writer.forget()  # rolled back: a later copy is no copy of anything stored
+        raise
 
 
 class _ConversationWriter:
@@ -434,6 +439,7 @@ class _ConversationWriter:
         self.root_source = next(m.source_id for m in conv.messages if m.parent_source_id is None)
         self.prepared: dict[str, tuple[list[dict[str, Any]], str]] = {}
         self.changed: list[str] = []
+        self.registered = False
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
@@ -477,6 +483,7 @@ class _ConversationWriter:
         mark = fingerprint(conv)
         if key not in self.seen:
             self.seen[key] = (label, mark)
+            self.registered = True
             return False
         first, first_mark = self.seen[key]
         if first_mark != mark:
@@ -487,6 +494,11 @@ class _ConversationWriter:
         self.outcome.warnings.append(
             f"an exact copy of {first} earlier in this file; skipped")
         return True
+
+    def forget(self) -> None:
+        """Undo `_repeated`'s note when this conversation's write failed."""
+        if self.registered:
+            self.seen.pop(tree_id_for(self.conv), None)
 
     def _find_tree(self) -> Tree | None:
         """The stored tree this conversation belongs to, None when it is new.
