@@ -142,7 +142,7 @@ class TestLosslessRoundTrip:
         total = sum(t.nodes for t in loom.trees())
         report = import_file(loom, write(tmp_path, "all.json", dump(loom, format="json")))
         assert report.to_json() == {"trees": [], "nodes": 0, "blobs": 0, "skipped": total,
-                                    "errors": []}
+                                    "errors": [], "warnings": []}
         assert row_counts(loom) == counts
 
     def test_an_imported_sample_round_trips_through_json(

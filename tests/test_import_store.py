@@ -215,7 +215,7 @@ class TestRealSamples:
         assert all(r.errors == [] for r in first + second)
         for a, b in zip(first, second, strict=True):
             assert b.to_json() == {"trees": [], "nodes": 0, "blobs": 0, "skipped": a.nodes,
-                                   "errors": []}
+                                   "errors": [], "warnings": []}
         assert row_counts(loom) == counts
         assert loom.verify().ok
 

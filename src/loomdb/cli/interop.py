@@ -6,7 +6,8 @@
                   [--paths leaves|sessions] [-o FILE]
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
-"errors"}`) and exits 0 when every conversation landed, 1 when some were reported in
+"errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
+empty one, an exact copy: `warnings` says why), 1 when some were reported in
 `errors` (the others landed), 2 when the file could not be read at all (nothing
 written). A progress bar runs on stderr when it is a terminal; stdout stays clean.
 `export` streams to stdout, or to FILE (written beside it, then renamed into place).

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..errors import InvalidInput, LoomError
 from . import native
 from .detect import FORMATS, _document, detect
-from .model import ImportedConversation, ParseError
+from .model import EmptyConversation, ImportedConversation, ParseError
 from .report import ImportReport, Outcome
 from .stream import Input
 from .writer import write_conversation
@@ -148,14 +148,17 @@ def import_file(
     total = _size_of(inp)
     if fmt == NATIVE:
         units: Iterator[tuple[str, Any]] = native.read_units(inp)
-        write: Callable[[Any], Outcome] = lambda doc: native.import_tree(loom, doc)  # noqa: E731
+        trees: set[str] = set()
+        write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, trees)  # noqa: E731
     else:
         units = _labelled(FORMATS[fmt](inp), inp.name)
-        seen: dict[str, str] = {}
+        seen: dict[str, tuple[str, str]] = {}
         write = lambda conv: write_conversation(loom, conv, seen)  # noqa: E731
     try:
         for where, item in units:
-            if isinstance(item, ParseError):
+            if isinstance(item, EmptyConversation):
+                report.skip(item.where, item.reason)
+            elif isinstance(item, ParseError):
                 report.error(item.where, item.reason)
             else:
                 try:
@@ -164,7 +167,7 @@ def import_file(
                 except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
                     report.error(where, _reason(exc))
                 else:
-                    report.add(outcome)
+                    report.add(outcome, where)
             if progress is not None:
                 progress(report, inp.counter.read, total)
             if stop_on_error and report.errors:
@@ -174,6 +177,16 @@ def import_file(
             raise
         report.error(exc.where, exc.why)
     return report
+
+
+def _native_tree(loom: Loom, doc: Any, trees: set[str]) -> Outcome:
+    """One tree document of a loomdb export; a tree met again in the same file that adds
+    nothing is a copy, said in a warning (one that adds nodes completes the tree)."""
+    outcome = native.import_tree(loom, doc)
+    if outcome.tree in trees and not outcome.nodes:
+        outcome.warnings.append(f"a copy of tree {outcome.tree} earlier in this file; skipped")
+    trees.add(outcome.tree)
+    return outcome
 
 
 def _labelled(

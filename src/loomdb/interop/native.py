@@ -244,6 +244,11 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
     tid = _str(raw_tree.get("id"), "tree.id")
     outcome = Outcome(tid)
     existing_tree = loom.tree_by_id(tid)
+    if existing_tree is not None and raw_tree.get("root") != existing_tree.root:
+        # same tree id, another first message: another tree, not more of this one
+        raise InvalidInput(
+            f"tree {tid}", f"exists here with another root ({existing_tree.root}, not "
+            f"{raw_tree.get('root')}): a different tree under the same id; nothing imported")
     _blobs(loom, _list(doc, "blobs"), outcome)
     nodes, added = _nodes(loom, tid, _list(doc, "nodes"), outcome)
     if existing_tree is None:

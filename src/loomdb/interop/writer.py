@@ -16,6 +16,11 @@ that grew since adds only its new messages. Each node keeps
 `origin = {"format", "conversation", "message"}` and each tree
 `lineage = {"imported": {"format", "conversation", ...}}`.
 
+Nothing is dropped silently: a message is skipped only when the node under its id has
+the same role, content and parent. Other content under a stored id lands beside it
+(see `_ConversationWriter`); a conversation with no messages, or an exact copy of one
+earlier in the file, is skipped with a warning (`ImportReport.warnings`), not an error.
+
 Mapping choices (docs/interop.md explains them):
   * every message that has content or a role is a node (hidden ones too, tagged
     `hidden`, and left in the context: the model saw them); a null root is no node;
@@ -23,8 +28,8 @@ Mapping choices (docs/interop.md explains them):
     message edited in the source app) become *versions* of the root, each keeping its
     own replies; `edited_from_source_id` likewise makes a version of that message;
   * the active branch (`current_source_id`) gets the session `import/<format>/<id>`,
-    which a later import of the grown conversation fast-forwards (only when it still
-    sits on the new active branch: a session you moved or continued stays put);
+    which a later import moves to the source's new current message when it is still
+    where an import left it (a session you moved, selected in or continued stays put);
   * attachments with bytes go to the blob store; those the export only names become
     a text block saying what was there (`[image not in the export: name (mime)]`);
   * assistant messages are authored by their model (also `provenance.model`), user
@@ -44,7 +49,7 @@ from ulid import ULID
 from .. import content as C
 from .. import refs as R
 from ..errors import InvalidInput
-from ..model import Node, Tree, iso
+from ..model import Node, Ref, Tree, iso
 from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage
 from .report import Outcome
 
@@ -70,48 +75,90 @@ def derive_id(moment: datetime | None, *parts: str) -> str:
 
 
 def tree_id_for(conv: ImportedConversation) -> str:
-    first = conv.messages[0].created_at if conv.messages else None
-    return derive_id(conv.created_at or first, conv.source_format, conv.source_id)
+    return derive_id(_conversation_time(conv), conv.source_format, conv.source_id)
+
+
+def _conversation_time(conv: ImportedConversation) -> datetime | None:
+    """The time in a tree id: the conversation's creation, else its first message's."""
+    return conv.created_at or (conv.messages[0].created_at if conv.messages else None)
+
+
+def fingerprint(conv: ImportedConversation) -> str:
+    """A digest of everything a parsed conversation holds: equal for exact copies.
+
+    Kept per conversation id while a file is read (not the conversation itself), so
+    spotting a repeated conversation costs a hash each; fields are hashed in place,
+    without copying the conversation."""
+    digest = hashlib.sha256()
+
+    def feed(value: Any) -> None:
+        body = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        digest.update(body.encode("utf-8", "surrogatepass") + b"\n")
+
+    feed({k: v for k, v in vars(conv).items() if k not in ("messages", "attachments")})
+    for m in conv.messages:
+        feed(vars(m))
+    for att in conv.attachments:  # bytes hashed as such, not through JSON
+        feed([att.key, att.mime_type, att.name, C.digest(att.data) if att.data is not None else None])
+    return digest.hexdigest()
 
 
 def write_conversation(
-    loom: Loom, conv: ImportedConversation, seen: dict[str, str] | None = None
+    loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None = None
 ) -> Outcome:
     """Write one conversation (inside the caller's transaction); see the module docstring.
 
-    `seen` maps tree ids written during this import to their source label, so two
-    conversations with the same id in one file are refused instead of merged."""
-    return _ConversationWriter(loom, conv, seen).run()
+    `seen` maps tree ids written during this import to (source label, fingerprint): a
+    conversation id met twice in one file is skipped with a warning when the second
+    copy is exact, and refused when it differs (two copies are never merged)."""
+    if not conv.messages:
+        return Outcome(tree_id_for(conv), skipped=1,
+                       warnings=["the conversation has no messages to import"])
+    writer = _ConversationWriter(loom, conv, seen)
+    try:
+        return writer.run()
+    except BaseException:
+        writer.forget()  # rolled back: a later copy is no copy of anything stored
+        raise
 
 
 class _ConversationWriter:
-    def __init__(self, loom: Loom, conv: ImportedConversation, seen: dict[str, str] | None) -> None:
-        if not conv.messages:
-            raise InvalidInput("conversation", "has no messages to import")
+    """One conversation into the store.
+
+    A message is the same as a stored node only when the node under its derived id has
+    the same role, the same content and the same parent: then it is skipped. Anything
+    else under that id (a hand-made export reusing ids, a message edited in place in
+    the source app) lands beside it under an id derived from the new content, so
+    nothing is lost and importing the same file again still adds nothing. A different
+    first message means a different conversation: it becomes its own tree."""
+
+    def __init__(
+        self, loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None
+    ) -> None:
         self.loom = loom
         self.conv = conv
         self.fmt = conv.source_format
         self.seen = seen if seen is not None else {}
+        #: the parts every id of this conversation is derived from (see `_find_tree`)
+        self.scope: tuple[str, ...] = (self.fmt, conv.source_id)
         self.tree_id = tree_id_for(conv)
         self.attachments: dict[str, Attachment] = {a.key: a for a in conv.attachments}
         self.stored: dict[str, str | None] = {}
         self.outcome = Outcome(self.tree_id)
+        self.times = self._times()
+        self.by_source = {m.source_id: m for m in conv.messages}
+        self.root_source = next(m.source_id for m in conv.messages if m.parent_source_id is None)
+        self.prepared: dict[str, tuple[list[dict[str, Any]], str]] = {}
+        self.changed: list[str] = []
+        self.registered = False
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
         conv = self.conv
-        if self.tree_id in self.seen:
-            raise InvalidInput(
-                f"conversation {conv.source_id!r}",
-                f"appears twice in this file (its first copy was {self.seen[self.tree_id]})",
-            )
-        self.seen[self.tree_id] = f"conversation {conv.source_id!r}"
-        times = self._times()
-        ids = {
-            m.source_id: derive_id(times[m.source_id][0], self.fmt, conv.source_id, m.source_id)
-            for m in conv.messages
-        }
-        tree = self.loom.tree_by_id(self.tree_id)
+        if self._repeated():
+            return self.outcome
+        tree = self._find_tree()
+        ids = {m.source_id: self._node_id(m.source_id) for m in conv.messages}
         existing = self.loom.nodes_by_id(list(ids.values())) if tree is not None else {}
         if tree is not None and tree.mode != conv.mode:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")
@@ -119,24 +166,123 @@ class _ConversationWriter:
             if node.tree != self.tree_id:
                 raise InvalidInput(f"node {node.id}", f"exists in another tree ({node.tree})")
         nodes: dict[str, Node] = {}
-        by_source = {m.source_id: m for m in conv.messages}
-        root_source = next(m.source_id for m in conv.messages if m.parent_source_id is None)
         for m in conv.messages:
-            nid = ids[m.source_id]
-            if nid in existing:
-                nodes[m.source_id] = existing[nid]
+            parent, version_of = self._links(m, nodes)
+            nid, have = self._landing(m, ids[m.source_id], existing.get(ids[m.source_id]), parent)
+            if have is not None:
+                nodes[m.source_id] = have
                 self.outcome.skipped += 1
                 continue
-            parent, version_of = self._links(m, nodes, by_source, root_source)
-            node = self._write(m, nid, times[m.source_id][1], parent, version_of)
+            if nid != ids[m.source_id]:
+                version_of = version_of or self._edited(m, existing[ids[m.source_id]], parent)
+            node = self._write(m, nid, self.times[m.source_id][1], parent, version_of)
             nodes[m.source_id] = node
             self.outcome.nodes += 1
-            if tree is None and m.source_id == root_source:
+            if tree is None and m.source_id == self.root_source:
                 tree = self._insert_tree(m, node)
                 self.outcome.created = True
             self._overlay(m, node)
-        self._session(ids, nodes)
+        self._say_changed()
+        self._session(nodes)
         return self.outcome
+
+    def _repeated(self) -> bool:
+        """True when this conversation's id was met earlier in the file and this copy is
+        exact (skipped, with a warning); a copy that differs is an error."""
+        conv, key = self.conv, self.tree_id
+        label = f"conversation {conv.source_id!r}"
+        mark = fingerprint(conv)
+        if key not in self.seen:
+            self.seen[key] = (label, mark)
+            self.registered = True
+            return False
+        first, first_mark = self.seen[key]
+        if first_mark != mark:
+            raise InvalidInput(
+                label, f"appears twice in this file with different content (its first copy "
+                f"was {first}); import them from separate files to keep both")
+        self.outcome.skipped = len(conv.messages)
+        self.outcome.warnings.append(
+            f"an exact copy of {first} earlier in this file; skipped")
+        return True
+
+    def forget(self) -> None:
+        """Undo `_repeated`'s note when this conversation's write failed."""
+        if self.registered:
+            self.seen.pop(tree_id_for(self.conv), None)
+
+    def _find_tree(self) -> Tree | None:
+        """The stored tree this conversation belongs to, None when it is new.
+
+        The tree under the derived id is this conversation's when its root is the same
+        message (same id, role and content). Otherwise another conversation already
+        carries this source id: this one gets ids derived from its first message too,
+        and so a tree of its own, found again the same way on the next import."""
+        tree = self.loom.tree_by_id(self.tree_id)
+        if tree is None:
+            return None
+        root_id = self._node_id(self.root_source)
+        root = self.loom.nodes_by_id([root_id]).get(root_id) if tree.root == root_id else None
+        if root is not None and self._same(root, self.by_source[self.root_source], None):
+            return tree
+        first = self.by_source[self.root_source]
+        self.scope = (self.fmt, self.conv.source_id, f"~{first.role}:{self._content(first)[1]}")
+        taken, self.tree_id = self.tree_id, derive_id(_conversation_time(self.conv), *self.scope)
+        self.outcome.tree = self.tree_id
+        tree = self.loom.tree_by_id(self.tree_id)
+        if tree is None:
+            self.outcome.warnings.append(
+                f"its source id is already imported as tree {taken}, which starts with "
+                f"another message; imported as a tree of its own")
+        return tree
+
+    def _node_id(self, source_id: str) -> str:
+        return derive_id(self.times[source_id][0], *self.scope, source_id)
+
+    def _landing(
+        self, m: ImportedMessage, nid: str, have: Node | None, parent: Node | None
+    ) -> tuple[str, Node | None]:
+        """(id to write the message under, the stored node that already is it or None).
+
+        The derived id when it is free or holds this very message; else an id derived
+        from the new content and parent too, so the differing message lands beside the
+        stored one (and is found there on the next import)."""
+        if have is None:
+            return nid, None
+        if self._same(have, m, parent):
+            return nid, have
+        key = f"~{m.role}:{self._content(m)[1]}:{parent.id if parent else ''}"
+        other = derive_id(self.times[m.source_id][0], *self.scope, m.source_id, key)
+        found = self.loom.nodes_by_id([other]).get(other)
+        if found is None:
+            self.changed.append(m.source_id)
+            return other, None
+        if found.tree != self.tree_id or not self._same(found, m, parent):
+            raise InvalidInput(f"node {other}", "exists with other content (an id clash)")
+        return other, found
+
+    def _same(self, node: Node, m: ImportedMessage, parent: Node | None) -> bool:
+        """Is the stored `node` this message: same role, content and parent?"""
+        return (node.role == m.role and node.content_id == self._content(m)[1]
+                and node.parent == (parent.id if parent else None))
+
+    def _edited(self, m: ImportedMessage, have: Node, parent: Node | None) -> Node | None:
+        """The stored node a differing message is a version of: the one under its id,
+        when it sits at the same place with the same role (the message was edited in
+        place); else None, and the message is a sibling or a new branch."""
+        if have.role == m.role and have.parent == (parent.id if parent else None):
+            return have
+        return None
+
+    def _say_changed(self) -> None:
+        if not self.changed:
+            return
+        shown = ", ".join(repr(s) for s in self.changed[:3])
+        more = f" and {len(self.changed) - 3} more" if len(self.changed) > 3 else ""
+        self.outcome.warnings.append(
+            f"{len(self.changed)} message(s) ({shown}{more}) differ from the stored ones with "
+            f"the same ids (in content, or in the messages before them); imported beside them "
+            f"(as versions or a new branch)")
 
     def _times(self) -> dict[str, tuple[datetime | None, str]]:
         """message -> (source time used in its id, created_at to store).
@@ -158,21 +304,15 @@ class _ConversationWriter:
             out[m.source_id] = (when, iso(when if when else base + timedelta(microseconds=i)))
         return out
 
-    def _links(
-        self,
-        m: ImportedMessage,
-        nodes: dict[str, Node],
-        by_source: dict[str, ImportedMessage],
-        root_source: str,
-    ) -> tuple[Node | None, Node | None]:
+    def _links(self, m: ImportedMessage, nodes: dict[str, Node]) -> tuple[Node | None, Node | None]:
         """(parent node, node this one is a version of) for a message."""
         parent = nodes[m.parent_source_id] if m.parent_source_id is not None else None
-        if m.parent_source_id is None and m.source_id != root_source:
-            return None, nodes[root_source]
+        if m.parent_source_id is None and m.source_id != self.root_source:
+            return None, nodes[self.root_source]
         edited = m.edited_from_source_id
-        if edited and edited in nodes and by_source[edited].parent_source_id == m.parent_source_id:
-            target = nodes[edited]
-            return parent, target
+        if (edited and edited in nodes
+                and self.by_source[edited].parent_source_id == m.parent_source_id):
+            return parent, nodes[edited]
         return parent, None
 
     # -- one node --------------------------------------------------------------------
@@ -181,7 +321,7 @@ class _ConversationWriter:
         version_of: Node | None,
     ) -> Node:
         where = f"message {m.source_id!r}"
-        blocks = self.loom.prepare(self._blocks(m.content, where), f"{where}.content")
+        blocks = self._content(m)[0]
         provenance: dict[str, Any] = {"imported": True, "format": self.fmt}
         if m.model:
             provenance["model"] = m.model
@@ -198,6 +338,16 @@ class _ConversationWriter:
                     "message": m.source_id},
             edited_from=version_of, node_id=nid,
         )
+
+    def _content(self, m: ImportedMessage) -> tuple[list[dict[str, Any]], str]:
+        """(checked blocks with blob ids, content id) of a message, computed once."""
+        known = self.prepared.get(m.source_id)
+        if known is None:
+            where = f"message {m.source_id!r}"
+            blocks = self.loom.prepare(self._blocks(m.content, where), f"{where}.content")
+            known = blocks, C.encode(blocks, self.loom.max_content_bytes)[0]
+            self.prepared[m.source_id] = known
+        return known
 
     def _insert_tree(self, root: ImportedMessage, node: Node) -> Tree:
         conv = self.conv
@@ -297,8 +447,9 @@ class _ConversationWriter:
                 return None
         raise InvalidInput(f"ref {wanted!r}", "no free name left")
 
-    def _session(self, ids: dict[str, str], nodes: dict[str, Node]) -> None:
-        """The active branch as a session: created with the tree, moved when it grew."""
+    def _session(self, nodes: dict[str, Node]) -> None:
+        """The active branch as a session: created with the tree, moved to the source's
+        new current message when the import added messages (see `_follows_source`)."""
         from .tree import newest_leaf
 
         current = self.conv.current_source_id
@@ -317,17 +468,30 @@ class _ConversationWriter:
                 self.loom.create_ref(name, "session", self.tree_id, head, {}, origin)
             return
         ref = mine[0]
-        if ref.node != head and ref.node in self._active_path(ids, current):
-            self.loom.move_ref(ref, head, "import: the source's active branch grew")
+        if ref.node == head or not self._follows_source(ref):
+            return
+        grew = ref.node in self._active_path(nodes, current)
+        self.loom.move_ref(ref, head, "import: the source's active branch "
+                        + ("grew" if grew else "changed"))
 
-    def _active_path(self, ids: dict[str, str], current: str) -> set[str]:
-        """Node ids from the root to the active leaf (a session there may fast-forward)."""
+    def _follows_source(self, ref: Ref) -> bool:
+        """Is the session still where an import put it (nobody moved, continued or
+        selected in it since)? Then it follows the source to its new active message (a
+        regenerated answer, an edit); a session someone used stays where they left it."""
+        log = self.loom.ref_log(ref.name)
+        if not log or log[-1].new != ref.node:
+            return False
+        last = log[-1]
+        return last.old is None or last.reason.startswith("import:")
+
+    def _active_path(self, nodes: dict[str, Node], current: str) -> set[str]:
+        """Node ids from the root to the active leaf (a session there fast-forwards)."""
         parents = {m.source_id: m.parent_source_id for m in self.conv.messages}
         path: set[str] = set()
-        node: str | None = current
-        while node is not None and ids[node] not in path:
-            path.add(ids[node])
-            node = parents.get(node)
+        source: str | None = current
+        while source is not None and nodes[source].id not in path:
+            path.add(nodes[source].id)
+            source = parents.get(source)
         return path
 
 
