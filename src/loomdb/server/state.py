@@ -1,0 +1,74 @@
+"""What the app holds between requests: the Loom, how to reach models, who is asking.
+
+`LOCK` note: a Loom is not yet safe under many threads (its caches and the SQLite
+connection are shared), so every request's work on it holds `ServerState.lock`. This
+is the one place it lives; it goes once the store is thread-safe.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import Request
+
+from ..loom import Loom
+from ..users import Access, Everyone, Owner, authenticate, has_users
+from .errors import Unauthorized
+
+
+class ServerState:
+    """The Loom served, the providers config, and the lock around the Loom."""
+
+    def __init__(self, loom: Loom, *, owned: bool, config: Any = None,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.loom = loom
+        self.owned = owned  # opened by the app from a URL: closed when it stops
+        self.config = config
+        self.environ = environ
+        self.lock = threading.RLock()  # see the module docstring: goes with a thread-safe store
+
+    @contextmanager
+    def locked(self) -> Iterator[Loom]:
+        with self.lock:
+            yield self.loom
+
+    def access_for(self, authorization: str | None, client: str | None) -> Access:
+        """The caller's view of the store: everyone's (no users, loopback only) or one user's."""
+        with self.lock:
+            if not has_users(self.loom):
+                if not is_loopback(client):
+                    raise Unauthorized("this store has no users: it is served on loopback only")
+                return Everyone(self.loom)
+            scheme, _, token = (authorization or "").partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise Unauthorized("send Authorization: Bearer <token> (see `loomdb user add`)")
+            user = authenticate(self.loom, token.strip())
+        if user is None:
+            raise Unauthorized("unknown token")
+        return Owner(self.loom, user)
+
+
+def is_loopback(host: str | None) -> bool:
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def state_of(request: Request) -> ServerState:
+    state: ServerState = request.app.state.loomdb
+    return state
+
+
+def access(request: Request) -> Access:
+    """Dependency: the caller's Access (401 when the store has users and no good token)."""
+    client = request.client.host if request.client else None
+    return state_of(request).access_for(request.headers.get("authorization"), client)
