@@ -37,7 +37,7 @@ def alternatives(headish: str, request: Request, index: str = "-1",
         return dict(B.alternatives(lm, headish, index).to_json())
 
 
-@router.get("/{headish:path}", response_model=BufferOut, response_model_exclude_none=True)
+@router.get("/{headish:path}", response_model=BufferOut, response_model_exclude_unset=True)
 def show(headish: str, request: Request, authorship: bool = False,
          who: Access = Depends(access)) -> dict[str, Any]:
     """The document at `headish` (the path's text and the ref's draft)."""
@@ -46,7 +46,7 @@ def show(headish: str, request: Request, authorship: bool = False,
         return document(lm, headish, authorship)
 
 
-@router.post("/{headish:path}", response_model=BufferOut, response_model_exclude_none=True)
+@router.post("/{headish:path}", response_model=BufferOut, response_model_exclude_unset=True)
 def edit_draft(headish: str, body: BufferIn, request: Request, authorship: bool = False,
                who: Access = Depends(access)) -> dict[str, Any]:
     """Append to the draft, or replace it; returns the document."""
