@@ -27,6 +27,14 @@ from pg import store_of  # noqa: E402
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
 
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep each phase's report on the item, so a fixture can tell the test failed
+    (the browser tests then save a screenshot)."""
+    outcome = yield
+    setattr(item, f"rep_{call.when}", outcome.get_result())
+
+
 @pytest.fixture(scope="module", params=BACKENDS)
 def served(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loom, str]]:

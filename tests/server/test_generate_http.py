@@ -1,5 +1,5 @@
-"""Generation over HTTP with the real local model: alternatives as siblings, and the
-same text streamed as server-sent events before it is stored."""
+"""Generation over HTTP with the real local model: N alternatives as siblings, their
+text streamed as server-sent events before it is stored, and the plain JSON answer."""
 
 from __future__ import annotations
 
@@ -21,27 +21,29 @@ def events(body: str) -> list[tuple[str, object]]:
     return out
 
 
-def test_generate_n_alternatives(http: httpx.Client, shared_loom: Loom, name: str) -> None:
+def test_generate_streams_alternatives_and_stores_what_it_streamed(
+        http: httpx.Client, shared_loom: Loom, name: str) -> None:
     http.post("/api/trees", json={"text": "Say hi.", "session": name})
-    r = http.post(f"/api/nodes/{name}/generate", json={"n": 2, "max_tokens": 8})
-    assert r.status_code == 201, r.text
-    first, second = r.json()["nodes"]
-    assert http.get(f"/api/nodes/{first}/siblings").json() == {"nodes": [second]}
-    assert http.get(f"/api/nodes/{name}").json()["id"] == first
-    assert shared_loom.node(first).provenance["provider"] == "local"
-
-
-def test_generate_streams_the_text_it_stores(http: httpx.Client, shared_loom: Loom,
-                                             name: str) -> None:
-    http.post("/api/trees", json={"text": "Count to three.", "session": name})
     with http.stream("POST", f"/api/nodes/{name}/generate",
-                     json={"n": 1, "max_tokens": 12, "stream": True}) as r:
+                     json={"n": 2, "max_tokens": 6, "stream": True}) as r:
         assert r.status_code == 201
         assert r.headers["content-type"].startswith("text/event-stream")
         got = events(r.read().decode())
-    tokens = [d for e, d in got if e == "token"]
     kind, last = got[-1]
-    assert kind == "done" and tokens
-    node = shared_loom.node(last["nodes"][0])  # type: ignore[index]
-    streamed = "".join(t["delta"] for t in tokens)  # type: ignore[index]
-    assert streamed == node.content[0]["text"]
+    assert kind == "done", got[-1]
+    first, second = last["nodes"]  # type: ignore[index]
+    assert http.get(f"/api/nodes/{first}/siblings").json() == {"nodes": [second]}
+    assert http.get(f"/api/nodes/{name}").json()["id"] == first  # the session moved
+    assert shared_loom.node(first).provenance["provider"] == "local"
+    streamed = {i: "".join(d["delta"] for e, d in got  # type: ignore[index]
+                           if e == "token" and d["index"] == i)  # type: ignore[index]
+                for i in (0, 1)}
+    stored = {shared_loom.node(n).content[0]["text"] for n in (first, second)}
+    assert set(streamed.values()) == stored
+
+
+def test_generate_without_streaming_answers_the_node_ids(http: httpx.Client, name: str) -> None:
+    made = http.post("/api/trees", json={"text": "Hello", "session": name}).json()
+    r = http.post(f"/api/nodes/{made['node']}/generate", json={"max_tokens": 2})
+    assert r.status_code == 201 and len(r.json()["nodes"]) == 1
+    assert http.get(f"/api/nodes/{name}").json()["id"] == made["node"]  # by id: nothing moves

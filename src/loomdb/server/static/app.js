@@ -101,6 +101,7 @@ function go(headish) {
 async function show() {
   const m = location.hash.match(/^#\/h\/(.+)$/);
   head = m ? decodeURIComponent(m[1]) : null;
+  delete document.body.dataset.shown;  // set again once this head is drawn
   $("#empty").hidden = !!head;
   $("#view").hidden = !head;
   $("#where").textContent = head || "";
@@ -113,6 +114,7 @@ async function show() {
   if (buffer) await showBuffer();
   else drawThread();
   status(`${thread.tree.title} — ${thread.messages.length} messages`);
+  document.body.dataset.shown = head;
 }
 
 // the headish of message i as seen through the shown ref (so edits select there)
@@ -240,7 +242,7 @@ $("#generate").addEventListener("click", async () => {
   status("generating…");
   const res = await fetch(`/api/nodes/${enc(head)}/generate`, {
     method: "POST", headers: headers({ "Content-Type": "application/json" }),
-    body: JSON.stringify({ n, stream: true, max_tokens: 48 }),
+    body: JSON.stringify({ n, stream: true, max_tokens: Number($("#gen-max").value) || 256 }),
   });
   if (!res.ok) {
     const data = await res.json();
