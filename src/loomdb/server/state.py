@@ -30,6 +30,7 @@ class ServerState:
         self.config = config
         self.environ = environ
         self.lock = threading.RLock()  # see the module docstring: goes with a thread-safe store
+        self.model_lock = threading.Lock()  # one in-process model call at a time
 
     @contextmanager
     def locked(self) -> Iterator[Loom]:
@@ -69,6 +70,9 @@ def state_of(request: Request) -> ServerState:
 
 
 def access(request: Request) -> Access:
-    """Dependency: the caller's Access (401 when the store has users and no good token)."""
+    """Dependency: the caller's Access (401 when the store has users and no good token).
+
+    Synchronous like the routes: measured under load, running it (or the append route)
+    on the event loop starved the other connections and cut concurrent throughput."""
     client = request.client.host if request.client else None
     return state_of(request).access_for(request.headers.get("authorization"), client)

@@ -47,17 +47,35 @@ def generate(headish: str, body: GenerateIn, request: Request,
 
 
 def run(state: ServerState, pos: Position, body: GenerateIn, stream: Any) -> list[str]:
-    """Generate and store (under the Loom's lock); compact afterwards when asked to."""
+    """Generate and store. The Loom's lock is held to read the context and to store the
+    answers, not while the model writes: other requests go on meanwhile. A buffer tree
+    commits its draft first, so it goes through the library's one call under the lock."""
     from ...compaction import maybe_compact
-    from ...generation import generate_at
+    from ...generation import generate_at, pick_models, store
+    from ...providers.clients import complete_many
 
     with state.locked() as lm:
-        result = generate_at(lm, pos, models=body.models, n=body.n,
-                             max_tokens=body.max_tokens, stream=stream, config=state.config,
-                             environ=state.environ)
-        if result.moved and result.session:
-            maybe_compact(lm, result.session, config=state.config, environ=state.environ)
-    return [n.id for n in result.nodes]
+        if lm.tree(pos.tree).mode == "buffer":
+            result = generate_at(lm, pos, models=body.models, n=body.n,
+                                 max_tokens=body.max_tokens, stream=stream,
+                                 config=state.config, environ=state.environ)
+            return [n.id for n in result.nodes]
+        ctx = lm.context(pos)
+        specs = pick_models(lm, body.models, ctx, state.config, state.environ)
+    with state.model_lock:
+        results = complete_many([(spec, ctx) for spec in specs], body.n,
+                                max_tokens=body.max_tokens, stream=stream,
+                                blob_reader=state.loom.blob, environ=state.environ,
+                                return_exceptions=True)
+    answers = [a for r in results if isinstance(r, list) for a in r]
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if not answers:
+        raise failed[0]
+    with state.locked() as lm:
+        written = store(lm, pos, ctx, answers)
+        if written.moved and written.session:
+            maybe_compact(lm, written.session, config=state.config, environ=state.environ)
+    return [n.id for n in written.nodes]
 
 
 def sse(event: str, data: Any) -> str:
