@@ -10,7 +10,7 @@ import pytest
 
 from loomdb import Loom
 
-pytestmark = pytest.mark.xdist_group("local-model")
+pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.slow]
 
 
 def events(body: str) -> list[tuple[str, object]]:
