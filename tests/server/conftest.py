@@ -23,7 +23,6 @@ from loomdb import Loom  # noqa: E402
 from loomdb.server import create_app  # noqa: E402
 from pg import store_of  # noqa: E402
 
-
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_bad_input import run_cli
-
 from loomdb.server.state import is_loopback
+from test_bad_input import run_cli
 
 
 def test_user_add_prints_the_token_once_and_list_never_shows_it(tmp_path: Path) -> None:

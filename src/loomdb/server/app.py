@@ -27,8 +27,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     the app stops). `config` is the providers config generation uses (default: the
     built-in models); `environ` where API keys are read (default: the process's)."""
     owned = not isinstance(loom_or_url, Loom)
-    loom = Loom.open(loom_or_url) if owned else loom_or_url
-    assert isinstance(loom, Loom)
+    loom = loom_or_url if isinstance(loom_or_url, Loom) else Loom.open(loom_or_url)
     state = ServerState(loom, owned=owned, config=config, environ=environ)
 
     @asynccontextmanager
