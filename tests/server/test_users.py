@@ -152,6 +152,22 @@ def test_imports_belong_to_the_importer(world: World) -> None:
     assert rows == [(sample.name,)]
 
 
+def test_an_import_cannot_grow_another_users_trees(world: World) -> None:
+    sample = FIXTURES / "oasst_en_first10_trees.jsonl"
+    with world.http("a") as a, world.http("b") as b:
+        first = a.post("/api/import", files={"file": (sample.name, sample.read_bytes())})
+        assert first.status_code == 201 and first.json()["trees"]
+        counts = {t: len(world.loom.tree_nodes(t)) for t in first.json()["trees"]}
+        again = b.post("/api/import", files={"file": (sample.name, sample.read_bytes())})
+        assert again.status_code == 400, again.text
+        assert "another user" in again.json()["error"]["message"]
+        assert b.get("/api/trees").json()["trees"] == [
+            t for t in b.get("/api/trees").json()["trees"] if t["id"] not in counts]
+        same = a.post("/api/import", files={"file": (sample.name, sample.read_bytes())})
+        assert same.status_code == 201 and same.json()["trees"] == []  # idempotent for A
+    assert {t: len(world.loom.tree_nodes(t)) for t in counts} == counts
+
+
 def world_tag(world: World) -> str:
     return world.things["a"]["session"].removeprefix("a-")
 

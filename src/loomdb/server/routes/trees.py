@@ -74,6 +74,8 @@ def import_upload(request: Request, file: UploadFile = File(...),
             while chunk := file.file.read(1 << 20):
                 fh.write(chunk)
         with state_of(request).locked() as lm:
+            if who.user is not None:
+                refuse_foreign(who, trees_in_file(tmp, format))
             report = import_file(lm, tmp, format)
             summary = report.to_json()
             with who.atomic():
@@ -82,3 +84,36 @@ def import_upload(request: Request, file: UploadFile = File(...),
     finally:
         os.unlink(tmp)
     return summary
+
+
+def trees_in_file(path: str, format: str) -> set[str]:
+    """The ids of the trees an import of `path` would write or grow. Imported ids derive
+    from the source, so the same export imported by two users names the same trees."""
+    from ...interop.detect import FORMATS
+    from ...interop.model import ParseError
+    from ...interop.writer import NATIVE, open_export, tree_id_for
+
+    fmt, inp = open_export(path, format)
+    if fmt == NATIVE:
+        from ...interop import native
+
+        return {str(doc["tree"]["id"]) for _, doc in native.read_units(inp)
+                if isinstance(doc, dict) and isinstance(doc.get("tree"), dict)
+                and isinstance(doc["tree"].get("id"), str)}
+    return {tree_id_for(conv) for conv in FORMATS[fmt](inp)
+            if not isinstance(conv, ParseError) and conv.messages}
+
+
+def refuse_foreign(who: Access, tree_ids: set[str]) -> None:
+    """Refuse (before writing anything) an import that would grow another user's tree."""
+    from ...errors import NotFound
+
+    for tid in sorted(tree_ids):
+        if who.sees(tid):
+            continue
+        try:
+            who.loom.tree(tid)
+        except NotFound:
+            continue  # new: it will be the caller's
+        raise InvalidInput("import", "this file holds conversations another user of this "
+                           "store imported; nothing was imported")
