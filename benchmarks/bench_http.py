@@ -9,7 +9,8 @@ connection each. Scenarios:
   own sessions   each client appends through its own session
   one client     a single client appending in turn (the latency of one append)
   library        the same appends through `Loom.append` in this process
-Prints throughput and p50/p99 latency per scenario. Target: HTTP p50 <= 3 ms on SQLite.
+Prints throughput, p50/p99 latency and the server's CPU time per append (which, unlike
+latency, does not grow with the machine's load). Target: HTTP p50 <= 3 ms on SQLite.
 """
 
 from __future__ import annotations
@@ -58,6 +59,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), 0 where unreadable: the
+    server's cost per request, which unlike latency does not depend on the machine's load."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+SERVER_PID: list[int] = []
+
+
 @contextmanager
 def server(url: str) -> Iterator[str]:
     """`loomdb serve` on a free loopback port, stopped when the block ends."""
@@ -65,6 +79,7 @@ def server(url: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.Popen([sys.executable, "-m", "loomdb", "--db", url, "serve",
                              "--port", str(port)], env=env)
+    SERVER_PID[:] = [proc.pid]
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -124,11 +139,20 @@ def library(url: str, appends: int) -> tuple[float, list[float]]:
         return time.perf_counter() - t0, lat
 
 
-def row(table: Table, backend: str, scenario: str, wall: float, lat: list[float]) -> None:
+def row(table: Table, backend: str, scenario: str, wall: float, lat: list[float],
+        cpu: float | None = None) -> None:
     lat = sorted(lat)
     p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
     table.add_row(backend, scenario, str(len(lat)), f"{len(lat) / wall:,.0f}",
-                  f"{statistics.median(lat) * 1000:.2f}", f"{p99 * 1000:.2f}")
+                  f"{statistics.median(lat) * 1000:.2f}", f"{p99 * 1000:.2f}",
+                  "-" if cpu is None else f"{cpu / len(lat) * 1000:.2f}")
+
+
+def measured(base: str, targets: list[str], appends: int) -> tuple[float, list[float], float]:
+    """run_clients, with the server's CPU seconds spent meanwhile."""
+    before = cpu_seconds(SERVER_PID[0])
+    wall, lat = run_clients(base, targets, appends)
+    return wall, lat, cpu_seconds(SERVER_PID[0]) - before
 
 
 def bench(backend: str, url: str, clients: int, appends: int, table: Table) -> None:
@@ -138,18 +162,20 @@ def bench(backend: str, url: str, clients: int, appends: int, table: Table) -> N
             lm.new_tree(f"own {i}", session=f"own{i}")
         lm.new_tree("single", session="single")
     with server(url) as base:
-        wall, lat = run_clients(base, ["single"], appends)
-        row(table, backend, "http, one client", wall, lat)
-        wall, lat = run_clients(base, ["shared"] * clients, appends)
-        row(table, backend, f"http, {clients} clients, one session", wall, lat)
-        wall, lat = run_clients(base, [f"own{i}" for i in range(clients)], appends)
-        row(table, backend, f"http, {clients} clients, own sessions", wall, lat)
+        run_clients(base, ["single"], 20)  # warm up: first appends load the tokenizer
+        row(table, backend, "http, one client", *measured(base, ["single"], appends))
+        row(table, backend, f"http, {clients} clients, one session",
+            *measured(base, ["shared"] * clients, appends))
+        row(table, backend, f"http, {clients} clients, own sessions",
+            *measured(base, [f"own{i}" for i in range(clients)], appends))
     with loomdb.open(url) as lm:  # one chain, nothing lost
         path = lm.path("shared")
         assert len(path) == 1 + clients * appends, (len(path), clients * appends)
+        assert len(set(path)) == len(path)
         assert len(lm.leaves("shared")) == 1
         for i in range(clients):
             assert len(lm.path(f"own{i}")) == 1 + appends
+        assert len(lm.path("single")) == 1 + 20 + appends
     wall, lat = library(url, appends * clients)
     row(table, backend, "library, direct", wall, lat)
 
@@ -162,7 +188,8 @@ def main() -> None:
     parser.add_argument("--sqlite-only", action="store_true")
     args = parser.parse_args()
     table = Table(title=f"HTTP appends on loopback ({args.clients} clients x {args.appends})")
-    for col in ("backend", "scenario", "appends", "appends/s", "p50 ms", "p99 ms"):
+    for col in ("backend", "scenario", "appends", "appends/s", "p50 ms", "p99 ms",
+                "server CPU ms/append"):
         table.add_column(col, justify="right" if col not in ("backend", "scenario") else "left")
     with tempfile.TemporaryDirectory() as tmp:
         bench("sqlite", str(Path(tmp) / "store"), args.clients, args.appends, table)
