@@ -117,3 +117,23 @@ def test_markdown_is_rendered_and_sanitized(page: Any, tmp_path: Path) -> None:
     expect(body.locator("strong")).to_have_text("bold")
     assert body.locator("script, img").count() == 0
     assert page.evaluate("window.pwned") is None
+
+
+def test_a_buffer_document_with_its_draft_and_continuations(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto("/")
+    form = page.get_by_test_id("new-tree")
+    form.locator("textarea[name=text]").fill("The lighthouse keeper")
+    form.locator("input[name=session]").fill("tale")
+    form.locator("select[name=mode]").select_option("buffer")
+    form.get_by_role("button", name="Create").click()
+    expect(page.locator("body[data-shown=tale]")).to_have_count(1)
+    expect(page.get_by_test_id("buffer")).to_be_visible()
+    expect(page.get_by_test_id("thread")).to_be_hidden()
+    page.locator("#draft").fill(" climbed the stairs")
+    page.locator("#draft-form").get_by_role("button").click()
+    document = page.get_by_test_id("document")
+    expect(document).to_have_text("The lighthouse keeper climbed the stairs")
+    expect(document.locator(".draft")).to_have_text(" climbed the stairs")
+    expect(page.get_by_test_id("continuations").locator("li")).to_have_count(1)
