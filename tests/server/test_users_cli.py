@@ -46,3 +46,23 @@ def test_a_store_without_users_answers_loopback_only(tmp_path: Path) -> None:
         assert state.access_for(None, "127.0.0.1").user is None
         with pytest.raises(Unauthorized, match="loopback"):
             state.access_for(None, "10.1.2.3")
+
+
+def test_the_first_user_takes_effect_within_a_second(tmp_path: Path) -> None:
+    import time
+
+    import pytest
+
+    import loomdb
+    from loomdb.server.errors import Unauthorized
+    from loomdb.server.state import ServerState
+    from loomdb.users import add_user
+
+    with loomdb.open(str(tmp_path / "store")) as lm:
+        state = ServerState(lm, owned=False)
+        assert state.access_for(None, "127.0.0.1").user is None
+        _, token = add_user(lm, "first")
+        time.sleep(1.1)
+        with pytest.raises(Unauthorized):
+            state.access_for(None, "127.0.0.1")
+        assert state.access_for(f"Bearer {token}", "127.0.0.1").user is not None

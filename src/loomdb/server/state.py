@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +32,20 @@ class ServerState:
         self.environ = environ
         self.lock = threading.RLock()  # see the module docstring: goes with a thread-safe store
         self.model_lock = threading.Lock()  # one in-process model call at a time
+        self._users_seen = False
+        self._no_users_until = 0.0
+
+    def has_users(self) -> bool:
+        """Whether the store has users. Once seen, always (the safe direction); "none" is
+        trusted for a second, so `loomdb user add` takes effect within one."""
+        if self._users_seen:
+            return True
+        now = time.monotonic()
+        if now < self._no_users_until:
+            return False
+        self._users_seen = has_users(self.loom)
+        self._no_users_until = now + 1.0
+        return self._users_seen
 
     @contextmanager
     def locked(self) -> Iterator[Loom]:
@@ -40,7 +55,7 @@ class ServerState:
     def access_for(self, authorization: str | None, client: str | None) -> Access:
         """The caller's view of the store: everyone's (no users, loopback only) or one user's."""
         with self.lock:
-            if not has_users(self.loom):
+            if not self.has_users():
                 if not is_loopback(client):
                     raise Unauthorized("this store has no users: it is served on loopback only")
                 return Everyone(self.loom)
