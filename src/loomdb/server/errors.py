@@ -2,7 +2,8 @@
 
 Every error leaves as `{"error": {"type", "message"}}`. A user mistake is never a 500:
 bad input 400, no or bad token 401, unknown (or not yours) 404, a moved ref 409, a
-request that does not match the schema 422. The table is the one place to change.
+request that does not match the schema 422; a store busy past its timeout is 503 (try
+again), a failed model provider 502. The table is the one place to change.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..errors import (
     NotFound,
     ProviderError,
     RefConflict,
+    StoreBusy,
 )
 
 
@@ -35,6 +37,7 @@ STATUS: list[tuple[type[LoomError], int]] = [
     (NotFound, 404),
     (InvalidInput, 400),
     (RefConflict, 409),
+    (StoreBusy, 503),
     (MissingExtra, 501),
     (ProviderError, 502),
     (IntegrityError, 500),
@@ -60,7 +63,8 @@ def body(kind: str, message: str) -> dict[str, Any]:
 
 def to_response(exc: LoomError) -> JSONResponse:
     status = status_of(exc)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else (
+        {"Retry-After": "1"} if status == 503 else None)
     return JSONResponse(body(type(exc).__name__, message_of(exc)), status, headers=headers)
 
 

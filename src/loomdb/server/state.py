@@ -1,8 +1,8 @@
 """What the app holds between requests: the Loom, how to reach models, who is asking.
 
-`LOCK` note: a Loom is not yet safe under many threads (its caches and the SQLite
-connection are shared), so every request's work on it holds `ServerState.lock`. This
-is the one place it lives; it goes once the store is thread-safe.
+One Loom serves every worker thread (the store gives each thread its own connection
+and binds each transaction to its thread), so requests run side by side; only the
+in-process model is called one request at a time.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .errors import Unauthorized
 
 
 class ServerState:
-    """The Loom served, the providers config, and the lock around the Loom."""
+    """The Loom served, the providers config, and who may use it."""
 
     def __init__(self, loom: Loom, *, owned: bool, config: Any = None,
                  environ: Mapping[str, str] | None = None) -> None:
@@ -30,7 +30,6 @@ class ServerState:
         self.owned = owned  # opened by the app from a URL: closed when it stops
         self.config = config
         self.environ = environ
-        self.lock = threading.RLock()  # see the module docstring: goes with a thread-safe store
         self.model_lock = threading.Lock()  # one in-process model call at a time
         self._users_seen = False
         self._no_users_until = 0.0
@@ -48,21 +47,20 @@ class ServerState:
         return self._users_seen
 
     @contextmanager
-    def locked(self) -> Iterator[Loom]:
-        with self.lock:
-            yield self.loom
+    def using(self) -> Iterator[Loom]:
+        """The Loom, for one request's work (a block, so the routes read alike)."""
+        yield self.loom
 
     def access_for(self, authorization: str | None, client: str | None) -> Access:
         """The caller's view of the store: everyone's (no users, loopback only) or one user's."""
-        with self.lock:
-            if not self.has_users():
-                if not is_loopback(client):
-                    raise Unauthorized("this store has no users: it is served on loopback only")
-                return Everyone(self.loom)
-            scheme, _, token = (authorization or "").partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                raise Unauthorized("send Authorization: Bearer <token> (see `loomdb user add`)")
-            user = authenticate(self.loom, token.strip())
+        if not self.has_users():
+            if not is_loopback(client):
+                raise Unauthorized("this store has no users: it is served on loopback only")
+            return Everyone(self.loom)
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("send Authorization: Bearer <token> (see `loomdb user add`)")
+        user = authenticate(self.loom, token.strip())
         if user is None:
             raise Unauthorized("unknown token")
         return Owner(self.loom, user)

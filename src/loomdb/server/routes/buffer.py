@@ -32,7 +32,7 @@ def document(lm: Loom, headish: str, authorship: bool) -> dict[str, Any]:
 def alternatives(headish: str, request: Request, index: str = "-1",
                  who: Access = Depends(access)) -> dict[str, Any]:
     """The branches and versions that could fill path position `index` (0 = root)."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         who.check(headish)
         return dict(B.alternatives(lm, headish, index).to_json())
 
@@ -41,7 +41,7 @@ def alternatives(headish: str, request: Request, index: str = "-1",
 def show(headish: str, request: Request, authorship: bool = False,
          who: Access = Depends(access)) -> dict[str, Any]:
     """The document at `headish` (the path's text and the ref's draft)."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         who.check(headish)
         return document(lm, headish, authorship)
 
@@ -52,7 +52,7 @@ def edit_draft(headish: str, body: BufferIn, request: Request, authorship: bool 
     """Append to the draft, or replace it; returns the document."""
     if (body.append is None) == (body.set is None):
         raise InvalidInput("body", "give exactly one of append, set")
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         who.check(headish)
         if body.append is not None:
             B.append_draft(lm, headish, body.append)

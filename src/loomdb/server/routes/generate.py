@@ -37,7 +37,7 @@ def generate(headish: str, body: GenerateIn, request: Request,
     """Continuations at `headish` as sibling nodes; a session named there moves to the
     first. `"stream": true` answers with server-sent events (see the module docstring)."""
     state = state_of(request)
-    with state.locked():
+    with state.using():
         pos = who.position(headish)
     if not body.stream:
         return JSONResponse({"nodes": run(state, pos, body, None)}, status_code=201)
@@ -47,14 +47,14 @@ def generate(headish: str, body: GenerateIn, request: Request,
 
 
 def run(state: ServerState, pos: Position, body: GenerateIn, stream: Any) -> list[str]:
-    """Generate and store. The Loom's lock is held to read the context and to store the
-    answers, not while the model writes: other requests go on meanwhile. A buffer tree
-    commits its draft first, so it goes through the library's one call under the lock."""
+    """Generate and store: read the context, ask the models (the in-process model one
+    request at a time), store the answers in one transaction. A buffer tree commits its
+    draft first, so it goes through the library's one call."""
     from ...compaction import maybe_compact
     from ...generation import generate_at, pick_models, store
     from ...providers.clients import complete_many
 
-    with state.locked() as lm:
+    with state.using() as lm:
         if lm.tree(pos.tree).mode == "buffer":
             result = generate_at(lm, pos, models=body.models, n=body.n,
                                  max_tokens=body.max_tokens, stream=stream,
@@ -71,7 +71,7 @@ def run(state: ServerState, pos: Position, body: GenerateIn, stream: Any) -> lis
     failed = [r for r in results if isinstance(r, BaseException)]
     if not answers:
         raise failed[0]
-    with state.locked() as lm:
+    with state.using() as lm:
         written = store(lm, pos, ctx, answers)
         if written.moved and written.session:
             maybe_compact(lm, written.session, config=state.config, environ=state.environ)

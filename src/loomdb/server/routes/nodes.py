@@ -36,7 +36,7 @@ def append(headish: str, body: AppendIn, request: Request,
            who: Access = Depends(access)) -> dict[str, str]:
     """Add a message after `headish`; a session named as `headish` moves to it. With
     `expect` (a headish), a session that is no longer there is a 409."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         who.check(headish)
         expect = who.position(body.expect).node if body.expect is not None else None
         node = lm.append(headish, content_of(body.text, body.content), role=body.role,
@@ -49,7 +49,7 @@ def edit(headish: str, body: EditIn, request: Request,
          who: Access = Depends(access)) -> dict[str, str]:
     """A new version of the node; what follows it stays attached. Through a session or
     view (`main~2`), that ref selects the new version."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         pos = who.position(headish)
         node = lm.edit(pos, content_of(body.text, body.content))
     return {"node": node.id}
@@ -59,7 +59,7 @@ def edit(headish: str, body: EditIn, request: Request,
 def overlay(headish: str, body: OverlayIn, request: Request,
             who: Access = Depends(access)) -> dict[str, Any]:
     """Bookmark, tag, exclude or prune a node, in one transaction."""
-    with state_of(request).locked() as lm, who.atomic():
+    with state_of(request).using() as lm, who.atomic():
         pos = who.position(headish)
         if body.bookmark is not None:
             lm.bookmark(pos, body.bookmark)
@@ -83,7 +83,7 @@ def context(headish: str, request: Request, format: Format = "normalized",
             model: str | None = None, who: Access = Depends(access)) -> dict[str, Any]:
     """The context window at `headish`, normalized or as a provider's request body."""
     state = state_of(request)
-    with state.locked() as lm:
+    with state.using() as lm:
         normalized = lm.context(who.position(headish))
         tokens = None
         if budget is not None:
@@ -119,7 +119,7 @@ def render_context(state: ServerState, normalized: dict[str, Any], format: str,
 def thread(headish: str, request: Request, who: Access = Depends(access)) -> dict[str, Any]:
     """The path to `headish` as the web page draws it: each message with its rendered
     markdown, its overlay, the branches beside it and the versions of its slot."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         pos = who.position(headish)
         nodes = lm.nodes(lm.path(pos))
         metas = {n.id: lm.meta(n.id).to_json() for n in nodes}
@@ -150,7 +150,7 @@ def _relation(rel: str) -> None:
 
     def related(headish: str, request: Request,
                 who: Access = Depends(access)) -> dict[str, list[str]]:
-        with state_of(request).locked() as lm:
+        with state_of(request).using() as lm:
             return {"nodes": _related(lm, who.position(headish), rel)}
 
     related.__name__ = f"node_{rel}"
@@ -173,5 +173,5 @@ for _rel in RELATIONS:
 @router.get("/{headish:path}", response_model=NodeOut)
 def show(headish: str, request: Request, who: Access = Depends(access)) -> dict[str, Any]:
     """One node in full, with its overlay (as `loomdb show --json`)."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         return node_json(lm, who.position(headish).node)

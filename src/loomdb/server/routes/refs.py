@@ -23,7 +23,7 @@ class SelectIn(BaseModel):
 def list_refs(request: Request, kind: Literal["session", "view", "bookmark"] | None = None,
               tree: str | None = None, who: Access = Depends(access)) -> dict[str, Any]:
     """The caller's refs (of one kind, of one tree)."""
-    with state_of(request).locked():
+    with state_of(request).using():
         tree_id = who.tree(tree).id if tree else None
         return {"refs": [r.to_json() for r in who.refs(kind, tree_id)]}
 
@@ -31,7 +31,7 @@ def list_refs(request: Request, kind: Literal["session", "view", "bookmark"] | N
 @router.post("", response_model=RefOut, status_code=201)
 def create_ref(body: RefIn, request: Request, who: Access = Depends(access)) -> dict[str, Any]:
     """A session (a fork when `at` is an existing node), a view, or a bookmark at `at`."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         pos = who.position(body.at)
         if body.kind == "bookmark":
             ref = lm.bookmark(pos, body.name)
@@ -43,7 +43,7 @@ def create_ref(body: RefIn, request: Request, who: Access = Depends(access)) -> 
 @router.get("/{name:path}/log", response_model=RefLog, response_model_by_alias=True)
 def ref_log(name: str, request: Request, who: Access = Depends(access)) -> dict[str, Any]:
     """Every move of a ref: when, from, to, by whom, why."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         who.ref(name)
         return {"name": name, "moves": [m.to_json() for m in lm.ref_log(name)]}
 
@@ -52,7 +52,7 @@ def ref_log(name: str, request: Request, who: Access = Depends(access)) -> dict[
 def select(name: str, body: SelectIn, request: Request,
            who: Access = Depends(access)) -> dict[str, Any]:
     """Make a session or view use a given version of a slot (the alternatives switcher)."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         who.ref(name)
         return dict(lm.select(name, who.position(body.node)).to_json())
 
@@ -60,14 +60,14 @@ def select(name: str, body: SelectIn, request: Request,
 @router.get("/{name:path}", response_model=RefOut)
 def show_ref(name: str, request: Request, who: Access = Depends(access)) -> dict[str, Any]:
     """Where a ref points."""
-    with state_of(request).locked():
+    with state_of(request).using():
         return dict(who.ref(name).to_json())
 
 
 @router.delete("/{name:path}", response_model=Deleted)
 def delete_ref(name: str, request: Request, who: Access = Depends(access)) -> dict[str, str]:
     """Delete a ref (its nodes stay)."""
-    with state_of(request).locked() as lm:
+    with state_of(request).using() as lm:
         who.ref(name)
         lm.delete_ref(name)
     return {"deleted": name}

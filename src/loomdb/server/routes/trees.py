@@ -28,14 +28,14 @@ _SUFFIX = re.compile(r"\.(json|jsonl|zip)$", re.IGNORECASE)
 def list_trees(request: Request, archived: bool = False,
                who: Access = Depends(access)) -> dict[str, Any]:
     """The caller's trees, newest first."""
-    with state_of(request).locked():
+    with state_of(request).using():
         return {"trees": [t.to_json() for t in who.trees(archived=archived)]}
 
 
 @router.post("/trees", response_model=Created, status_code=201)
 def new_tree(body: NewTree, request: Request, who: Access = Depends(access)) -> dict[str, str]:
     """A new tree with its first message (and a session at it when `session` is given)."""
-    with state_of(request).locked() as lm, who.atomic():
+    with state_of(request).using() as lm, who.atomic():
         tree, node = lm.new_tree(body.text, system=body.system, session=body.session,
                                  mode=body.mode, title=body.title)
         who.claim([tree.id])
@@ -54,7 +54,7 @@ def export_tree(request: Request, tree: str,
     if fmt not in EXPORT_TYPES:
         raise InvalidInput("format", f"{format!r} is not one of {', '.join(EXPORT_TYPES)}")
     out = io.StringIO()
-    with state_of(request).locked():
+    with state_of(request).using():
         found = who.tree(tree)
         export(who.loom, out, target=found.id, format=fmt)
     return Response(out.getvalue(), media_type=EXPORT_TYPES[fmt])
@@ -73,7 +73,7 @@ def import_upload(request: Request, file: UploadFile = File(...),
         with os.fdopen(fd, "wb") as fh:
             while chunk := file.file.read(1 << 20):
                 fh.write(chunk)
-        with state_of(request).locked() as lm:
+        with state_of(request).using() as lm:
             if who.user is not None:
                 refuse_foreign(who, trees_in_file(tmp, format))
             report = import_file(lm, tmp, format)
