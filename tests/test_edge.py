@@ -28,7 +28,7 @@ CASES = [
     (errors.ProviderError("openai", "timed out"), "ProviderError", 502, -32002),
     (errors.MissingExtra("postgres", "postgres"), "MissingExtra", 501, -32005),
     (errors.IntegrityError("blob", "sha256:a", "sha256:b"), "IntegrityError", 500, -32006),
-    (errors.LoomError("something of ours"), "LoomError", 500, -32000),
+    (errors.LoomError("something of ours"), "LoomError", 400, -32000),
 ]
 
 

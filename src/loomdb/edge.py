@@ -16,7 +16,7 @@ thing everywhere:
     ProviderError                   2    502   -32002
     MissingExtra                    2    501   -32005
     IntegrityError                  2    500   -32006
-    any other LoomError             2    500   -32000
+    any other LoomError             2    400   -32000
     anything else (a bug)           1    500   -32603 internal error
 
 The JSON shape is `{"error": {"type": <class name>, "message": <one line>}}`, the
@@ -58,7 +58,7 @@ _TABLE: tuple[tuple[type[BaseException], int, int], ...] = (
     (ProviderError, 502, -32002),
     (MissingExtra, 501, -32005),
     (IntegrityError, 500, -32006),
-    (LoomError, 500, -32000),
+    (LoomError, 400, -32000),
 )
 USAGE_EXIT = 2
 BUG_EXIT = 1

@@ -3,7 +3,8 @@
 Every error leaves as `{"error": {"type", "message"}}`. A user mistake is never a 500:
 bad input 400, no or bad token 401, unknown (or not yours) 404, a moved ref 409, a
 request that does not match the schema 422; a store busy past its timeout is 503 (try
-again), a failed model provider 502. The table is the one place to change.
+again), a failed model provider 502. The statuses come from `loomdb.edge`, the one
+mapper every edge shares.
 """
 
 from __future__ import annotations
@@ -15,38 +16,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import (
-    IntegrityError,
-    InvalidInput,
-    LoomError,
-    MissingExtra,
-    NotFound,
-    ProviderError,
-    RefConflict,
-    StoreBusy,
-)
+from .. import edge
+from ..errors import LoomError, NotFound, Unauthorized
 
-
-class Unauthorized(LoomError):
-    """No token, or a token no user holds, while the store has users."""
-
-
-#: most specific first: the first class an error is an instance of gives its status
-STATUS: list[tuple[type[LoomError], int]] = [
-    (Unauthorized, 401),
-    (NotFound, 404),
-    (InvalidInput, 400),
-    (RefConflict, 409),
-    (StoreBusy, 503),
-    (MissingExtra, 501),
-    (ProviderError, 502),
-    (IntegrityError, 500),
-    (LoomError, 400),
-]
+__all__ = ["Unauthorized", "body", "install", "message_of", "status_of", "to_response"]
 
 
 def status_of(exc: LoomError) -> int:
-    return next(code for cls, code in STATUS if isinstance(exc, cls))
+    """The status `loomdb.edge` gives every edge for this error."""
+    return edge.http_status(exc)
 
 
 def message_of(exc: LoomError) -> str:
