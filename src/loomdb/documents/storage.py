@@ -141,5 +141,7 @@ def stored_body(db: Unit, content_id: str) -> str | None:
 
 
 def put_body(db: Unit, content_id: str, body: str, at: str) -> None:
-    db.execute("INSERT INTO doc_contents VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-               (content_id, body, at))
+    """Store a body, or refresh the time of the stored one: a body re-used now is not
+    garbage a collection running now may take (see loomdb.gc)."""
+    db.execute("INSERT INTO doc_contents VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE "
+               "SET created_at = excluded.created_at", (content_id, body, at))

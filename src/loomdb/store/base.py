@@ -267,6 +267,14 @@ class Backend(ABC):
     def get_blob_meta(self, blob_id: str) -> tuple[int, str] | None:
         """(size, mime type) of a blob known to the store."""
 
+    def list_blob_meta(self) -> list[tuple[str, int, str]]:
+        """(id, size, created_at) of every blob the store knows (garbage collection)."""
+        raise NotImplementedError
+
+    def delete_blob_meta(self, blob_id: str, before: str) -> bool:
+        """Forget a blob recorded before `before`; False when it is newer or unknown."""
+        raise NotImplementedError
+
 
 class _Transaction:
     """`Backend.transaction()`: a plain context manager (appends open one each, so it is

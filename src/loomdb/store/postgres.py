@@ -719,6 +719,14 @@ class PostgresBackend(DraftsPostgres, Backend):
         )
         return None if row is None else (row[0], row[1])
 
+    def list_blob_meta(self) -> list[tuple[str, int, str]]:
+        rows = self._all("SELECT id, size, created_at FROM blobs ORDER BY created_at")
+        return [(bytes_to_hex(bytes(r[0])), r[1], r[2]) for r in rows]
+
+    def delete_blob_meta(self, blob_id: str, before: str) -> bool:
+        return self._one("DELETE FROM blobs WHERE id = %s AND created_at < %s RETURNING id",
+                         (hex_to_bytes(blob_id), before)) is not None
+
 
 # -- opening a store by URL -----------------------------------------------------------
 DEFAULT_BLOBS = ".loomdb-blobs"

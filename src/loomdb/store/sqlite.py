@@ -715,6 +715,15 @@ class SQLiteBackend(DraftsSQLite, Backend):
         ).fetchone()
         return None if row is None else (row[0], row[1])
 
+    def list_blob_meta(self) -> list[tuple[str, int, str]]:
+        rows = self._db.execute("SELECT id, size, created_at FROM blobs ORDER BY created_at")
+        return [(bytes_to_hex(r[0]), r[1], r[2]) for r in rows]
+
+    def delete_blob_meta(self, blob_id: str, before: str) -> bool:
+        rows = self._db.execute("DELETE FROM blobs WHERE id = ? AND created_at < ? RETURNING id",
+                                (hex_to_bytes(blob_id), before)).fetchall()
+        return bool(rows)
+
     # -- raw access for tests and tools ------------------------------------------------
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests use it to tamper with the file; tools to inspect plans)."""
