@@ -98,7 +98,7 @@ def _hit(row: tuple[Any, ...]) -> dict[str, Any]:
     if tree is not None:
         hit["tree"] = tree
     hit["snippet"] = snippet
-    hit["score"] = round(float(score), 6)
+    hit["score"] = float(score)
     return hit
 
 
