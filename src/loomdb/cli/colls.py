@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from ..collections import service as K
+from ..collections.storage import Item
 from ..errors import InvalidInput
 from . import JSON, app, emit, loom
 
@@ -23,7 +24,7 @@ def _pairs(values: list[str], where: str) -> dict[str, str]:
     return out
 
 
-def _item_text(item: K.Item) -> str:
+def _item_text(item: Item) -> str:
     return f"{item.id}\t{item.entity}"
 
 

@@ -249,7 +249,7 @@ def _merge_text(name: str, base: str, ours: str, theirs: str) -> str:
     lines = [t.splitlines(keepends=True) for t in (base, ours, theirs)]
     out: list[str] = []
     conflicts: list[dict[str, str]] = []
-    for group in Merge3(*lines).merge_groups():
+    for group in Merge3(lines[0], lines[1], lines[2]).merge_groups():
         if group[0] == "conflict":
             conflicts.append({"base": "".join(group[1]), "ours": "".join(group[2]),
                               "theirs": "".join(group[3])})

@@ -85,7 +85,7 @@ def revision(db: Unit, doc_id: str, rev_id: str) -> Revision | None:
         return None
     parents = tuple(r[0] for r in db.execute(
         "SELECT parent_id FROM doc_parents WHERE revision_id = ? ORDER BY position", (rev_id,)))
-    return Revision(*row, parents=parents)
+    return Revision(row[0], row[1], row[2], row[3], row[4], parents)
 
 
 def revision_ids_like(db: Unit, doc_id: str, prefix: str) -> list[str]:
@@ -102,15 +102,16 @@ def revisions(db: Unit, doc_id: str) -> dict[str, Revision]:
             "ON r.id = p.revision_id WHERE r.document_id = ? ORDER BY p.revision_id, p.position",
             (doc_id,)):
         parents.setdefault(rid, []).append(pid)
-    return {row[0]: Revision(*row, parents=tuple(parents.get(row[0], ())))
+    return {row[0]: Revision(row[0], row[1], row[2], row[3], row[4],
+                             tuple(parents.get(row[0], ())))
             for row in db.execute(
                 "SELECT id, document_id, content_id, message, created_at FROM doc_revisions "
                 "WHERE document_id = ?", (doc_id,))}
 
 
 def branches(db: Unit, doc_id: str) -> dict[str, str]:
-    return dict(db.execute("SELECT name, head FROM doc_branches WHERE document_id = ? "
-                           "ORDER BY name", (doc_id,)))  # type: ignore[arg-type]
+    return {str(n): str(h) for n, h in db.execute(
+        "SELECT name, head FROM doc_branches WHERE document_id = ? ORDER BY name", (doc_id,))}
 
 
 def branch_head(db: Unit, doc_id: str, name: str) -> str | None:

@@ -37,9 +37,9 @@ def collect(loom: Loom, *, dry_run: bool = False,
     `{"contents", "blobs", "bytes"}`."""
     cutoff = iso(datetime.now(UTC) - grace)
     held = _held_keys(loom)
-    contents, freed = _contents(loom, cutoff, held, dry_run)
-    blobs, blob_bytes = _blobs(loom, cutoff, held, dry_run)
-    return {"contents": contents, "blobs": blobs, "bytes": freed + blob_bytes}
+    garbage, freed = _contents(loom, cutoff, held, dry_run)
+    blobs, blob_bytes = _blobs(loom, cutoff, held, dry_run, garbage)
+    return {"contents": len(garbage), "blobs": blobs, "bytes": freed + blob_bytes}
 
 
 def _held_keys(loom: Loom) -> set[str]:
@@ -52,10 +52,12 @@ def _held_keys(loom: Loom) -> set[str]:
     return keys | set(R.link_keys(loom))
 
 
-def _contents(loom: Loom, cutoff: str, held: set[str], dry_run: bool) -> tuple[int, int]:
+def _contents(loom: Loom, cutoff: str, held: set[str], dry_run: bool) -> tuple[set[str], int]:
+    """(ids of the bodies collected, or that would be with `dry_run`; their bytes)."""
     from ..documents import DOCUMENTS
 
-    count = size = 0
+    gone: set[str] = set()
+    size = 0
     with loom.unit(DOCUMENTS) as db:
         for cid, body in db.execute(f"SELECT c.id, c.body {_UNUSED}", (cutoff,)):
             if cid in held:
@@ -64,16 +66,17 @@ def _contents(loom: Loom, cutoff: str, held: set[str], dry_run: bool) -> tuple[i
                     f"DELETE FROM doc_contents WHERE id IN (SELECT c.id {_UNUSED} AND c.id = ?) "
                     "RETURNING id", (cutoff, cid)):
                 continue
-            count += 1
+            gone.add(cid)
             size += len(body.encode("utf-8"))
-    return count, size
+    return gone, size
 
 
-def _blobs(loom: Loom, cutoff: str, held: set[str], dry_run: bool) -> tuple[int, int]:
+def _blobs(loom: Loom, cutoff: str, held: set[str], dry_run: bool,
+           dropped: set[str]) -> tuple[int, int]:
     candidates = [(bid, n) for bid, n, at in loom.blob_list() if at < cutoff and bid not in held]
     if not candidates:
         return 0, 0
-    used = _used_blobs(loom)
+    used = _used_blobs(loom, dropped)
     count = size = 0
     for bid, n in candidates:
         if bid in used or not (dry_run or loom.delete_blob(bid, cutoff)):
@@ -83,24 +86,25 @@ def _blobs(loom: Loom, cutoff: str, held: set[str], dry_run: bool) -> tuple[int,
     return count, size
 
 
-def _used_blobs(loom: Loom) -> set[str]:
-    """Every blob a node or a document body points at (one pass over the store)."""
+def _used_blobs(loom: Loom, dropped: set[str]) -> set[str]:
+    """Every blob a node or a kept document body points at (one pass over the store)."""
     used: set[str] = set()
     for tree in [*loom.trees(), *loom.trees(archived=True)]:
         for node in loom.tree_nodes(tree.id):
             used.update(C.blob_refs(node.content))
-    for blocks in _document_bodies(loom):
+    for blocks in _document_bodies(loom, dropped):
         used.update(C.blob_refs(blocks))
     return used
 
 
-def _document_bodies(loom: Loom) -> list[list[dict[str, Any]]]:
+def _document_bodies(loom: Loom, dropped: set[str]) -> list[list[dict[str, Any]]]:
     import json
 
     from ..documents import DOCUMENTS
 
     with loom.unit(DOCUMENTS) as db:
-        bodies = [json.loads(b) for (b,) in db.execute("SELECT body FROM doc_contents")]
+        bodies = [json.loads(b) for cid, b in db.execute("SELECT id, body FROM doc_contents")
+                  if cid not in dropped]
         shared = [r[0] for r in db.execute(
             "SELECT DISTINCT r.content_id FROM doc_revisions r WHERE NOT EXISTS "
             "(SELECT 1 FROM doc_contents c WHERE c.id = r.content_id)")]

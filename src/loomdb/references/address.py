@@ -57,9 +57,9 @@ def resolve(loom: Loom, text: str) -> Target:
 
 
 def _document(loom: Loom, spec: str) -> Target:
+    from ..documents import DOCUMENTS
     from ..documents import service as D
     from ..documents import storage as DS
-    from ..documents import DOCUMENTS
 
     name, at = D.split_spec(spec)
     with loom.unit(DOCUMENTS) as db:
