@@ -97,3 +97,20 @@ def test_an_import_is_searchable_right_away(cli: Cli) -> None:
 def test_nodes_written_before_search_existed_are_found(cli: Cli) -> None:
     cli("import", str(FIXTURES / "oasst_en_first10_trees.jsonl"))
     assert cli("search", "401k")["hits"]
+
+
+def test_a_lost_trigger_is_recreated_and_the_gap_indexed(loom: Loom, cli: Cli) -> None:
+    """A core migration that rebuilds the nodes table drops its triggers: the next
+    search puts the trigger back and indexes what was written meanwhile."""
+    from loomdb.search import SEARCH
+
+    loom.new_tree("before the rebuild", session="s")
+    assert cli("search", "rebuild")["hits"]
+    with loom.unit(SEARCH) as db:
+        db.execute("DROP TRIGGER search_node_written" +
+                   (" ON nodes" if db.dialect == "postgres" else ""))
+    loom.append("s", "written while the trigger was gone", role="user")
+    assert [h["snippet"] for h in cli("search", "gone")["hits"]] == [
+        "written while the trigger was [gone]"]
+    loom.append("s", "and after it came back", role="user")
+    assert cli("search", "came back")["hits"]

@@ -38,8 +38,32 @@ def delete_entries(loom: Loom, prefix: str) -> None:
         _delete(db, found)
 
 
+_TRIGGER = {
+    "sqlite": ("SELECT 1 FROM sqlite_master WHERE type = 'trigger' "
+               "AND name = 'search_node_written'",
+               "CREATE TRIGGER search_node_written AFTER INSERT ON nodes BEGIN "
+               "INSERT INTO search_pending (node_id) VALUES (new.id); END"),
+    "postgres": ("SELECT 1 FROM pg_trigger WHERE tgname = 'search_node_written'",
+                 "CREATE TRIGGER search_node_written AFTER INSERT ON nodes "
+                 "FOR EACH ROW EXECUTE FUNCTION search_node_written()"),
+}
+
+
+def _heal_trigger(loom: Loom) -> None:
+    """Re-create the queue's trigger if a core migration rebuilt the nodes table (which
+    drops its triggers), and queue every node the index lacks."""
+    with loom.unit(SEARCH) as db:
+        exists, create = _TRIGGER[db.dialect]
+        if db.one(exists) is not None:
+            return
+        db.execute(create)
+        db.execute("INSERT INTO search_pending (node_id) SELECT n.id FROM nodes n WHERE NOT "
+                   "EXISTS (SELECT 1 FROM search_entries e WHERE e.entity = n.id)")
+
+
 def catch_up(loom: Loom) -> int:
     """Index every node written since the last search; returns how many."""
+    _heal_trigger(loom)
     done = 0
     while True:
         with loom.unit(SEARCH) as db:
