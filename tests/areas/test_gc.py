@@ -103,8 +103,11 @@ def test_blobs_written_while_gc_runs_survive(loom: Loom, store_url: str) -> None
     assert loom.verify().ok
 
 
+# no NUL in a tree's first message: PostgreSQL refuses it in the title the core derives
+TEXT = st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=12)
+
 ops = st.lists(st.one_of(
-    st.tuples(st.just("tree"), st.text(min_size=1, max_size=12)),
+    st.tuples(st.just("tree"), TEXT),
     st.tuples(st.just("append"), st.text(min_size=1, max_size=12)),
     st.tuples(st.just("image"), st.binary(min_size=1, max_size=16)),
     st.tuples(st.just("orphan"), st.binary(min_size=1, max_size=16)),

@@ -114,3 +114,10 @@ def test_a_lost_trigger_is_recreated_and_the_gap_indexed(loom: Loom, cli: Cli) -
         "written while the trigger was [gone]"]
     loom.append("s", "and after it came back", role="user")
     assert cli("search", "came back")["hits"]
+
+
+def test_text_with_a_nul_character_is_indexed(loom: Loom, cli: Cli) -> None:
+    loom.new_tree("root", session="s")  # (a NUL in a tree's title is the core's matter)
+    loom.append("s", "alpha\x00omega", role="user")
+    cli("doc", "new", "nul", "--text", "gamma\x00delta")
+    assert cli("search", "omega")["hits"] and cli("search", "delta")["hits"]

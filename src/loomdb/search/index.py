@@ -102,7 +102,8 @@ def _delete(db: Unit, entities: Sequence[str]) -> None:
 
 def _insert(db: Unit, entries: Sequence[Entry]) -> None:
     for i in range(0, len(entries), _ROWS):
-        part = [(*e[:5], e[5][:MAX_INDEXED]) for e in entries[i:i + _ROWS]]
+        # PostgreSQL text holds no NUL character: it separates words like a space
+        part = [(*e[:5], e[5][:MAX_INDEXED].replace("\x00", " ")) for e in entries[i:i + _ROWS]]
         if db.dialect == "postgres":
             db.execute("INSERT INTO search_entries (entity, kind, tree_id, role, author, body) "
                        "VALUES " + ",".join(["(?, ?, ?, ?, ?, ?)"] * len(part)),
