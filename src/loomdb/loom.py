@@ -174,6 +174,20 @@ class Loom(RefOps, OverlayOps, StorageOps):
             self.backend.put_blob_meta(bid, len(data), mime_type, now())
         return bid
 
+    def blob_list(self) -> list[tuple[str, int, str]]:
+        """(id, size, created_at) of every blob in the store, oldest first."""
+        return self.backend.list_blob_meta()
+
+    def delete_blob(self, ref: str, before: str) -> bool:
+        """Delete a blob recorded before `before` (an ISO time): its record, then its
+        bytes. For garbage collection, which decides that nothing uses it; a blob put
+        again later is stored again. False when the blob is newer or unknown."""
+        with self.backend.transaction():
+            gone = self.backend.delete_blob_meta(check_id(ref), before)
+        if gone:
+            self.blobs.delete(ref)
+        return gone
+
     def blob(self, ref: str) -> bytes:
         """The bytes of a blob, verified against its id."""
         return self.blobs.get(check_id(ref))

@@ -115,12 +115,17 @@ def link(
     ctx: typer.Context,
     src: str = typer.Argument(...),
     dst: str = typer.Argument(...),
-    type: str = typer.Option("link", "--type", help="annotation or link."),
+    type: str = typer.Option("link", "--type", help="Between nodes: annotation or link; "
+                             "else any name (cites, source...)."),
     as_json: bool = JSON,
 ) -> None:
-    """Join two nodes with an annotation (never in context) or a link (may cross trees)."""
-    edge = loom(ctx).link(src, dst, type=type)
-    emit(as_json, edge.to_json(), edge.id)
+    """Reference DST from SRC: between two nodes an annotation (never in context) or a
+    link (may cross trees); between any addresses (tree:, doc:, coll:, sha256:) a
+    reference that `backlinks` finds."""
+    from ..references import service as R
+
+    out = R.link(loom(ctx), src, dst, type)
+    emit(as_json, out, out["id"])
 
 
 @app.command()
