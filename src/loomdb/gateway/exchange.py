@@ -95,8 +95,15 @@ class Gateway:
         """A chat completions body -> an Exchange (typed errors name the bad field)."""
         if not isinstance(body, dict):
             raise InvalidInput("body", "must be a JSON object")
+        return self.exchange_of(body, convert.messages(body.get("messages")))
+
+    def exchange_of(
+        self, body: dict[str, Any], msgs: list[convert.Message],
+        sent: list[dict[str, Any]] | None = None,
+    ) -> Exchange:
+        """An Exchange for already converted messages; `sent` replaces what the model
+        sees when it differs from them (a continued response: the path's context)."""
         spec = self.spec(body.get("model"))
-        msgs = convert.messages(body.get("messages"))
         n = body.get("n") or 1
         if type(n) is not int or not 1 <= n <= MAX_N:
             raise InvalidInput("n", f"must be an integer from 1 to {MAX_N}")
@@ -107,8 +114,9 @@ class Gateway:
         if logprobs:
             options["logprobs"] = True
             options["top_logprobs"] = _top(body.get("top_logprobs"))
-        ctx = {"messages": [{"role": m.role, "content": m.blocks} for m in msgs],
-               "options": options}
+        if sent is None:
+            sent = [{"role": m.role, "content": m.blocks} for m in msgs]
+        ctx = {"messages": sent, "options": options}
         params = {k: v for k, v in body.items() if k != "messages"}
         return Exchange(
             body["model"], spec, self.client(spec), msgs, paths.Digests([m.key for m in msgs]),
@@ -122,10 +130,11 @@ class Gateway:
             raise InvalidInput("n", f"the model gave {len(answers)} answers, not {ex.n}")
         return answers
 
-    def record(self, ex: Exchange, answers: list[Completion], session: str | None) -> Recorded:
+    def record(self, ex: Exchange, answers: list[Completion], session: str | None,
+               after: paths.Hit | None = None) -> Recorded:
         with self.lock:
             return record(self.loom, ex.msgs, ex.digests, answers, ex.ids,
-                          request=ex.params, session=session)
+                          request=ex.params, session=session, after=after)
 
 
 def _top(value: Any) -> int:

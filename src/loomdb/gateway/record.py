@@ -69,14 +69,16 @@ def record(
     *,
     request: Mapping[str, Any],
     session: str | None = None,
+    after: paths.Hit | None = None,
 ) -> Recorded:
-    """Write one exchange (module docstring) in one transaction."""
+    """Write one exchange (module docstring) in one transaction. `after` names where
+    the request's messages already are (a continued response), skipping the match."""
     for msg in msgs:
         for data, mime in msg.blobs.values():
             loom.put_blob(data, mime)
     with loom.unit(paths.GATEWAY) as db:
         tree = _session_tree(loom, session)
-        hit = paths.find(db, loom, digests, tree)
+        hit = after or paths.find(db, loom, digests, tree)
         if hit is None and tree is not None:
             raise InvalidInput(
                 "X-Loomdb-Session", f"session {session!r} is on tree {tree}, which holds no "
