@@ -28,8 +28,8 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import InvalidInput, LoomError, NotFound, ProviderError, RefConflict
-from .convert import finish_reason, tool_call, usage
-from .exchange import ClientFactory, Gateway, chat_response, loomdb_part
+from .convert import finish_reason, tool_call
+from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -46,7 +46,7 @@ def error_body(exc: LoomError) -> tuple[int, dict[str, Any]]:
     status = 400
     param = getattr(exc, "where", None)
     if isinstance(exc, NotFound):
-        status = 404
+        status, param = 404, exc.what if exc.what == "model" else None
     elif isinstance(exc, RefConflict):
         status = 409
     elif isinstance(exc, ProviderError):
@@ -185,8 +185,7 @@ async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, 
                     put(_chunk(ex, i, {"tool_calls": [tool_call(b, j) for j, b in enumerate(calls)]}))
                 put(_chunk(ex, i, {}, finish_reason(answer.stop_reason), rec))
             if usage_wanted:
-                put({**_chunk(ex, 0, {}), "choices": [],
-                     "usage": usage([a.usage for a in answers])})
+                put({**_chunk(ex, 0, {}), "choices": [], "usage": usage(answers, rec)})
         except LoomError as exc:
             put(exc)
         except Exception as exc:  # noqa: BLE001 - reported to the client, then re-raised

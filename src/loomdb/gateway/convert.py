@@ -15,9 +15,11 @@ comes as a string or a list of text parts, with or without the null fields SDKs 
   message's key never depends on them (an answer's thinking is kept in its node, and
   left out of its key).
 
-The key of a message holding one text block is the role's letter, a NUL and the text
-as UTF-8; any other content keys as the role, 0x01 and the canonical JSON of its
-blocks. No canonical JSON and no hash is computed per text message on the hot path.
+The key of a message holding one text block is the role's letter, the text's length,
+a colon and the text; any other content keys as the role, `#`, the length and the
+canonical JSON of its blocks. Keys are self-delimiting, so a path's digest is the hash
+of its keys concatenated. No canonical JSON and no hash is computed per text message on
+the hot path: a history of plain messages is converted by list comprehensions.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import binascii
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from ..content import canonical, digest
 from ..errors import InvalidInput
@@ -36,7 +38,10 @@ ROLES = {
     "system": "system", "developer": "system", "user": "user", "assistant": "assistant",
     "tool": "tool", "function": "tool",
 }
-_LETTER = {"system": b"s", "user": b"u", "assistant": b"a", "tool": b"t"}
+_LETTER = {"system": "s", "user": "u", "assistant": "a", "tool": "t"}
+_SIMPLE = {"user", "assistant", "system", "developer"}
+#: the fields of a message the fast path takes (anything else: the general path)
+_PLAIN = {"role", "content", "name"}
 FINISH = {"end_turn": "stop", "max_tokens": "length", "stop_sequence": "stop",
           "tool_use": "tool_calls", "refusal": "content_filter"}
 Blocks = list[dict[str, Any]]
@@ -48,15 +53,59 @@ class Message:
 
     role: str
     blocks: Blocks
-    key: bytes
+    key: str
     blobs: dict[str, tuple[bytes, str]] = field(default_factory=dict)
 
 
-def key_of(role: str, blocks: Sequence[Mapping[str, Any]]) -> bytes:
-    """The bytes a message contributes to its path digest (module docstring)."""
+class Messages(Sequence[Message]):
+    """A request's messages as parallel lists (roles, keys, and the normalized messages
+    a model client takes, blocks inside): a 2,000-message history is converted by a few
+    list comprehensions, not 2,000 objects."""
+
+    def __init__(self, roles: list[str], sent: list[dict[str, Any]], keys: list[str],
+                 blobs: dict[str, tuple[bytes, str]] | None = None) -> None:
+        self.roles, self._sent, self.keys = roles, sent, keys
+        self.blobs = blobs or {}
+
+    @classmethod
+    def of(cls, items: Sequence[Message]) -> Messages:
+        blobs = {k: v for m in items for k, v in m.blobs.items()}
+        return cls([m.role for m in items],
+                   [{"role": m.role, "content": m.blocks} for m in items],
+                   [m.key for m in items], blobs)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Message]: ...
+
+    def __getitem__(self, i: int | slice) -> Message | Sequence[Message]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return Message(self.roles[i], self._sent[i]["content"], self.keys[i])
+
+    def blocks(self, i: int) -> Blocks:
+        return self._sent[i]["content"]  # type: ignore[no-any-return]
+
+    def __add__(self, other: Messages) -> Messages:
+        return Messages(self.roles + other.roles, self._sent + other._sent,
+                        self.keys + other.keys, {**self.blobs, **other.blobs})
+
+    def sent(self) -> list[dict[str, Any]]:
+        """The normalized messages a model client takes (a new list; shared dicts)."""
+        return list(self._sent)
+
+
+def key_of(role: str, blocks: Sequence[Mapping[str, Any]]) -> str:
+    """The text a message contributes to its path digest (module docstring)."""
     if len(blocks) == 1 and blocks[0].get("type") == "text" and len(blocks[0]) == 2:
-        return _LETTER[role] + b"\0" + str(blocks[0]["text"]).encode("utf-8", "surrogatepass")
-    return role.encode() + b"\1" + canonical(list(blocks))
+        text = str(blocks[0]["text"])
+        return f"{_LETTER[role]}{len(text)}:{text}"
+    body = canonical(list(blocks)).decode("utf-8")
+    return f"{role}#{len(body)}:{body}"
 
 
 def resent(blocks: Blocks) -> Blocks:
@@ -65,21 +114,22 @@ def resent(blocks: Blocks) -> Blocks:
     return kept or [{"type": "text", "text": ""}]
 
 
-def messages(raw: Any, where: str = "messages") -> list[Message]:
+def messages(raw: Any, where: str = "messages") -> Messages:
     """Request messages -> Messages; bad shapes raise InvalidInput naming the field."""
     if not isinstance(raw, list) or not raw:
         raise InvalidInput(where, "must be a non-empty list of messages")
-    out: list[Message] = []
-    for i, msg in enumerate(raw):
-        # the everyday message, a role and a string, without building anything else
-        if type(msg) is dict and type(content := msg.get("content")) is str and (
-            role := ROLES.get(msg.get("role"))  # type: ignore[arg-type]
-        ) and role != "tool" and not msg.get("tool_calls") and not msg.get("function_call"):
-            out.append(Message(role, [{"type": "text", "text": content}],
-                               _LETTER[role] + b"\0" + _utf8(content, f"{where}[{i}]")))
-        else:
-            out.append(message(msg, f"{where}[{i}]"))
-    return out
+    plain = _PLAIN
+    roles = [m.get("role") if type(m) is dict and type(m.get("content")) is str
+             and m.keys() <= plain else None for m in raw]
+    if set(roles) <= _SIMPLE:  # the everyday request: roles and strings, nothing else
+        if "developer" in roles:
+            roles = [ROLES[r] for r in roles]
+        texts = [m["content"] for m in raw]
+        return Messages(
+            roles, [{"role": r, "content": [{"type": "text", "text": t}]}
+                    for r, t in zip(roles, texts, strict=True)],
+            [f"{_LETTER[r]}{len(t)}:{t}" for r, t in zip(roles, texts, strict=True)])
+    return Messages.of([message(m, f"{where}[{i}]") for i, m in enumerate(raw)])
 
 
 def _utf8(text: str, where: str) -> bytes:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..model import new_id
 from ..providers.config import ModelSpec, ProvidersConfig, builtin_models, resolve_model
 from . import convert, paths
@@ -44,7 +44,7 @@ class Exchange:
     model: str
     spec: ModelSpec
     client: Client
-    msgs: list[convert.Message]
+    msgs: convert.Messages
     digests: paths.Digests
     ctx: dict[str, Any]
     n: int
@@ -89,7 +89,10 @@ class Gateway:
     def spec(self, name: Any) -> ModelSpec:
         if not isinstance(name, str) or not name:
             raise InvalidInput("model", "a model name is required")
-        return resolve_model(name, self.config)
+        try:
+            return resolve_model(name, self.config)
+        except InvalidInput:
+            raise NotFound("model", name, sorted(self.config.models)) from None
 
     def exchange(self, body: Any) -> Exchange:
         """A chat completions body -> an Exchange (typed errors name the bad field)."""
@@ -98,7 +101,7 @@ class Gateway:
         return self.exchange_of(body, convert.messages(body.get("messages")))
 
     def exchange_of(
-        self, body: dict[str, Any], msgs: list[convert.Message],
+        self, body: dict[str, Any], msgs: convert.Messages,
         sent: list[dict[str, Any]] | None = None,
     ) -> Exchange:
         """An Exchange for already converted messages; `sent` replaces what the model
@@ -115,11 +118,11 @@ class Gateway:
             options["logprobs"] = True
             options["top_logprobs"] = _top(body.get("top_logprobs"))
         if sent is None:
-            sent = [{"role": m.role, "content": m.blocks} for m in msgs]
+            sent = msgs.sent()
         ctx = {"messages": sent, "options": options}
         params = {k: v for k, v in body.items() if k != "messages"}
         return Exchange(
-            body["model"], spec, self.client(spec), msgs, paths.Digests([m.key for m in msgs]),
+            body["model"], spec, self.client(spec), msgs, paths.Digests(msgs.keys),
             ctx, n, params, [new_id() for _ in range(n)], int(time.time()), logprobs,
         )
 
@@ -155,10 +158,18 @@ def chat_response(ex: Exchange, answers: list[Completion], rec: Recorded) -> dic
              "logprobs": raw_logprobs(a.raw_response) if ex.logprobs else None}
             for i, a in enumerate(answers)
         ],
-        "usage": convert.usage([a.usage for a in answers]),
+        "usage": usage(answers, rec),
         "system_fingerprint": None,
         "loomdb": loomdb_part(ex, rec),
     }
+
+
+def usage(answers: list[Completion], rec: Recorded) -> dict[str, int]:
+    """OpenAI usage: the provider's counts, else loomdb's own (a local stream gives none):
+    the answer's tokens and the path's before it."""
+    given = [a.usage or {"input_tokens": n.total_tokens - n.tokens, "output_tokens": n.tokens}
+             for a, n in zip(answers, rec.answers, strict=True)]
+    return convert.usage(given)
 
 
 def loomdb_part(ex: Exchange, rec: Recorded) -> dict[str, Any]:

@@ -6,12 +6,12 @@ area, table `gateway_paths`) from the *running digest* of a request's messages u
 message i -> the node holding message i on a path with exactly those contents (and
 the version selections that path needs, when it runs through an edited slot).
 
-    D[i] = sha256 state after feeding, for each message 0..i, len(key) and key
+    D[i] = sha256(key 0 + key 1 + ... + key i)
 
-(`key` from `convert.key_of`: role and text, no JSON). The usual request is a known
+(`key` from `convert.key_of`: role letter, length and text, no JSON). The usual request is a known
 history plus one new message, so the first look-up asks for D[n-2] and D[n-1] at once:
 one indexed query, and the cost is one pass of sha256 over the request's text (linear,
-about 2 µs per message in CPython at these sizes, see benchmarks/bench_gateway.py).
+under a microsecond per message plus sha256's throughput, see benchmarks/bench_gateway.py).
 Only when neither is known are all prefixes digested and the longest known one found
 by binary search (every path the gateway writes is memoized from its root, so known
 prefixes are prefix-closed). A hit is verified cheaply: the node exists, in the
@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput
 from ..store.areas import Area
 
 if TYPE_CHECKING:
@@ -51,9 +52,12 @@ class Hit:
 
 
 class Digests:
-    """Running prefix digests of a list of message keys, computed only where asked."""
+    """Running prefix digests of a list of message keys, computed only where asked.
 
-    def __init__(self, keys: Sequence[bytes]) -> None:
+    D[i] is sha256 of keys 0..i concatenated (keys are self-delimiting), as UTF-8; runs
+    of keys between the wanted indexes are hashed with one call each."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
         self.keys = keys
         self._known: dict[int, str] = {}
         self._final: Any = None  # the sha256 state after every key
@@ -62,14 +66,10 @@ class Digests:
         """D[i] for each i in `wanted`, in one pass over the keys when any is new."""
         want = set(wanted)
         if not want <= self._known.keys():
-            last = len(self.keys) - 1
-            h = hashlib.sha256()
-            for i, key in enumerate(self.keys):
-                h.update(len(key).to_bytes(8, "little"))
-                h.update(key)
-                if i in want:
-                    self._known[i] = h.hexdigest()
-            self._known[last] = h.hexdigest()
+            h, done = hashlib.sha256(), 0
+            for i in sorted(want | {len(self.keys) - 1}):
+                h.update(_utf8("".join(self.keys[done:i + 1])))
+                self._known[i], done = h.hexdigest(), i + 1
             self._final = h
         return {i: self._known[i] for i in want}
 
@@ -77,14 +77,20 @@ class Digests:
         self.at(range(len(self.keys)))
         return [self._known[i] for i in range(len(self.keys))]
 
-    def extended(self, extra: bytes) -> str:
+    def extended(self, extra: str) -> str:
         """D of all keys plus one more (an answer about to be written)."""
         if self._final is None:
             self.at([len(self.keys) - 1])
         h = self._final.copy()
-        h.update(len(extra).to_bytes(8, "little"))
-        h.update(extra)
+        h.update(_utf8(extra))
         return str(h.hexdigest())
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("messages", "text is not valid Unicode (a lone surrogate)") from None
 
 
 def find(db: Unit, loom: Loom, digests: Digests, tree: str | None) -> Hit | None:

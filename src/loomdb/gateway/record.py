@@ -28,7 +28,7 @@ from ..errors import InvalidInput
 from ..generation import record as generation_record
 from ..headish import Position
 from . import paths
-from .convert import Message, key_of, resent
+from .convert import Message, Messages, key_of, resent
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -62,7 +62,7 @@ class _Place:
 
 def record(
     loom: Loom,
-    msgs: Sequence[Message],
+    msgs: Messages,
     digests: paths.Digests,
     answers: Sequence[Completion],
     answer_ids: Sequence[str],
@@ -73,9 +73,8 @@ def record(
 ) -> Recorded:
     """Write one exchange (module docstring) in one transaction. `after` names where
     the request's messages already are (a continued response), skipping the match."""
-    for msg in msgs:
-        for data, mime in msg.blobs.values():
-            loom.put_blob(data, mime)
+    for data, mime in msgs.blobs.values():
+        loom.put_blob(data, mime)
     with loom.unit(paths.GATEWAY) as db:
         tree = _session_tree(loom, session)
         hit = after or paths.find(db, loom, digests, tree)
@@ -115,11 +114,11 @@ def _session_tree(loom: Loom, session: str | None) -> str | None:
 
 
 def _new_tree(
-    loom: Loom, db: Unit, msgs: Sequence[Message], digests: paths.Digests
+    loom: Loom, db: Unit, msgs: Messages, digests: paths.Digests
 ) -> tuple[_Place, str]:
     first = msgs[0]
-    users = [m for m in msgs if m.role == "user"]
-    title = title_from(users[0].blocks) if users else None
+    user = msgs.roles.index("user") if "user" in msgs.roles else None
+    title = title_from(msgs.blocks(user)) if user is not None else None
     _, root = loom.new_tree(first.blocks, role=first.role, source=_source(first.role),
                             title=title, origin=_ORIGIN)
     paths.remember(db, digests.at([0])[0], root.tree, root.id, 0, None)
@@ -127,7 +126,7 @@ def _new_tree(
 
 
 def _edit(
-    loom: Loom, db: Unit, msgs: Sequence[Message], digests: paths.Digests, place: _Place,
+    loom: Loom, db: Unit, msgs: Messages, digests: paths.Digests, place: _Place,
     tree: str,
 ) -> tuple[_Place, str] | None:
     """An edited message k with the stored rest re-sent after it: a version of k, the
@@ -173,12 +172,12 @@ def _child_matching(loom: Loom, parent: str, msg: Message) -> Node | None:
     return None
 
 
-def _key(node: Node) -> bytes:
+def _key(node: Node) -> str:
     return key_of(node.role, resent(node.content) if node.role == "assistant" else node.content)
 
 
 def _append_rest(
-    loom: Loom, db: Unit, msgs: Sequence[Message], digests: paths.Digests, place: _Place,
+    loom: Loom, db: Unit, msgs: Messages, digests: paths.Digests, place: _Place,
     tree: str,
 ) -> tuple[_Place, int]:
     """Append the messages after `place`, one node each, memoizing every prefix."""
@@ -197,7 +196,7 @@ def _append_rest(
 
 
 def _answers(
-    loom: Loom, db: Unit, msgs: Sequence[Message], digests: paths.Digests, place: _Place,
+    loom: Loom, db: Unit, msgs: Messages, digests: paths.Digests, place: _Place,
     tree: str, answers: Sequence[Completion], ids: Sequence[str], request: Mapping[str, Any],
 ) -> list[Node]:
     """The answers as sibling nodes after the request's last message, with provenance."""

@@ -57,11 +57,11 @@ def _continued(
     node = loom.node(previous)
     path = loom.nodes(loom.path(node.id))
     new = convert.messages(items, "input")
-    known = [convert.Message(n.role, n.content,
-                             convert.key_of(n.role, convert.resent(n.content)
-                                            if n.role == "assistant" else n.content))
-             for n in path]
-    sent = loom.context(node.id)["messages"] + [{"role": m.role, "content": m.blocks} for m in new]
+    known = convert.Messages(
+        [n.role for n in path], [n.content for n in path],
+        [convert.key_of(n.role, convert.resent(n.content) if n.role == "assistant" else n.content)
+         for n in path])
+    sent = loom.context(node.id)["messages"] + new.sent()
     if isinstance(instructions, str):
         sent.insert(0, {"role": "system", "content": [{"type": "text", "text": instructions}]})
     ex = gw.exchange_of(chat, known + new, sent)
