@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Live, free_port, serve
 
+from conftest import Live, free_port, serve
 from loomdb import Loom
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -159,3 +159,22 @@ def test_the_gateway_command_serves_the_store(tmp_path: Path) -> None:
         proc.wait(10)
     refused = run_cli(str(tmp_path / "store"), "gateway", "--host", "0.0.0.0")
     assert refused.returncode == 2 and "loopback" in refused.stderr
+
+
+def test_completions_grow_a_buffer_tree(live: Live) -> None:
+    client = live.client()
+    first = client.completions.create(model="local", prompt="Once upon a time", max_tokens=3)
+    tree = live.loom.tree(first.id)
+    assert tree.mode == "buffer"
+    from loomdb.buffer import text
+
+    assert text(live.loom, first.id) == "Once upon a time" + first.choices[0].text
+    document = "Once upon a time" + first.choices[0].text + " and then"
+    second = client.completions.create(model="local", prompt=document, max_tokens=3)
+    path = live.loom.path(second.id)
+    assert path[:2] == live.loom.path(first.id) and len(path) == 4
+    assert live.loom.node(path[2]).content == [{"type": "text", "text": " and then"}]
+    again = client.completions.create(model="local", prompt=document, max_tokens=3, n=2)
+    assert sorted(live.loom.siblings(again.id)) == sorted(
+        [second.id, again.loomdb["nodes"][1]])  # type: ignore[attr-defined]
+    assert live.loom.tree(tree.id).nodes == 6

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+
 from conftest import Live
 
 SHORT = {"max_tokens": 3}

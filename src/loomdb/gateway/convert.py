@@ -119,7 +119,7 @@ def messages(raw: Any, where: str = "messages") -> Messages:
     if not isinstance(raw, list) or not raw:
         raise InvalidInput(where, "must be a non-empty list of messages")
     plain = _PLAIN
-    roles = [m.get("role") if type(m) is dict and type(m.get("content")) is str
+    roles: list[Any] = [m.get("role") if type(m) is dict and type(m.get("content")) is str
              and m.keys() <= plain else None for m in raw]
     if set(roles) <= _SIMPLE:  # the everyday request: roles and strings, nothing else
         if "developer" in roles:

@@ -58,7 +58,7 @@ def _continued(
     path = loom.nodes(loom.path(node.id))
     new = convert.messages(items, "input")
     known = convert.Messages(
-        [n.role for n in path], [n.content for n in path],
+        [n.role for n in path], [{"role": n.role, "content": n.content} for n in path],
         [convert.key_of(n.role, convert.resent(n.content) if n.role == "assistant" else n.content)
          for n in path])
     sent = loom.context(node.id)["messages"] + new.sent()
