@@ -16,9 +16,14 @@ each chunk).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .loom import Loom
+    from .model import Node
 
 Compact = dict[str, list[Any]]
 
@@ -82,3 +87,26 @@ def rows(compact: Mapping[str, Any]) -> list[dict[str, Any]]:
                     for t, v in top if v is not None],
         })
     return out
+
+
+def of_node(loom: Loom, node: Node) -> Compact:
+    """A node's logprobs, checked against the chain: the generation record's raw response
+    must hash to the node's `response_hash` (which its chain hash covers), and the compact
+    copy must be what that response holds. A mismatch is an IntegrityError."""
+    from .content import canonical, digest
+    from .errors import IntegrityError, InvalidInput
+
+    prov = node.provenance or {}
+    compact = prov.get("logprobs")
+    if not compact:
+        raise InvalidInput(f"node {node.id}", "has no logprobs (generate it with --logprobs K)")
+    record = loom.backend.get_generation(prov.get("generation") or "")
+    if record is None:
+        raise IntegrityError(f"generation record of {node.id}", "present", "missing")
+    raw = json.loads(record["raw_response"])
+    got = digest(canonical(raw))
+    if got != prov.get("response_hash"):
+        raise IntegrityError(f"raw response of {node.id}", str(prov.get("response_hash")), got)
+    if extract(raw) != compact:
+        raise IntegrityError(f"logprobs of {node.id}", "those in the raw response", "others")
+    return compact  # type: ignore[no-any-return]

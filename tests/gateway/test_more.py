@@ -133,6 +133,15 @@ def test_generate_and_show_logprobs_in_the_cli(tmp_path: Path) -> None:
     assert text.stdout.splitlines()[0].split()[:2] == ["token", "prob"]
     bad = run_cli(db, "show", "s~1", "--logprobs")
     assert bad.returncode == 2 and "no logprobs" in bad.stderr
+    # the shown logprobs are checked against the raw response the chain covers
+    import loomdb
+
+    with loomdb.open(db) as lm, lm.backend.transaction():
+        gen = lm.node(node).provenance["generation"]  # type: ignore[index]
+        lm.backend.execute("UPDATE generations SET raw_response = replace(raw_response, "
+                           "'\"logprob\": -', '\"logprob\": -1') WHERE id = ?", (gen,))
+    tampered = run_cli(db, "show", node, "--logprobs")
+    assert tampered.returncode == 2 and "raw response" in tampered.stderr
     assert run_cli(db, "generate", "s", "--logprobs", "50").returncode == 2
 
 

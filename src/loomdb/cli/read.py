@@ -69,7 +69,7 @@ def show(
     lm = loom(ctx)
     n = lm.node(node)
     if logprobs:
-        _show_logprobs(n, as_json)
+        _show_logprobs(lm, n, as_json)
         return
     data = {**n.to_json(), "meta": lm.meta(n.id).to_json()}
     text = (f"node    {n.id}\ntree    {n.tree}\nparent  {n.parent or '-'}\nrole    {n.role}"
@@ -80,14 +80,10 @@ def show(
     emit(as_json, data, text)
 
 
-def _show_logprobs(n: Any, as_json: bool) -> None:
-    from ..errors import InvalidInput
-    from ..logprobs import rows
+def _show_logprobs(lm: Any, n: Any, as_json: bool) -> None:
+    from ..logprobs import of_node, rows
 
-    compact = (n.provenance or {}).get("logprobs")
-    if not compact:
-        raise InvalidInput(f"node {n.id}", "has no logprobs (generate it with --logprobs K)")
-    table = rows(compact)
+    table = rows(of_node(lm, n))
     lines = [f"{'token':<16} {'prob':>7}  top alternatives"]
     for row in table:
         prob = "-" if row["probability"] is None else f"{row['probability']:.4f}"
