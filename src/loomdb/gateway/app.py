@@ -97,15 +97,16 @@ def gateway_router(
         try:
             body = await _body(request)
             session = request.headers.get(SESSION_HEADER)
-            ex = await run_in_threadpool(gw.exchange, body)
-            if body.get("stream"):
-                return await _stream(gw, ex, session, body)
+            if isinstance(body, dict) and body.get("stream"):
+                return await _stream(gw, await run_in_threadpool(gw.exchange, body), session, body)
 
-            def work() -> dict[str, Any]:
+            def work() -> bytes:  # one trip to a worker thread: parse, ask, record, encode
+                ex = gw.exchange(body)
                 answers = gw.complete(ex)
-                return chat_response(ex, answers, gw.record(ex, answers, session))
+                out = chat_response(ex, answers, gw.record(ex, answers, session))
+                return json.dumps(out, ensure_ascii=False).encode()
 
-            return _json(await run_in_threadpool(work))
+            return Response(await run_in_threadpool(work), media_type="application/json")
         except LoomError as exc:
             return _failed(exc)
 
