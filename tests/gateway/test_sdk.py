@@ -21,6 +21,7 @@ def texts(live: Live, head: str) -> list[tuple[str, str]]:
     return [(n.role, "".join(b.get("text", "") for b in n.content)) for n in nodes]
 
 
+@pytest.mark.slow
 def test_twenty_turns_resent_whole_make_one_path_of_forty(live: Live) -> None:
     client = live.client()
     history: list[dict[str, Any]] = []
