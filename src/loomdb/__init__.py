@@ -21,6 +21,7 @@ from .errors import (
     InvalidInput,
     LoomError,
     MissingExtra,
+    NotCompacted,
     NotFound,
     ProviderError,
     RefConflict,
@@ -40,7 +41,7 @@ def open(db: str | None = None, **options: object) -> Loom:  # noqa: A001 - mirr
 
 __all__ = [
     "AmbiguousName", "CycleError", "Edge", "IntegrityError", "InvalidInput", "Loom",
-    "LoomError", "Meta", "MissingExtra", "Node", "NotFound", "Position", "ProviderError",
+    "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted", "NotFound", "Position", "ProviderError",
     "Ref", "RefConflict", "RefMove", "TooLarge", "Tree", "content_id", "open", "text",
     "validate_blocks",
 ]

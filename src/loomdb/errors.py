@@ -9,6 +9,7 @@
     ├── RefConflict                 a compare-and-swap on a ref saw another value
     ├── IntegrityError              stored bytes do not match their hash
     ├── MissingExtra                an optional part is not installed (says how)
+    ├── NotCompacted                a compaction would not make the context smaller
     └── ProviderError               a model provider failed (down, timeout, bad reply)
 
 The CLI and HTTP layers translate these at the edge (exit code 2, one JSON shape);
@@ -96,6 +97,20 @@ class MissingExtra(LoomError):
         self.feature = feature
         self.extra = extra
         super().__init__(f"{feature} needs the '{extra}' extra: pip install 'loomdb[{extra}]'")
+
+
+class NotCompacted(LoomError):
+    """A compaction whose summary would not be shorter than what it replaces; nothing
+    was written (keep fewer turns verbatim, or compact later)."""
+
+    def __init__(self, tokens_before: int, tokens_after: int) -> None:
+        self.tokens_before = tokens_before
+        self.tokens_after = tokens_after
+        super().__init__(
+            f"not compacted: the summary would take {tokens_after} tokens where the messages "
+            f"it replaces take {tokens_before}; nothing was written (keep fewer turns with "
+            "--keep, or compact a longer conversation)"
+        )
 
 
 class ProviderError(LoomError):

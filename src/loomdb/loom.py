@@ -628,6 +628,12 @@ class Loom(RefOps, OverlayOps):
         pos = at if isinstance(at, Position) else self.resolve(at)
         return assemble(self, pos, options or {})
 
+    def backup(self, dest: str | Path) -> Any:
+        """A consistent online copy of this SQLite store at `dest`; see `loomdb.backup`."""
+        from .backup import backup
+
+        return backup(self, dest)
+
     def verify(self, tree: str | None = None) -> Any:
         """Check the hash chain; see `loomdb.verify.verify`."""
         from .verify import verify

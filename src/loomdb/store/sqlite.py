@@ -31,6 +31,13 @@ from .drafts import DraftsSQLite
 from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes, loads
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
+#: durability levels a store URL may ask for (`?synchronous=full`), see docs/durability.md:
+#: `normal` (default) can lose the last commits on power loss, never corrupts; `full`
+#: syncs the WAL at every commit
+SYNCHRONOUS = ("normal", "full")
+#: bytes of WAL kept on disk after a checkpoint (the autocheckpoint lets it grow to
+#: ~40 MB between checkpoints, for append speed; this truncates it back)
+WAL_LIMIT = 4 * 1024 * 1024
 #: a node's key is its segment number shifted left by POS_BITS, plus its position
 POS_BITS = 20
 POS_MASK = (1 << POS_BITS) - 1
@@ -100,8 +107,13 @@ class SQLiteBackend(DraftsSQLite, Backend):
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path, *, timeout: float = 60.0) -> None:
+    def __init__(
+        self, path: str | Path, *, timeout: float = 60.0, synchronous: str = "normal",
+    ) -> None:
+        if synchronous not in SYNCHRONOUS:
+            raise InvalidInput("synchronous", f"{synchronous!r} is not one of {', '.join(SYNCHRONOUS)}")
         self.path = Path(path)
+        self.synchronous = synchronous
         self.url = f"sqlite:///{self.path}"
         self._db = sqlite3.connect(
             str(self.path), isolation_level=None, check_same_thread=False, timeout=timeout
@@ -115,16 +127,23 @@ class SQLiteBackend(DraftsSQLite, Backend):
         self._depth = 0
         for pragma in (
             "journal_mode=WAL",
-            "synchronous=NORMAL",
+            f"synchronous={synchronous.upper()}",
             f"busy_timeout={int(timeout * 1000)}",
             "cache_size=-65536",
             "wal_autocheckpoint=10000",
+            f"journal_size_limit={WAL_LIMIT}",
             "temp_store=MEMORY",
         ):
             self._db.execute(f"PRAGMA {pragma}")
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
+        """Checkpoint and truncate the WAL first, so a closed store is one small file
+        (a reader elsewhere may keep the checkpoint from finishing: that is fine)."""
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
         self._db.close()
 
     def _begin(self) -> None:
