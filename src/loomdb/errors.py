@@ -7,6 +7,7 @@
     │   ├── CycleError              an edge that would close a cycle
     │   └── TooLarge                a payload over the configured size limit
     ├── RefConflict                 a compare-and-swap on a ref saw another value
+    ├── StoreBusy                   the store stayed locked by other writers too long
     ├── IntegrityError              stored bytes do not match their hash
     ├── MissingExtra                an optional part is not installed (says how)
     ├── NotCompacted                a compaction would not make the context smaller
@@ -78,6 +79,16 @@ class RefConflict(LoomError):
             f"ref {ref!r} moved: expected it at {expected or 'nothing'}, "
             f"found it at {actual or 'nothing'}"
         )
+
+
+class StoreBusy(LoomError):
+    """The store stayed locked by other writers (or had no free connection) for longer
+    than the busy timeout; nothing was written and trying again later may succeed."""
+
+    def __init__(self, store: str, why: str) -> None:
+        self.store = store
+        self.why = why
+        super().__init__(f"{store}: busy ({why}); nothing was written, try again")
 
 
 class IntegrityError(LoomError):
