@@ -168,4 +168,9 @@ def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) ->
     }
     if answer.incomplete:
         prov["incomplete"] = True
+    from .logprobs import extract
+
+    logprobs = extract(answer.raw_response)
+    if logprobs is not None:
+        prov["logprobs"] = logprobs  # compact; the raw response above is what the chain covers
     return prov

@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from ..errors import InvalidInput
 from . import JSON, State, app, emit, loom
 
 
@@ -67,14 +68,21 @@ def generate(
     max_tokens: int = typer.Option(None, "--max-tokens"),
     stream: bool = typer.Option(False, "--stream", help="Print the first answer as it arrives."),
     keep_partial: bool = typer.Option(False, "--keep-partial", help="Keep an interrupted answer, marked incomplete."),
+    logprobs: int = typer.Option(None, "--logprobs", metavar="K",
+                                 help="Keep token logprobs with K top alternatives (0-20)."),
     as_json: bool = JSON,
 ) -> None:
     """N alternatives per model at HEADISH as sibling nodes; a session moves to the first."""
     lm = loom(ctx)
+    extra: dict[str, Any] = {}
+    if logprobs is not None:
+        if not 0 <= logprobs <= 20:
+            raise InvalidInput("--logprobs", f"must be from 0 to 20, got {logprobs}")
+        extra["options"] = {"logprobs": True, "top_logprobs": logprobs}
     result = lm.generate(
         headish, models=model, n=n, max_tokens=max_tokens,
         stream=_printer(stream and not as_json), config=providers_config(ctx),
-        environ=os.environ, keep_partial=keep_partial,
+        environ=os.environ, keep_partial=keep_partial, **extra,
     )
     if stream and not as_json:
         sys.stdout.write("\n")

@@ -18,6 +18,10 @@ fresh random number, so alternatives differ and each one can be replayed from it
 stored request: the KV cache is reset before every generation, since reusing a cached
 prompt prefix shifts the logits slightly and a seeded answer would then depend on what
 ran before it.
+
+Token logprobs: `options["logprobs"]` (or `top_logprobs`: K alternatives per token)
+asks llama.cpp for them; they come back in the raw response, OpenAI's shape, and the
+caller keeps them with the node (see `loomdb.logprobs`).
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ LOCAL_OPTIONS = (
     "repeat_penalty",
 )
 LOCK = threading.RLock()
-_MODELS: dict[tuple[str, int], Any] = {}
+_MODELS: dict[tuple[str, int, bool], Any] = {}
 
 
 def smollm2_path() -> Path:
@@ -86,13 +90,17 @@ def model_path(spec: ModelSpec) -> Path:
     return path
 
 
-def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT) -> Any:
-    """The `llama_cpp.Llama` for a GGUF file, loaded once per process."""
+def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False) -> Any:
+    """The `llama_cpp.Llama` for a GGUF file, loaded once per process.
+
+    llama.cpp gives token logprobs only from a model that keeps the logits of every
+    position (`logits_all`); that costs memory for the whole window, so such a model is
+    a second instance, loaded the first time logprobs are asked for."""
     try:
         import llama_cpp
     except ImportError:
         raise MissingExtra("the local model", "local") from None
-    key = (str(path), n_ctx)
+    key = (str(path), n_ctx, logits_all)
     with LOCK:
         if key not in _MODELS:
             _MODELS[key] = llama_cpp.Llama(
@@ -101,6 +109,7 @@ def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT) -> Any:
                 verbose=False,
                 seed=LOAD_SEED,
                 n_threads=os.cpu_count() or 1,
+                logits_all=logits_all,
             )
         return _MODELS[key]
 
@@ -153,8 +162,19 @@ def local_request(
             {"role": m["role"], "content": _render(m["content"])} for m in ctx["messages"]
         ]
     body.update(pick(options, LOCAL_OPTIONS))
+    if options.get("logprobs") or options.get("top_logprobs") is not None:
+        top = int(options.get("top_logprobs") or 0)
+        if mode == "completion":
+            body["logprobs"] = top
+        else:
+            body.update(logprobs=True, top_logprobs=top)
     body["max_tokens"] = int(max_tokens or options.get("max_tokens") or DEFAULT_MAX_TOKENS)
     return body
+
+
+def plain_numbers(raw: Any) -> Any:
+    """llama.cpp's response with its numpy floats (logprobs) as plain JSON numbers."""
+    return json.loads(json.dumps(raw, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
 
 
 class LocalClient:
@@ -196,14 +216,15 @@ class LocalClient:
     ) -> Completion:
         chat = "messages" in body
         with LOCK:
-            llama = load_model(self.path, self.spec.context_window or LOCAL_CONTEXT)
+            llama = load_model(self.path, self.spec.context_window or LOCAL_CONTEXT,
+                               logits_all=body.get("logprobs") not in (None, False))
             llama.reset()  # no KV-cache reuse: a stored request replays to the same answer
             call = llama.create_chat_completion if chat else llama.create_completion
             clock = Stopwatch()
             if callback is not None:
                 return self._stream(call, body, chat, index, callback, clock)
             try:
-                raw = call(**body)
+                raw = plain_numbers(call(**body)) if "logprobs" in body else call(**body)
             except (ValueError, RuntimeError) as exc:
                 raise provider_error(self.spec.name, f"llama.cpp failed: {exc}") from exc
             parse = parse_openai_chat if chat else parse_openai_completion
@@ -221,6 +242,8 @@ class LocalClient:
         acc = OpenAIStream(self.spec.name, chat)
         try:
             for chunk in guarded(call(**body, stream=True)):
+                if "logprobs" in body:
+                    chunk = plain_numbers(chunk)
                 delta = acc.add(chunk)
                 if delta:
                     callback(index, delta)
