@@ -47,6 +47,7 @@ from .base import (
 )
 from .blocks import pick, surrogate
 from .config import LOCAL_CONTEXT, ModelSpec
+from .local_tools import read_tool_reply, tool_prompt, tool_response_format
 from .replies import OpenAIStream, parse_openai_chat, parse_openai_completion
 from .requests import completion_prompt
 
@@ -152,6 +153,9 @@ def local_request(
         body["messages"] = [
             {"role": m["role"], "content": _render(m["content"])} for m in ctx["messages"]
         ]
+        if (tools_format := tool_response_format(options)) is not None:
+            body["messages"].insert(0, {"role": "system", "content": tool_prompt(options)})
+            body["response_format"] = tools_format
     body.update(pick(options, LOCAL_OPTIONS))
     body["max_tokens"] = int(max_tokens or options.get("max_tokens") or DEFAULT_MAX_TOKENS)
     return body
@@ -207,7 +211,11 @@ class LocalClient:
             except (ValueError, RuntimeError) as exc:
                 raise provider_error(self.spec.name, f"llama.cpp failed: {exc}") from exc
             parse = parse_openai_chat if chat else parse_openai_completion
-            return completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+            done = completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+            if "response_format" in body:
+                done.content, reason = read_tool_reply(done.content)
+                done.stop_reason = reason or done.stop_reason
+            return done
 
     def _stream(
         self,
