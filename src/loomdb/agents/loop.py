@@ -109,7 +109,7 @@ def proceed(loom: Loom, plan: Plan, last: str, env: Env, written: list[Node]) ->
     """Model steps from node `last` until an answer, a pause, or the step limit."""
     persona = get_persona(loom, plan.persona) if plan.persona else None
     while plan.steps < plan.max_steps:
-        box, ctx = _prepare(loom, plan, last, persona)
+        box, ctx = prepare_step(loom, plan, last, persona)
         answer = _ask(loom, plan, ctx, env)
         calls = [b for b in answer.content if b["type"] == "tool_use"]
         paused = any(decide(persona, c["name"]) == "approve" for c in calls)
@@ -130,7 +130,7 @@ def proceed(loom: Loom, plan: Plan, last: str, env: Env, written: list[Node]) ->
     return Turn(written, session=plan.session, steps=plan.steps)
 
 
-def _prepare(loom: Loom, plan: Plan, last: str, persona: Persona | None
+def prepare_step(loom: Loom, plan: Plan, last: str, persona: Persona | None
              ) -> tuple[Toolbox, dict[str, Any]]:
     """The toolbox and the provider context for the next step."""
     ctx = with_persona(thread_context(loom, last, plan.options), persona, plan.options)
@@ -219,3 +219,13 @@ def hold(loom: Loom, plan: Plan, node: Node, calls: list[dict[str, Any]]) -> Non
             (node.id, calls[0]["id"], node.tree, ",".join(c["name"] for c in calls),
              json.dumps(calls), json.dumps(asdict(plan)), stamp, stamp),
         )
+
+
+def wants_turn(loom: Loom, at: str) -> bool:
+    """Whether generating at `at` is an agent's turn: its session is bound to a persona,
+    or its thread offers tools (or MCP servers)."""
+    pos = loom.resolve(at)
+    if binding(loom, pos.session).persona is not None:
+        return True
+    options = thread_context(loom, pos)["options"]
+    return bool(options.get("tools") or options.get("servers"))

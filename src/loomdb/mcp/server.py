@@ -80,7 +80,7 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
     from ..agents.loop import run_turn
     from ..agents.threads import thread_context
 
-    server: Any = MCPServer("loomdb", instructions="Branching conversation memory: "
+    server: Any = MCPServer("loomdb", log_level="WARNING", instructions="Branching conversation memory: "
                             "read a thread's context, append to it, fork it, generate, spawn.")
 
     def answer(value: Any) -> str:
