@@ -25,10 +25,9 @@ class Tally:
     def tool(self) -> dict[str, Any]:
         return {"name": "tally", "description": "Count one visit.",
                 "input_schema": {"type": "object",
-                                 "properties": {"file": {"type": "string",
-                                                         "enum": [str(self.file)]}},
-                                 "required": ["file"]},
-                "command": [sys.executable, str(TALLY)]}
+                                 "properties": {"what": {"type": "string", "enum": ["visit"]}},
+                                 "required": ["what"]},
+                "command": [sys.executable, str(TALLY), str(self.file)]}
 
     def options(self, choice: Any = "required", **more: Any) -> dict[str, Any]:
         """Thread options that offer the tool (and force a call on the first step)."""
