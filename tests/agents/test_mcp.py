@@ -42,8 +42,8 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
     loom.close()
 
     async def job(s: ClientSession) -> dict[str, Any]:
-        async def call(name: str, **args: Any) -> Any:
-            done = await s.call_tool(name, args)
+        async def call(tool: str, **args: Any) -> Any:
+            done = await s.call_tool(tool, args)
             assert not done.is_error, done.content
             return json.loads(done.content[0].text)
 

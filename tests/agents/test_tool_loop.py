@@ -15,7 +15,7 @@ import pytest
 
 import loomdb
 from loomdb import InvalidInput, Loom
-from loomdb.agents.approvals import approve, deny, pending, tool_call
+from loomdb.agents.approvals import approve, pending, tool_call
 from loomdb.agents.identities import bind_session, set_persona
 from loomdb.agents.loop import Plan, prepare_step, run_turn
 

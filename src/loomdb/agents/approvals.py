@@ -20,8 +20,8 @@ from ..model import now
 from . import AGENTS
 from .identities import get_persona
 from .loop import Env, Plan, Turn, proceed, run_call, write_results
-from .tools import Result, toolbox
 from .threads import thread_context, with_persona
+from .tools import Result, toolbox
 
 if TYPE_CHECKING:
     from ..loom import Loom

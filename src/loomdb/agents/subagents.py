@@ -19,7 +19,7 @@ from ..content import plain_text
 from ..errors import InvalidInput
 from ..model import new_id, now
 from . import AGENTS
-from .identities import binding, bind_session, get_persona
+from .identities import bind_session, binding, get_persona
 from .loop import DEFAULT_MAX_STEPS, Env, Plan, Turn, check_steps, run_turn
 from .tools import Result
 

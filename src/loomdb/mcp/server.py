@@ -76,11 +76,11 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
         from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
         raise MissingExtra("the MCP server", "mcp") from None
-    from ..agents.subagents import spawn as run_spawn
     from ..agents.loop import run_turn
+    from ..agents.subagents import spawn as run_spawn
     from ..agents.threads import thread_context
 
-    server: Any = MCPServer("loomdb", log_level="WARNING", instructions="Branching conversation memory: "
+    server = MCPServer("loomdb", log_level="WARNING", instructions="Branching conversation memory: "
                             "read a thread's context, append to it, fork it, generate, spawn.")
 
     def answer(value: Any) -> str:
