@@ -21,7 +21,11 @@ from ..model import new_id, now
 from . import AGENTS
 from .identities import bind_session, binding, get_persona
 from .loop import DEFAULT_MAX_STEPS, Env, Plan, Turn, check_steps, run_turn
+from .threads import spawn_depth
 from .tools import Result
+
+#: how deep subagents may nest (a guard against a model spawning without end)
+MAX_DEPTH = 8
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -49,6 +53,8 @@ def start_child(loom: Loom, at: str, task: str, persona: str | None) -> tuple[st
     if not isinstance(task, str) or not task.strip():
         raise InvalidInput("--task", "give the subagent a task")
     pos = loom.resolve(at)
+    if spawn_depth(loom, pos.tree) >= MAX_DEPTH:
+        raise InvalidInput("spawn", f"subagents nest at most {MAX_DEPTH} deep")
     name = persona or binding(loom, pos.session).persona
     if name is not None:
         get_persona(loom, name)
@@ -101,7 +107,10 @@ def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) 
     task = args.get("task")
     if not isinstance(task, str) or not task.strip():
         return Result("spawn_subagent needs a task", True)
-    tree, session = start_child(loom, at, task, plan.persona)
+    try:
+        tree, session = start_child(loom, at, task, plan.persona)
+    except InvalidInput as exc:
+        return Result(str(exc), True)
     turn = run_turn(loom, session, models=plan.models, max_steps=plan.max_steps,
                     max_tokens=plan.max_tokens, config=env.config, environ=env.environ)
     return Result(summary_of(loom, turn), spawned=tree)

@@ -1,6 +1,10 @@
 """The context an agent sees at a position: a spawned child's thread starts with its
 parent's path up to the spawn node, read through from the parent tree (never copied),
-then the child's own messages; a persona adds its identity and parameters."""
+then the child's own messages; a persona adds its identity and parameters.
+
+A child inherits its parent's options (tools, model settings) except `tool_choice`:
+a call the parent forced is the parent's, and a child forced to spawn would spawn
+without end."""
 
 from __future__ import annotations
 
@@ -31,8 +35,17 @@ def thread_context(
     if parent is None:
         return ctx
     above = thread_context(loom, str(parent["node"]))
+    inherited = {k: v for k, v in above["options"].items() if k != "tool_choice"}
     return {"messages": above["messages"] + ctx["messages"],
-            "options": deep_merge(above["options"], ctx["options"])}
+            "options": deep_merge(inherited, ctx["options"])}
+
+
+def spawn_depth(loom: Loom, tree: str) -> int:
+    """How many spawns deep a tree is (0 for a tree nobody spawned)."""
+    depth = 0
+    while (parent := spawned_from(loom, tree)) is not None:
+        depth, tree = depth + 1, str(parent["tree"])
+    return depth
 
 
 def with_persona(ctx: dict[str, Any], persona: Persona | None,

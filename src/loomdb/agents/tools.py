@@ -5,7 +5,9 @@ A thread's options name its tools (seed 002):
     "tools":   ["spawn_subagent",                       a built-in tool, by name
                 {"name", "description", "input_schema",
                  "command": [argv...]}]                 a program: input JSON on stdin,
-                                                        its stdout is the result
+                                                        its stdout is the result; without
+                                                        a command, a built-in's name with
+                                                        the thread's own (narrower) schema
     "servers": {"NAME": {"command": "...", "args": [...], "env": {...}}}
                                                         MCP servers started over stdio;
                                                         every tool they list is offered
