@@ -46,6 +46,7 @@ from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
 
 ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
+_CONTENT_ID = re.compile(r"sha256:[0-9a-f]{64}")
 _FULL_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _CAS_RETRIES = 100
 
@@ -109,6 +110,8 @@ class Loom(RefOps, OverlayOps):
 
     def content_body(self, content_id: str) -> list[dict[str, Any]] | None:
         """The blocks stored under a content id (by any node), or None when none holds it."""
+        if not isinstance(content_id, str) or not _CONTENT_ID.fullmatch(content_id):
+            raise InvalidInput("content id", f"{content_id!r} is not sha256:<64 hex digits>")
         body = self.backend.get_content(content_id)
         return None if body is None else json.loads(body)
 

@@ -4,10 +4,10 @@ the core's writes, and the same code runs on both dialects."""
 from __future__ import annotations
 
 import pytest
-from notes_area import NOTES
 
 import loomdb
 from loomdb import Loom
+from notes_area import NOTES
 
 
 def test_migrations_apply_once_and_are_recorded(loom: Loom, store_url: str) -> None:
@@ -33,7 +33,8 @@ def test_a_unit_is_one_transaction_with_core_writes(loom: Loom) -> None:
 
 
 def test_content_body_reads_any_nodes_content(loom: Loom) -> None:
-    _, root = loom.new_tree("shared words", session="s")
-    node = loom.node(root)
+    _, node = loom.new_tree("shared words", session="s")
     assert loom.content_body(node.content_id) == node.content
-    assert loom.content_body("0" * 64) is None
+    assert loom.content_body("sha256:" + "0" * 64) is None
+    with pytest.raises(loomdb.InvalidInput):
+        loom.content_body("0" * 64)

@@ -74,6 +74,11 @@ class Backend(ABC):
     def close(self) -> None:
         """Release connections."""
 
+    @abstractmethod
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement (`?` placeholders in every dialect) inside the caller's
+        transaction; its rows, or none. Areas' SQL and tests' tampering go through it."""
+
     # -- trees -----------------------------------------------------------------------
     @abstractmethod
     def insert_tree(self, tree: Tree) -> None: ...
