@@ -11,7 +11,9 @@ and base-model use go through `create_completion` on `completion_prompt`. The mo
 reads text only, so the chat messages are text renderings of the blocks: media as
 surrogates (see blocks.py), tool calls as `[tool call NAME {json}]`, tool results as
 `[tool result ID: text]`, thinking left out. A spec whose `model` ends in `.gguf` runs
-that file instead of SmolLM2.
+that file instead of SmolLM2. Tools offered in the options are described in a system
+message and the answer is held to a JSON-schema grammar, then read back as a
+`tool_use` or text block (see local_tools.py).
 
 Alternative `i` is sampled with seed `base + i`, where `base` is `options["seed"]` or a
 fresh random number, so alternatives differ and each one can be replayed from its
