@@ -37,10 +37,10 @@ import loomdb
 class Floor:
     """Raw sqlite3 doing what loomdb does, with nothing else."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, synchronous: str = "normal") -> None:
         self.db = sqlite3.connect(str(path), isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute(f"PRAGMA synchronous={synchronous}")
         self.db.execute("PRAGMA wal_autocheckpoint=10000")  # the same tuning loomdb uses
         self.db.execute("CREATE TABLE f (id TEXT PRIMARY KEY, parent_id TEXT, role TEXT, content TEXT)")
         self.db.execute("CREATE INDEX f_parent ON f (parent_id)")
@@ -108,6 +108,27 @@ def bench_append(loom: loomdb.Loom, floor: Floor, n: int, bushy: bool, rounds: i
     return statistics.median(ours_t), statistics.median(floor_t)
 
 
+def bench_synchronous(tmpd: Path, n: int) -> list[tuple[str, float, float]]:
+    """Wall time per append at each durability level (`?synchronous=`), ours and floor
+    at the same level: `full` pays an fsync of the WAL at every commit."""
+    out = []
+    for level in ("normal", "full"):
+        loom = loomdb.open(f"sqlite:///{tmpd / f'sync-{level}.db'}?synchronous={level}")
+        floor = Floor(tmpd / f"sync-floor-{level}.db", level)
+        loom.new_tree("root", session="s")
+        fids = [floor.append(None, "root")]
+        t0 = time.perf_counter()
+        for i in range(n):
+            loom.append("s", f"{i} {TEXT}")
+        ours = (time.perf_counter() - t0) / n
+        t0 = time.perf_counter()
+        for i in range(n):
+            fids.append(floor.append(fids[-1], f"{i} {TEXT}"))
+        out.append((level, ours, (time.perf_counter() - t0) / n))
+        loom.close()
+    return out
+
+
 def build_bulk(loom: loomdb.Loom, floor: Floor, n: int, seed: int) -> tuple[str, list[str], list[str]]:
     """A bushy n-node tree in both stores (one transaction each, for speed of setup)."""
     rng = random.Random(seed)
@@ -159,6 +180,8 @@ def main() -> None:
         o, f = bench_append(loom, floor, n_append, bushy=True)
         row(f"append, bushy tree ({n_append}, one transaction each)", o, f, "µs", 1e6)
         loom.close()
+        for level, o, f in bench_synchronous(tmpd, n_append // 10):
+            row(f"append, synchronous={level} (WALL time, {n_append // 10})", o, f, "µs", 1e6)
 
         # resolve at depth: a fresh linear thread of `depth` nodes in both
         loom = loomdb.open(str(tmpd / "deep"))

@@ -133,11 +133,12 @@ class TestCompaction:
         assert loom.verify().ok
 
     def test_compacting_again_summarizes_the_previous_summary(self, loom: Loom) -> None:
-        thread(loom, ["a1", "b1", "a2", "b2"])
-        first = compact(loom, "main", keep=1, max_tokens=30)
-        loom.append("main", "a3")
+        words = " about the weather in Paris and what to wear there tomorrow morning"
+        thread(loom, ["a1" + words, "b1" + words, "a2" + words, "b2"])
+        first = compact(loom, "main", keep=1, max_tokens=20)
+        loom.append("main", "a3" + words)
         loom.append("main", "b3", role="assistant")
-        second = compact(loom, "main", keep=1, max_tokens=30)
+        second = compact(loom, "main", keep=1, max_tokens=20)
         gen = loom.backend.get_generation(loom.node(second.id).provenance["generation"])  # type: ignore[index]
         sent = json.loads(gen["request"])["messages"]  # type: ignore[index]
         assert sent[0]["content"][0]["text"] == loom.node(first.id).content[0]["text"]

@@ -159,7 +159,16 @@ class TestTransactions:
 
         pg.new_tree("q", session="main")
         pg.path("main")
-        assert pg.backend._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        # every connection of the store's pool is idle, none inside a transaction
+        rows = pg.backend.execute(
+            "SELECT state FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid()")
+        assert all(state == "idle" for (state,) in rows), rows
+        conn = pg.backend._pool.getconn()  # type: ignore[attr-defined]
+        try:
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        finally:
+            pg.backend._pool.putconn(conn)  # type: ignore[attr-defined]
 
     def test_a_writer_of_a_ref_waits_for_the_other_instead_of_failing(
         self, pg: Loom, url: str

@@ -21,9 +21,11 @@ from .errors import (
     InvalidInput,
     LoomError,
     MissingExtra,
+    NotCompacted,
     NotFound,
     ProviderError,
     RefConflict,
+    StoreBusy,
     TooLarge,
 )
 from .headish import Position
@@ -40,7 +42,8 @@ def open(db: str | None = None, **options: object) -> Loom:  # noqa: A001 - mirr
 
 __all__ = [
     "AmbiguousName", "CycleError", "Edge", "IntegrityError", "InvalidInput", "Loom",
-    "LoomError", "Meta", "MissingExtra", "Node", "NotFound", "Position", "ProviderError",
-    "Ref", "RefConflict", "RefMove", "TooLarge", "Tree", "content_id", "open", "text",
+    "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted", "NotFound", "Position",
+    "ProviderError", "Ref", "RefConflict", "RefMove", "StoreBusy", "TooLarge", "Tree",
+    "content_id", "open", "text",
     "validate_blocks",
 ]

@@ -9,6 +9,15 @@ Nothing is deleted: every earlier node is still addressable and its own context 
 unchanged. A `compactions` row records the model, tokens before and after, duration
 and trigger. `maybe_compact` runs it automatically past a token threshold taken from
 the thread's options: `{"compact": {"threshold": 3000, "keep": 4}}`.
+
+A compaction must make the context smaller. The summary is bounded by the tokens it
+replaces: the model may write at most `max_tokens` (default `SUMMARY_FRACTION` of the
+tokens of the summarized messages, and never more than would leave the context as
+large as before). The model's tokens are not loomdb's yardstick, so the result is
+counted again: a summary that does not make the context shorter is asked for once
+more with half the room, and if it still does not, `NotCompacted` is raised and
+nothing is written. When even an empty summary would not be shorter, the model is not
+called at all.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .content import plain_text
-from .errors import InvalidInput
+from .errors import InvalidInput, NotCompacted
 from .headish import Position
 from .model import Node, now
 from .store.base import BODY, ID, KIND, ROLE
@@ -30,8 +39,10 @@ if TYPE_CHECKING:
 SUMMARY_HEADER = "Summary of the earlier conversation:\n"
 INSTRUCTION = (
     "Summarize the conversation above for someone who must continue it. Keep names, "
-    "facts, numbers, decisions and open questions. Write plain prose, at most 200 words."
+    "facts, numbers, decisions and open questions. Write plain prose, at most {words} words."
 )
+#: default bound on a summary, as a fraction of the tokens of the messages it replaces
+SUMMARY_FRACTION = 0.5
 
 
 def compact(
@@ -43,14 +54,15 @@ def compact(
     config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None,
     trigger: str = "manual",
-    max_tokens: int = 300,
+    max_tokens: int | None = None,
 ) -> Node:
-    """Write a compaction node at `at`; a session named as `at` moves to it."""
+    """Write a compaction node at `at`; a session named as `at` moves to it. Raises
+    NotCompacted (writing nothing) when the summary would not make the context shorter;
+    `tokens_before` / `tokens_after` are kept in its `compactions` row."""
     import json
 
     from .context import context_rows
     from .generation import pick_models, record
-    from .providers.clients import client_for
     from .tokens import count_messages
 
     if keep < 0:
@@ -62,23 +74,29 @@ def compact(
     older, kept = rows[:cut], rows[cut:]
     if not older:
         raise InvalidInput("compact", f"nothing to summarize: the context holds {len(rows)} turns")
+    if max_tokens is not None and max_tokens < 1:
+        raise InvalidInput("--max-tokens", f"must be 1 or more, got {max_tokens}")
     transcript = [{"role": r[ROLE] if r[KIND] != "compaction" else "user",
                    "content": json.loads(r[BODY])} for r in older]
-    request = {
-        "messages": transcript + [{"role": "user", "content": [{"type": "text", "text": INSTRUCTION}]}],
-        "options": {k: v for k, v in before["options"].items() if k not in ("compact",)},
-    }
+    replaced = count_messages(transcript)
+    room = replaced - count_messages([_summary_message("")]) - 1
+    if room < 1:
+        raise NotCompacted(replaced, replaced + 1 - room)
+    bound = min(room, max_tokens or max(1, int(replaced * SUMMARY_FRACTION)))
     spec = pick_models(loom, [model] if model else [], before, config, environ)[0]
     start = time.perf_counter()
-    answer = client_for(spec, environ=environ, blob_reader=loom.blob).complete(
-        request, n=1, max_tokens=max_tokens, mode="chat")[0]
+    request, answer, summary = _summarize(loom, spec, before, transcript, bound, environ)
+    if count_messages([_summary_message(summary)]) >= replaced:  # once more, with half the room
+        request, answer, summary = _summarize(
+            loom, spec, before, transcript, max(1, bound // 2), environ)
+        if (got := count_messages([_summary_message(summary)])) >= replaced:
+            raise NotCompacted(replaced, got)
     duration = int((time.perf_counter() - start) * 1000)
-    summary = SUMMARY_HEADER + plain_text(answer.content).strip()
     with loom.backend.transaction():
         provenance = record(loom, pos.tree, request, answer)
         node = loom.append(
-            pos, summary, role="user", kind="compaction", author=answer.alias or answer.model,
-            source="agent", provenance=provenance, also=[(r[ID], "context") for r in kept],
+            pos, SUMMARY_HEADER + summary, role="user", kind="compaction",
+            author=answer.alias or answer.model, source="agent", provenance=provenance, also=[(r[ID], "context") for r in kept],
             policy="fail",
         )
         after = loom.context(Position(node.id, node.tree))
@@ -89,6 +107,28 @@ def compact(
             "trigger": trigger, "summarized": len(older), "created_at": now(),
         })
     return node
+
+
+def _summary_message(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": SUMMARY_HEADER + text}]}
+
+
+def _summarize(
+    loom: Loom, spec: Any, before: Mapping[str, Any], transcript: list[dict[str, Any]],
+    max_tokens: int, environ: Mapping[str, str] | None,
+) -> tuple[dict[str, Any], Any, str]:
+    """Ask the model for a summary of at most `max_tokens`: (request, answer, text)."""
+    from .providers.clients import client_for
+
+    words = max(5, int(max_tokens * 0.7))  # about 0.75 words per token; ask for fewer
+    ask = INSTRUCTION.format(words=words)
+    request = {
+        "messages": transcript + [{"role": "user", "content": [{"type": "text", "text": ask}]}],
+        "options": {k: v for k, v in before["options"].items() if k not in ("compact",)},
+    }
+    answer = client_for(spec, environ=environ, blob_reader=loom.blob).complete(
+        request, n=1, max_tokens=max_tokens, mode="chat")[0]
+    return request, answer, plain_text(answer.content).strip()
 
 
 def _cut(rows: list[tuple[Any, ...]], keep: int) -> int:

@@ -71,7 +71,7 @@ class DocumentBlock(TypedDict):
 @with_config(_strict)
 class ToolUseBlock(TypedDict):
     type: Literal["tool_use"]
-    id: str
+    id: NotRequired[str]  # generated when missing (see loomdb.tool_ids)
     name: str
     input: dict[str, Any]
 
@@ -82,9 +82,9 @@ ResultPart = Annotated[Union[TextBlock, ImageBlock, DocumentBlock], Field(discri
 @with_config(_strict)
 class ToolResultBlock(TypedDict):
     type: Literal["tool_result"]
-    tool_use_id: str
+    name: NotRequired[str]  # the tool that was called (seed 002)
     content: list[ResultPart]
-    name: NotRequired[str]
+    tool_use_id: NotRequired[str]  # the call it answers; one of the two is required
     is_error: NotRequired[bool]
 
 
@@ -124,11 +124,20 @@ def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
     if not raw:
         raise InvalidInput(where, "content must hold at least one block")
     try:
-        return _adapter().validate_python(raw)  # type: ignore[no-any-return]
+        blocks: list[dict[str, Any]] = _adapter().validate_python(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
         raise InvalidInput(f"{where}{loc}", err["msg"]) from None
+    for block in blocks:
+        if block["type"] in _TOOL_TYPES:
+            from .tool_ids import complete
+
+            return complete(blocks, where)
+    return blocks
+
+
+_TOOL_TYPES = frozenset({"tool_use", "tool_result"})
 
 
 def text(value: str) -> list[dict[str, Any]]:

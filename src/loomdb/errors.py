@@ -7,8 +7,10 @@
     │   ├── CycleError              an edge that would close a cycle
     │   └── TooLarge                a payload over the configured size limit
     ├── RefConflict                 a compare-and-swap on a ref saw another value
+    ├── StoreBusy                   the store stayed locked by other writers too long
     ├── IntegrityError              stored bytes do not match their hash
     ├── MissingExtra                an optional part is not installed (says how)
+    ├── NotCompacted                a compaction would not make the context smaller
     └── ProviderError               a model provider failed (down, timeout, bad reply)
 
 The CLI and HTTP layers translate these at the edge (exit code 2, one JSON shape);
@@ -79,6 +81,16 @@ class RefConflict(LoomError):
         )
 
 
+class StoreBusy(LoomError):
+    """The store stayed locked by other writers (or had no free connection) for longer
+    than the busy timeout; nothing was written and trying again later may succeed."""
+
+    def __init__(self, store: str, why: str) -> None:
+        self.store = store
+        self.why = why
+        super().__init__(f"{store}: busy ({why}); nothing was written, try again")
+
+
 class IntegrityError(LoomError):
     """Stored data no longer matches the hash that names it."""
 
@@ -96,6 +108,20 @@ class MissingExtra(LoomError):
         self.feature = feature
         self.extra = extra
         super().__init__(f"{feature} needs the '{extra}' extra: pip install 'loomdb[{extra}]'")
+
+
+class NotCompacted(LoomError):
+    """A compaction whose summary would not be shorter than what it replaces; nothing
+    was written (keep fewer turns verbatim, or compact later)."""
+
+    def __init__(self, tokens_before: int, tokens_after: int) -> None:
+        self.tokens_before = tokens_before
+        self.tokens_after = tokens_after
+        super().__init__(
+            f"not compacted: the summary would take {tokens_after} tokens where the messages "
+            f"it replaces take {tokens_before}; nothing was written (keep fewer turns with "
+            "--keep, or compact a longer conversation)"
+        )
 
 
 class ProviderError(LoomError):

@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -76,20 +77,32 @@ class Loom(RefOps, OverlayOps):
         # what a child is built from, for many more nodes than `_recent` keeps whole:
         # appending after any of them by id reads nothing before its transaction
         self._anchors: dict[str, Anchor] = {}
+        # one Loom serves many threads: they read these memories freely (a dict read is
+        # atomic) and change them under this lock; only committed facts enter them
+        self._memory = threading.Lock()
 
     def _remember(self, node: Node) -> Node:
-        if len(self._recent) >= 1024:
-            self._recent.pop(next(iter(self._recent)))
-        self._recent[node.id] = node
-        self._remember_anchor(Anchor(node.id, node.tree, node.slot, node.depth,
-                                     node.total_tokens, node.chain_hash))
+        anchor = Anchor(node.id, node.tree, node.slot, node.depth, node.total_tokens,
+                        node.chain_hash)
+        with self._memory:
+            if len(self._recent) >= 1024 and node.id not in self._recent:
+                self._recent.pop(next(iter(self._recent)))
+            self._recent[node.id] = node
+            self._keep_anchor(anchor)
         return node
 
     def _remember_anchor(self, anchor: Anchor) -> Anchor:
-        if len(self._anchors) >= 16384:
+        """Remember what a child of a node is built from, once it is committed (an
+        anchor read inside a transaction may belong to a node that rolls back)."""
+        if self.backend.committed():
+            with self._memory:
+                self._keep_anchor(anchor)
+        return anchor
+
+    def _keep_anchor(self, anchor: Anchor) -> None:
+        if len(self._anchors) >= 16384 and anchor.id not in self._anchors:
             self._anchors.pop(next(iter(self._anchors)))
         self._anchors[anchor.id] = anchor
-        return anchor
 
     @classmethod
     def open(cls, db: str | Path | None = None, **options: Any) -> Loom:
@@ -627,6 +640,12 @@ class Loom(RefOps, OverlayOps):
 
         pos = at if isinstance(at, Position) else self.resolve(at)
         return assemble(self, pos, options or {})
+
+    def backup(self, dest: str | Path) -> Any:
+        """A consistent online copy of this SQLite store at `dest`; see `loomdb.backup`."""
+        from .backup import backup
+
+        return backup(self, dest)
 
     def verify(self, tree: str | None = None) -> Any:
         """Check the hash chain; see `loomdb.verify.verify`."""

@@ -6,6 +6,12 @@ stored chain hashes of the nodes it was created from. A node that fails is
 *tampered*; every node created from it (directly or through its descendants, its
 hyperedge sources or its version selections) *inherits the break*, because its
 recorded ancestry no longer matches what is there. The report names them all.
+
+The chain also makes claims outside the node rows, and those are checked too: a
+generated node's provenance names a generation record whose raw response must still
+hash to the response hash the chain covers, and every blob a node's content points at
+must still be there with bytes that hash to its id. Each broken item carries its
+`kind`: `content`, `chain` (tampered nodes), `inherited`, `generation` or `blob`.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .chain import chain_hash
-from .content import digest
+from .content import blob_refs, canonical, digest
+from .errors import IntegrityError, LoomError, NotFound
 
 if TYPE_CHECKING:
     from .loom import Loom
@@ -26,6 +33,7 @@ if TYPE_CHECKING:
 class Report:
     checked: int = 0
     broken: list[dict[str, str]] = field(default_factory=list)
+    blobs: set[str] = field(default_factory=set, repr=False)  # blob ids already checked
 
     @property
     def ok(self) -> bool:
@@ -57,6 +65,8 @@ def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
         reason = _check(row, deps, stored)
         if reason:
             tampered[nid] = reason
+        else:
+            _check_claims(loom, tree_id, row, report)
     report.checked += len(rows)
     inherited: dict[str, str] = {}
     queue = deque(tampered)
@@ -68,10 +78,12 @@ def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
                 inherited[child] = origin
                 queue.append(child)
     for nid in sorted(tampered):
-        report.broken.append({"node": nid, "tree": tree_id, "reason": tampered[nid]})
+        kind = "content" if "content" in tampered[nid] else "chain"
+        report.broken.append({"kind": kind, "node": nid, "tree": tree_id, "reason": tampered[nid]})
     for nid in sorted(inherited):
         report.broken.append({
-            "node": nid, "tree": tree_id, "reason": f"inherits the break from {inherited[nid]}",
+            "kind": "inherited", "node": nid, "tree": tree_id,
+            "reason": f"inherits the break from {inherited[nid]}",
         })
 
 
@@ -104,4 +116,51 @@ def _check(row: dict[str, Any], deps: list[str], stored: dict[str, str]) -> str 
     )
     if expected != row["chain_hash"]:
         return "its chain hash does not match its fields and parents"
+    return None
+
+
+def _check_claims(loom: Loom, tree_id: str, row: dict[str, Any], report: Report) -> None:
+    """What an intact node points at outside its row: its generation record, its blobs."""
+    loaded = None if row["provenance"] is None else json.loads(row["provenance"])
+    provenance: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+    gen_id = provenance.get("generation")
+    if isinstance(gen_id, str):
+        reason = _check_generation(loom, gen_id, provenance.get("response_hash"))
+        if reason:
+            report.broken.append({"kind": "generation", "node": row["id"], "tree": tree_id,
+                                  "generation": gen_id, "reason": reason})
+    if b'"ref"' not in row["body"] and b"_ref" not in row["body"]:
+        return  # no blob block can be in this content: skip the parse
+    for bid in blob_refs(json.loads(row["body"])):
+        if bid in report.blobs:
+            continue
+        report.blobs.add(bid)
+        reason = _check_blob(loom, bid)
+        if reason:
+            report.broken.append({"kind": "blob", "node": row["id"], "tree": tree_id,
+                                  "blob": bid, "reason": reason})
+
+
+def _check_generation(loom: Loom, gen_id: str, response_hash: Any) -> str | None:
+    gen = loom.backend.get_generation(gen_id)
+    if gen is None:
+        return f"its generation record {gen_id} is missing"
+    try:
+        raw = digest(canonical(json.loads(gen["raw_response"])))
+    except (TypeError, ValueError, LoomError):
+        return f"generation {gen_id}: its raw response is not valid JSON"
+    if raw != response_hash:
+        return f"generation {gen_id}: its raw response does not match the hash the chain covers"
+    if gen["response_hash"] != response_hash:
+        return f"generation {gen_id}: its recorded response hash differs from the node's"
+    return None
+
+
+def _check_blob(loom: Loom, bid: str) -> str | None:
+    try:
+        loom.blob(bid)
+    except NotFound:
+        return f"blob {bid} is missing"
+    except IntegrityError as exc:
+        return f"blob {bid}: its bytes no longer match its id (they hash to {exc.got})"
     return None

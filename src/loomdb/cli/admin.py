@@ -1,10 +1,10 @@
-"""Store administration: copying a whole store between backends."""
+"""Store administration: copying a whole store between backends, backups."""
 
 from __future__ import annotations
 
 import typer
 
-from . import JSON, app, emit
+from . import JSON, app, emit, loom
 
 
 @app.command()
@@ -24,3 +24,16 @@ def migrate(
     data = report.to_json()
     emit(as_json, data, ", ".join(f"{k} {v}" for k, v in data.items() if v and k != "kept")
          + " — verified at the target")
+
+
+@app.command()
+def backup(
+    ctx: typer.Context,
+    dest: str = typer.Argument(..., help="A new folder, or sqlite:///file.db."),
+    as_json: bool = JSON,
+) -> None:
+    """Consistent online copy of a SQLite store (blobs included) while others write;
+    the copy is verified. PostgreSQL: use pg_dump or `loomdb migrate`."""
+    data = loom(ctx).backup(dest).to_json()
+    emit(as_json, data, f"backed up {data['nodes']} nodes and {data['blobs']} blobs "
+         f"to {data['dest']} — verified")

@@ -138,14 +138,21 @@ def compact(
     headish: str = typer.Argument(...),
     keep: int = typer.Option(2, "--keep", help="Newest turns kept verbatim."),
     model: str = typer.Option(None, "-m", "--model"),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", help="Longest summary (default: half the tokens it replaces)."),
     as_json: bool = JSON,
 ) -> None:
-    """Summarize older turns into a compaction node; context then starts from it."""
+    """Summarize older turns into a compaction node; context then starts from it.
+    Refuses (exit 2, nothing written) when the summary would not be shorter."""
     from ..compaction import compact as run
 
-    node = run(loom(ctx), headish, keep=keep, model=model, config=providers_config(ctx),
-               environ=os.environ)
-    emit(as_json, {"node": node.id}, node.id)
+    lm = loom(ctx)
+    node = run(lm, headish, keep=keep, model=model, config=providers_config(ctx),
+               environ=os.environ, max_tokens=max_tokens)
+    row = lm.backend.get_compaction(node.id) or {}
+    data = {"node": node.id, "tokens_before": row.get("tokens_before"),
+            "tokens_after": row.get("tokens_after")}
+    emit(as_json, data, f"{node.id} ({data['tokens_before']} -> {data['tokens_after']} tokens)")
 
 
 @app.command()

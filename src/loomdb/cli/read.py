@@ -81,7 +81,7 @@ def _render(blocks: list[dict[str, Any]]) -> str:
         elif b["type"] == "tool_use":
             out.append(f"[tool_use {b['name']}] {json.dumps(b['input'], ensure_ascii=False)}")
         elif b["type"] == "tool_result":
-            out.append(f"[tool_result {b['tool_use_id']}] {C.plain_text([b])}")
+            out.append(f"[tool_result {b.get('tool_use_id') or b.get('name')}] {C.plain_text([b])}")
         else:
             out.append(f"[{b['type']} {b['mime_type']} {b['ref']}]")
     return "\n".join(out)

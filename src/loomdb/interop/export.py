@@ -182,11 +182,12 @@ def _render(block: dict[str, Any]) -> str:
         return f"*[document: {name}]* `{block['ref']}`{text}"
     if kind == "tool_use":
         body = json.dumps(block["input"], ensure_ascii=False, indent=2)
-        return f"**tool call** `{block['name']}` ({block['id']})\n\n```json\n{body}\n```"
+        return f"**tool call** `{block['name']}` ({block.get('id', '')})\n\n```json\n{body}\n```"
     if kind == "tool_result":
         error = " (error)" if block.get("is_error") else ""
         inner = render_blocks(block["content"]) or "(empty)"
-        return f"**tool result** for `{block['tool_use_id']}`{error}\n\n{inner}"
+        label = block.get("tool_use_id") or block.get("name")
+        return f"**tool result** for `{label}`{error}\n\n{inner}"
     return json.dumps(block, ensure_ascii=False)
 
 

@@ -118,6 +118,10 @@ def _spec(name: str, table: Mapping[str, Any], where: str) -> ModelSpec:
     params = table.get("params", {})
     if not isinstance(params, Mapping):
         raise InvalidInput(f"{where}.params", "must be a table")
+    for key in ("base_url", "api_key_env"):
+        if table.get(key) is not None and not isinstance(table[key], str):
+            raise InvalidInput(f"{where}.{key}", f"must be a string, got {table[key]!r}")
+    window = table.get("context_window", LOCAL_CONTEXT if kind == "local" else None)
     return ModelSpec(
         name=name,
         kind=kind,
@@ -126,10 +130,20 @@ def _spec(name: str, table: Mapping[str, Any], where: str) -> ModelSpec:
         params=dict(params),
         base_url=table.get("base_url") or DEFAULT_BASE_URL.get(kind),
         api_key_env=table.get("api_key_env", DEFAULT_KEY_ENV.get(kind)) or None,
-        timeout=float(table.get("timeout", 60.0)),
-        max_retries=int(table.get("max_retries", 2)),
-        context_window=table.get("context_window", LOCAL_CONTEXT if kind == "local" else None),
+        timeout=float(_number(table.get("timeout", 60.0), f"{where}.timeout", float)),
+        max_retries=int(_number(table.get("max_retries", 2), f"{where}.max_retries", int)),
+        context_window=None if window is None else int(
+            _number(window, f"{where}.context_window", int, low=1)),
     )
+
+
+def _number(value: Any, where: str, kind: type, low: float = 0) -> float:
+    """A non-negative number from the config (an int where `kind` is int), or InvalidInput."""
+    ok = (int,) if kind is int else (int, float)
+    if isinstance(value, bool) or not isinstance(value, ok) or not low <= value < float("inf"):
+        what = "a whole number" if kind is int else "a number"
+        raise InvalidInput(where, f"must be {what} of at least {low:g}, got {value!r}")
+    return float(value)
 
 
 def parse_config(data: Mapping[str, Any], source: str = "providers.toml") -> ProvidersConfig:

@@ -120,7 +120,7 @@ def _close_models() -> None:
 def _result_text(block: Mapping[str, Any]) -> str:
     body = "".join(_render([part]) for part in block["content"])
     flag = " (error)" if block.get("is_error") else ""
-    return f"[tool result {block['tool_use_id']}{flag}: {body}]"
+    return f"[tool result {block.get('tool_use_id') or block.get('name')}{flag}: {body}]"
 
 
 def _render(blocks: Iterable[Mapping[str, Any]]) -> str:

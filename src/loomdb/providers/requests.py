@@ -271,9 +271,11 @@ def openai_chat_request(
     ctx: Mapping[str, Any], *, model: str | None = None, blob_reader: BlobReader | None = None
 ) -> dict[str, Any]:
     """An OpenAI Chat Completions request body for the context (see module docstring)."""
+    from ..tool_ids import link_results
+
     options = ctx.get("options") or {}
     messages: list[dict[str, Any]] = []
-    for i, message in enumerate(ctx["messages"]):
+    for i, message in enumerate(link_results(ctx["messages"])):
         messages.extend(openai_messages(message, blob_reader, f"messages[{i}]"))
     if not messages:
         raise InvalidInput("messages", "the context holds nothing to send")

@@ -234,10 +234,12 @@ def anthropic_request(
     chosen = model or options.get("model")
     if not isinstance(chosen, str) or not chosen:
         raise InvalidInput("options.model", "no model: pass model= or set options.model")
+    from ..tool_ids import link_results
+
     system_msgs = [m for m in ctx["messages"] if m["role"] == "system"]
     turns = [
         built
-        for i, m in enumerate(ctx["messages"])
+        for i, m in enumerate(link_results(ctx["messages"]))
         if m["role"] != "system"
         if (built := _message(m, blob_reader, f"messages[{i}]")) is not None
     ]

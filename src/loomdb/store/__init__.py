@@ -3,6 +3,8 @@
     None                    $LOOMDB_URL, else $LOOMDB_HOME, else ./.loomdb/
     a folder path           SQLite file `loom.db` plus `blobs/` inside that folder
     sqlite:///file.db       that SQLite file, blobs in `file.db.blobs/`
+    ...?synchronous=full    (SQLite, URL or folder) sync the WAL at every commit;
+                            default `normal`, or $LOOMDB_SQLITE_SYNCHRONOUS
     postgresql://...        the PostgreSQL backend (extra `postgres`)
 """
 
@@ -29,6 +31,8 @@ def open_store(target: str | Path | None = None) -> tuple[Backend, BlobStore]:
         from .postgres import open_postgres
 
         return open_postgres(where)
+    where, query = where.partition("?")[::2]
+    synchronous = _synchronous(query)
     if where.startswith("sqlite:///"):
         file = Path(where[len("sqlite:///"):])
         blobs = file.with_name(file.name + ".blobs")
@@ -43,4 +47,16 @@ def open_store(target: str | Path | None = None) -> tuple[Backend, BlobStore]:
     file.parent.mkdir(parents=True, exist_ok=True)
     from .sqlite import SQLiteBackend
 
-    return SQLiteBackend(file), BlobStore(blobs)
+    return SQLiteBackend(file, synchronous=synchronous), BlobStore(blobs)
+
+
+def _synchronous(query: str) -> str:
+    """The SQLite durability level from a URL's query, else the environment."""
+    from urllib.parse import parse_qs
+
+    params = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(params) - {"synchronous"})
+    if unknown:
+        raise InvalidInput("--db", f"unknown store option {unknown[0]!r} (known: synchronous)")
+    value = params.get("synchronous", [os.environ.get("LOOMDB_SQLITE_SYNCHRONOUS", "normal")])
+    return value[-1].lower()

@@ -23,6 +23,7 @@ in the same transaction, exactly once even when processes race.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -56,20 +57,24 @@ class Area:
 
 
 class Unit:
-    """One transaction's access to the store, for an area's SQL (`?` placeholders)."""
+    """One transaction's access to the store, for an area's SQL (`?` placeholders).
+    It belongs to the thread that opened it, as its transaction does."""
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self.dialect: str = dialect_of(backend)
+        self._thread = threading.get_ident()
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement; return its rows (none for a statement without rows)."""
+        if threading.get_ident() != self._thread:
+            raise InvalidInput("unit", "a unit of work belongs to the thread that opened it")
         return self._backend.execute(sql, args)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement per row of arguments."""
         for row in rows:
-            self._backend.execute(sql, row)
+            self.execute(sql, row)
 
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         """The first row of a query, or None."""
@@ -79,10 +84,10 @@ class Unit:
     def script(self, sql: str) -> None:
         """Run a script of several statements (migrations)."""
         if self.dialect == "postgres":
-            self._backend.execute(sql)  # sent as written: several statements in one trip
+            self.execute(sql)  # sent as written: several statements in one trip
             return
         for stmt in migrations.statements(sql, sqlite3.complete_statement):
-            self._backend.execute(stmt)
+            self.execute(stmt)
 
 
 def dialect_of(backend: Backend) -> str:

@@ -1,4 +1,9 @@
-"""The server backend: PostgreSQL through psycopg 3, one connection per store object.
+"""The server backend: PostgreSQL through psycopg 3 and a pool of connections.
+
+One backend object serves every thread of a process: a transaction holds one pooled
+connection from its begin to its end, for its thread alone; a read outside a
+transaction borrows one for that statement. Waiting longer than the pool's timeout
+for a free connection raises `StoreBusy`.
 
 Semantics mirror `sqlite.py` row for row (same results, same order). What differs:
 
@@ -13,7 +18,7 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
   `TransientConflict`, a RefConflict, which the Loom's `retry` policy retries.
 * Node ids are unique in the store, but the primary keys carry tree_id (Citus can
   distribute by tree, see docs/postgres.md), so `insert_node` refuses a known id itself.
-* The connection is in autocommit mode outside `transaction()`, so a read never
+* Connections are in autocommit mode outside `transaction()`, so a read never
   leaves a transaction open; statements are prepared server-side on first reuse and
   id lists are bound as one array parameter, so every query text is constant.
 * Blobs live at the URL's `blobs=` (any fsspec URL), else $LOOMDB_BLOBS, else
@@ -22,23 +27,30 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
-from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict
-from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
+from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict, StoreBusy
+from ..model import Anchor, Edge, Node, Ref, RefMove, now
 from . import migrations
-from .base import DEPTH, HAS_SELECTIONS, HAS_SOURCES, Backend
+from .base import Backend, ThreadState
+from .blobmeta import BlobMetaSQL
 from .drafts import DraftsPostgres
-from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes, loads
+from .nodes import DEPTH, HAS_SELECTIONS, HAS_SOURCES, ChainRow, PathRow
+from .overlay import MetaSQL
+from .provenance import ProvenanceSQL
+from .refs import RefSQL, refs_from_rows
+from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
+from .trees import TREE_COLUMNS, TreeSQL
 
 try:
     import psycopg
+    import psycopg_pool
     from psycopg import errors as pg_errors
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
@@ -46,9 +58,6 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 #: key of the advisory lock that serializes concurrent migrations of one database
 _MIGRATION_LOCK = 0x6C6F6F6D  # "loom"
 _PAGE = 2000
-_META_FIELDS = ("bookmarked", "label", "pruned", "excluded")
-_TREE_FIELDS = {"title": "title", "root": "root_id", "updated_at": "updated_at",
-                "archived_at": "archived_at"}
 
 _NODE_COLS = (
     "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
@@ -91,12 +100,8 @@ _LEAVES = (
 #: the hot reads by name, for `explain` (tests and tools check their plans)
 HOT_QUERIES = {"walk": _WALK.format(pin=""), "children": _CHILDREN, "leaves": _LEAVES}
 
-_TREE_COLUMNS = (
-    "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at,"
-    " t.updated_at, t.archived_at,"
-)
 _TREE_SELECT = (
-    _TREE_COLUMNS + " s.count, s.last FROM trees t"
+    TREE_COLUMNS + " s.count, s.last FROM trees t"
     " LEFT JOIN LATERAL (SELECT count(*) AS count, max(n.created_at) AS last FROM nodes n"
     " WHERE n.tree_id = t.id) s ON true "
 )
@@ -117,6 +122,7 @@ class TransientConflict(RefConflict):
         LoomError.__init__(self, f"the database aborted the transaction ({why}); retry it")
 
 
+@functools.lru_cache(maxsize=1024)
 def _qmark(sql: str) -> str:
     """SQLite-style `?` placeholders (outside quotes) -> psycopg's `%s`, `%` escaped."""
     out, quote = [], ""
@@ -133,43 +139,119 @@ def _qmark(sql: str) -> str:
     return "".join(out)
 
 
-class PostgresBackend(DraftsPostgres, Backend):
+class _Thread(ThreadState):
+    """One thread's open transaction: the pooled connection it holds, and its block."""
+
+    conn: Any = None
+    tx: Any = None
+
+
+class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, BlobMetaSQL,
+                      Backend):
     """PostgreSQL storage; see the module docstring."""
 
     dialect = "postgres"
 
     def __init__(self, url: str, *, conninfo: str | None = None,
-                 prepare_threshold: int | None = 1) -> None:
+                 prepare_threshold: int | None = 1, pool_size: int = 8,
+                 timeout: float = 60.0) -> None:
         if psycopg is None:
             raise MissingExtra("the PostgreSQL backend", "postgres")
         self.url = url
-        self._conn = psycopg.connect(
-            conninfo or url, autocommit=True, prepare_threshold=prepare_threshold
-        )
-        self._lock = threading.RLock()
-        self._depth = 0
-        # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
-        found = self._one("SELECT count(*) FROM pg_extension WHERE extname = 'citus'")
+        self.timeout = timeout
+        self._local = _Thread()
+        options = {"autocommit": True, "prepare_threshold": prepare_threshold}
+        # connect once up front: a bad URL or a server that is down fails here, plainly
+        with psycopg.connect(conninfo or url, **options) as first:  # type: ignore[arg-type]
+            # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
+            found = first.execute(
+                "SELECT count(*) FROM pg_extension WHERE extname = 'citus'").fetchone()
         self._citus = bool(found and found[0])
+        self._pool = psycopg_pool.ConnectionPool(
+            conninfo or url, kwargs=options, min_size=1, max_size=max(1, pool_size),
+            timeout=timeout, num_workers=1, open=True, name=f"loomdb-{id(self):x}",
+        )
 
     # -- plumbing --------------------------------------------------------------------
+    def _borrow(self) -> Any:
+        """A pooled connection for this thread; StoreBusy when none frees up in time."""
+        try:
+            return self._pool.getconn()
+        except psycopg_pool.PoolTimeout as exc:
+            raise StoreBusy("postgresql", f"no free connection within {self.timeout:g} s"
+                            ) from exc
+
     def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        return self._conn.execute(sql, args)
+        conn = self._local.conn
+        if conn is not None:
+            return conn.execute(sql, args)
+        conn = self._borrow()
+        try:
+            return conn.execute(sql, args)
+        finally:
+            self._pool.putconn(conn)
 
     def _all(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        return self._conn.execute(sql, args).fetchall()
+        conn = self._local.conn
+        if conn is not None:
+            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+        conn = self._borrow()
+        try:
+            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+        finally:
+            self._pool.putconn(conn)
 
     def _one(self, sql: str, args: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
-        return self._conn.execute(sql, args).fetchone()
+        conn = self._local.conn
+        if conn is not None:
+            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
+        conn = self._borrow()
+        try:
+            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
+        finally:
+            self._pool.putconn(conn)
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self._conn.cursor() as cur:
+        conn = self._local.conn
+        if conn is None:
+            with self.transaction():
+                self._many(sql, rows)
+            return
+        with conn.cursor() as cur:
             cur.executemany(sql, rows)
+
+    # shared SQL: `?` placeholders, translated once per statement text
+    def q_all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._all(_qmark(sql), args)
+
+    def q_one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        return self._one(_qmark(sql), args)
+
+    def q_run(self, sql: str, args: Sequence[Any] = ()) -> int:
+        return int(self._run(_qmark(sql), args).rowcount)
+
+    def q_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._many(_qmark(sql), rows)
+
+    def ids_in(self, column: str, ids: Sequence[str]) -> Iterator[tuple[str, list[Any]]]:
+        if ids:
+            yield f"{column} = ANY(?::text[])", [list(ids)]
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests tamper with rows, tools read plans). `?` placeholders are
         accepted as in the SQLite backend; without args the SQL is sent as written."""
-        cur = self._conn.execute(_qmark(sql), args) if args else self._conn.execute(sql)
+        conn = self._local.conn
+        if conn is None:
+            conn = self._borrow()
+            try:
+                return self._execute_on(conn, sql, args)
+            finally:
+                self._pool.putconn(conn)
+        return self._execute_on(conn, sql, args)
+
+    @staticmethod
+    def _execute_on(conn: Any, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+        cur = conn.execute(_qmark(sql), args) if args else conn.execute(sql)
         return cur.fetchall() if cur.description is not None else []
 
     def explain(self, query: str, args: Sequence[Any], analyze: bool = False) -> str:
@@ -181,21 +263,43 @@ class PostgresBackend(DraftsPostgres, Backend):
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
-        self._conn.close()
+        """Close the pool and its connections."""
+        self._pool.close()
 
-    # psycopg's transaction block, entered and left by hand around the caller's work
+    # psycopg's transaction block on a pooled connection, entered and left by hand
+    # around the caller's work
     def _begin(self) -> None:
-        self._tx = self._conn.transaction()
-        self._tx.__enter__()
+        conn = self._borrow()
+        try:
+            tx = conn.transaction()
+            tx.__enter__()
+        except BaseException:
+            self._pool.putconn(conn)
+            raise
+        self._local.conn, self._local.tx = conn, tx
+
+    def _end(self) -> tuple[Any, Any]:
+        """Take the thread's connection and block off it (the transaction is over)."""
+        local = self._local
+        conn, tx = local.conn, local.tx
+        local.conn = local.tx = None
+        return conn, tx
 
     def _commit(self) -> None:
+        conn, tx = self._end()
         try:
-            self._tx.__exit__(None, None, None)
+            tx.__exit__(None, None, None)
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             raise TransientConflict(type(exc).__name__) from exc
+        finally:
+            self._pool.putconn(conn)
 
     def _rollback(self, exc: BaseException) -> BaseException | None:
-        self._tx.__exit__(type(exc), exc, exc.__traceback__)
+        conn, tx = self._end()
+        try:
+            tx.__exit__(type(exc), exc, exc.__traceback__)
+        finally:
+            self._pool.putconn(conn)
         if isinstance(exc, (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)):
             return TransientConflict(type(exc).__name__)
         return None
@@ -217,7 +321,7 @@ class PostgresBackend(DraftsPostgres, Backend):
                 if name in done:
                     continue
                 # one round trip per script (simple query protocol: several statements)
-                self._conn.execute(sql, prepare=False)
+                self._local.conn.execute(sql, prepare=False)
                 self._run("INSERT INTO loomdb_migrations VALUES (%s, %s)", (name, now()))
                 applied.append(name)
         return applied
@@ -227,44 +331,8 @@ class PostgresBackend(DraftsPostgres, Backend):
             return []
         return [r[0] for r in self._all("SELECT name FROM loomdb_migrations ORDER BY name")]
 
-    # -- trees -----------------------------------------------------------------------
-    def insert_tree(self, tree: Tree) -> None:
-        self._run(
-            "INSERT INTO trees VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            (tree.id, tree.title, tree.mode, tree.system, dumps(tree.options or None),
-             tree.root, dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
-        )
-
-    @staticmethod
-    def _tree(row: tuple[Any, ...]) -> Tree:
-        tid, title, mode, system, options, root, lineage, created, updated, archived = row[:10]
-        count, last = row[10], row[11]
-        return Tree(
-            id=tid, title=title, mode=mode, system=system, options=loads(options) or {},
-            root=root, lineage=loads(lineage), created_at=created,
-            updated_at=max(updated, last or ""), archived_at=archived, nodes=count or 0,
-        )
-
-    def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None:
-        select = _TREE_SELECT if stats else _TREE_COLUMNS + " NULL, NULL FROM trees t "
-        row = self._one(select + "WHERE t.id = %s", (tree_id,))
-        return None if row is None else self._tree(row)
-
-    def list_trees(self, archived: bool = False) -> list[Tree]:
-        cond = "t.archived_at IS NOT NULL" if archived else "t.archived_at IS NULL"
-        rows = self._all(_TREE_SELECT + f"WHERE {cond} ORDER BY t.created_at DESC, t.id")
-        return [self._tree(r) for r in rows]
-
-    def update_tree(self, tree_id: str, fields: dict[str, Any]) -> None:
-        sets = ", ".join(f"{_TREE_FIELDS[k]} = %s" for k in fields)
-        self._run(f"UPDATE trees SET {sets} WHERE id = %s", (*fields.values(), tree_id))
-
-    def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
-        rows = self._all(
-            "SELECT id FROM trees WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
-            (prefix, prefix + "\uffff", limit),
-        )
-        return [r[0] for r in rows]
+    # -- trees: their statistics in one lateral scan ------------------------------------
+    TREE_STATS = _TREE_SELECT
 
     # -- content ---------------------------------------------------------------------
     def get_content(self, content_id: str) -> bytes | None:
@@ -344,7 +412,7 @@ class PostgresBackend(DraftsPostgres, Backend):
         row = self._one("SELECT tree_id FROM nodes WHERE id = %s", (node_id,))
         return None if row is None else row[0]
 
-    def walk(self, node_id: str) -> list[tuple[Any, ...]]:
+    def walk(self, node_id: str) -> list[PathRow]:
         if not self._citus:
             rows = self._all(_WALK.format(pin=""), (node_id,))
         else:
@@ -356,7 +424,7 @@ class PostgresBackend(DraftsPostgres, Backend):
             rows.sort(key=lambda r: -r[DEPTH])  # depth strictly decreases from the head
         return rows
 
-    def path_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
         if not ids:
             return {}
         rows = self._all(
@@ -438,7 +506,7 @@ class PostgresBackend(DraftsPostgres, Backend):
         for batch in self._pages(_NODE_COLS + ", n.created_at", "JOIN contents", tree_id):
             yield from self._nodes([r[:-1] for r in batch]).values()
 
-    def chain_rows(self, tree_id: str) -> Iterator[dict[str, Any]]:
+    def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         cols = (
             "n.id, n.parent_id, n.content_id, c.body, n.created_at, n.author, n.role,"
             " n.kind, n.edited_from, n.options, n.provenance, n.chain_hash, n.flags, n.created_at"
@@ -502,78 +570,15 @@ class PostgresBackend(DraftsPostgres, Backend):
                 out[-1] = Edge(eid, tree, etype, (*last.sources, (source, role)), target, created)
         return out
 
-    # -- metadata overlay ------------------------------------------------------------
-    def get_meta(self, ids: Sequence[str]) -> dict[str, Meta]:
-        if not ids:
-            return {}
-        arg = (list(ids),)
-        base = {
-            nid: [bool(bm), label, bool(pruned), bool(excluded)]
-            for nid, bm, label, pruned, excluded in self._all(
-                "SELECT node_id, bookmarked, label, pruned, excluded FROM node_meta"
-                " WHERE node_id = ANY(%s::text[])",
-                arg,
-            )
-        }
-        tags: dict[str, list[str]] = {}
-        for nid, tag in self._all(
-            "SELECT node_id, tag FROM node_tags WHERE node_id = ANY(%s::text[]) ORDER BY tag", arg
-        ):
-            tags.setdefault(nid, []).append(tag)
-        out: dict[str, Meta] = {}
-        for nid in set(base) | set(tags):
-            bm, label, pruned, excluded = base.get(nid, [False, None, False, False])
-            out[nid] = Meta(bm, label, pruned, excluded, tuple(tags.get(nid, ())))
-        return out
-
-    def set_meta(self, node_id: str, tree_id: str, fields: dict[str, Any]) -> None:
-        bad = [k for k in fields if k not in _META_FIELDS]
-        if bad:
-            raise InvalidInput("metadata", f"unknown field {bad[0]!r}")
-        cols = ", ".join(fields)
-        marks = ", ".join(["%s"] * len(fields))
-        updates = ", ".join(f"{k} = EXCLUDED.{k}" for k in fields)
-        self._run(
-            f"INSERT INTO node_meta (node_id, tree_id, {cols}) VALUES (%s, %s, {marks})"
-            f" ON CONFLICT (node_id, tree_id) DO UPDATE SET {updates}",
-            (node_id, tree_id, *fields.values()),
-        )
-
-    def add_tags(self, node_id: str, tree_id: str, tags: Sequence[str]) -> None:
-        self._many(
-            "INSERT INTO node_tags VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-            [(node_id, tree_id, t) for t in tags],
-        )
-
-    def remove_tags(self, node_id: str, tags: Sequence[str]) -> None:
-        self._run(
-            "DELETE FROM node_tags WHERE node_id = %s AND tag = ANY(%s::text[])",
-            (node_id, list(tags)),
-        )
-
-    def flagged(self, tree_id: str, flag: str) -> set[str]:
-        assert flag in ("excluded", "pruned")
-        rows = self._all(f"SELECT node_id FROM node_meta WHERE tree_id = %s AND {flag} = 1",
-                         (tree_id,))
-        return {r[0] for r in rows}
-
-    # -- refs ------------------------------------------------------------------------
+    # -- refs (the head is on the refs row, locked inside a write) --------------------
     @staticmethod
     def _refs(rows: list[tuple[Any, ...]]) -> list[Ref]:
-        out: list[Ref] = []
-        for name, kind, tree, node, origin, created, updated, seq, slot, version in rows:
-            if not out or out[-1].name != name:
-                out.append(Ref(
-                    name, kind, tree, node, created, updated, {}, loads(origin), seq or 0
-                ))
-            if slot is not None:
-                out[-1].selections[slot] = version
-        return out
+        return refs_from_rows(rows)
 
     def get_ref(self, name: str) -> Ref | None:
         # inside a write, lock the row: writers of this ref queue here, so the Loom's
         # read-then-CAS sees the latest head instead of losing the race at the CAS
-        lock = " FOR UPDATE OF r" if self._depth else ""
+        lock = " FOR UPDATE OF r" if self._local.depth else ""
         found = self._refs(self._all(_REF_SELECT + f"WHERE r.name = %s{lock}", (name,)))
         return found[0] if found else None
 
@@ -587,13 +592,6 @@ class PostgresBackend(DraftsPostgres, Backend):
             args.append(tree_id)
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
         return self._refs(self._all(_REF_SELECT + f"{where} ORDER BY r.name, s.slot_id", args))
-
-    def ref_names_like(self, name: str, limit: int) -> list[str]:
-        rows = self._all(
-            "SELECT name FROM refs WHERE name >= %s AND name < %s ORDER BY name LIMIT %s",
-            (name[:2], name[:2] + "\uffff", limit),
-        )
-        return [r[0] for r in rows]
 
     def insert_ref(self, ref: Ref, move: RefMove | None) -> bool:
         cur = self._run(
@@ -633,91 +631,6 @@ class PostgresBackend(DraftsPostgres, Backend):
         )
         return True
 
-    def delete_ref(self, name: str) -> None:
-        self._run("DELETE FROM drafts WHERE ref_name = %s", (name,))
-        self._run("DELETE FROM ref_selections WHERE ref_name = %s", (name,))
-        self._run("DELETE FROM refs WHERE name = %s", (name,))
-
-    def set_selection(self, name: str, slot: str, version: str | None) -> None:
-        if version is None:
-            self._run(
-                "DELETE FROM ref_selections WHERE ref_name = %s AND slot_id = %s", (name, slot)
-            )
-        else:
-            self._run(
-                "INSERT INTO ref_selections VALUES (%s,%s,%s) ON CONFLICT (ref_name, slot_id)"
-                " DO UPDATE SET version_id = EXCLUDED.version_id",
-                (name, slot, version),
-            )
-
-    def log_move(self, move: RefMove) -> None:
-        # seq counts per ref, as on SQLite; writers of one ref are serialized by the
-        # row lock their compare-and-swap on `refs` holds until commit
-        self._run(
-            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
-            " VALUES (%s, coalesce((SELECT max(seq) FROM ref_log WHERE ref_name = %s), 0) + 1,"
-            " %s, %s, %s, %s, %s)",
-            (move.ref, move.ref, move.at, move.old, move.new, move.actor, move.reason),
-        )
-
-    def ref_log(self, name: str) -> list[RefMove]:
-        rows = self._all(
-            "SELECT seq, ref_name, at, old_node, new_node, actor, reason FROM ref_log"
-            " WHERE ref_name = %s ORDER BY seq",
-            (name,),
-        )
-        return [RefMove(*r) for r in rows]
-
-    # -- provenance ------------------------------------------------------------------
-    _GEN = ("id", "tree_id", "created_at", "provider", "model", "request", "provider_request",
-            "raw_response", "response_hash", "usage", "latency_ms", "status")
-    _COMPACTION = ("node_id", "tree_id", "model", "tokens_before", "tokens_after",
-                   "duration_ms", "trigger", "summarized", "created_at")
-
-    def insert_generation(self, gen: dict[str, Any]) -> None:
-        values = [gen[k] for k in self._GEN]
-        values[8] = hex_to_bytes(gen["response_hash"])
-        self._run(
-            f"INSERT INTO generations ({', '.join(self._GEN)})"
-            f" VALUES ({', '.join(['%s'] * len(values))})",
-            values,
-        )
-
-    def get_generation(self, gen_id: str) -> dict[str, Any] | None:
-        row = self._one(f"SELECT {', '.join(self._GEN)} FROM generations WHERE id = %s", (gen_id,))
-        if row is None:
-            return None
-        out = dict(zip(self._GEN, row, strict=True))
-        out["response_hash"] = bytes_to_hex(out["response_hash"])
-        return out
-
-    def insert_compaction(self, row: dict[str, Any]) -> None:
-        values = [row[k] for k in self._COMPACTION]
-        self._run(
-            f"INSERT INTO compactions ({', '.join(self._COMPACTION)})"
-            f" VALUES ({', '.join(['%s'] * len(values))})",
-            values,
-        )
-
-    def get_compaction(self, node_id: str) -> dict[str, Any] | None:
-        row = self._one(
-            f"SELECT {', '.join(self._COMPACTION)} FROM compactions WHERE node_id = %s",
-            (node_id,),
-        )
-        return None if row is None else dict(zip(self._COMPACTION, row, strict=True))
-
-    # -- blobs -----------------------------------------------------------------------
-    def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
-        self._run(
-            "INSERT INTO blobs VALUES (%s,%s,%s,%s) ON CONFLICT DO NOTHING",
-            (hex_to_bytes(blob_id), size, mime_type, at),
-        )
-
-    def get_blob_meta(self, blob_id: str) -> tuple[int, str] | None:
-        row = self._one(
-            "SELECT size, mime_type FROM blobs WHERE id = %s", (hex_to_bytes(blob_id),)
-        )
-        return None if row is None else (row[0], row[1])
 
 
 # -- opening a store by URL -----------------------------------------------------------

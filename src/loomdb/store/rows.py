@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..model import Node
-from .base import HAS_SELECTIONS, HAS_SOURCES
+from .nodes import HAS_SELECTIONS, HAS_SOURCES
 
 if TYPE_CHECKING:
     from .base import Backend

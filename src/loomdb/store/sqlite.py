@@ -1,7 +1,11 @@
-"""The embedded backend: one SQLite file in WAL mode, one connection per store.
+"""The embedded backend: one SQLite file in WAL mode, one connection per thread.
 
-Writers serialize on `BEGIN IMMEDIATE`, so every compare-and-swap inside a
-transaction is exact, and a second process waits (busy timeout) instead of failing.
+Writers serialize on `BEGIN IMMEDIATE` (threads of one process first queue on a lock,
+so they do not poll the file lock), so every compare-and-swap inside a transaction is
+exact; another process waits (busy timeout) instead of failing, and a write that waits
+longer than that is `StoreBusy`, never sqlite3's "database is locked" (reads never wait
+on writers in WAL mode). Each thread opens its own connection on first use: a reader
+never sees another thread's uncommitted rows.
 
 The layout is shaped by what an append costs: each b-tree page it dirties is a frame
 written to the WAL at commit. Nodes live in a rowid table keyed by
@@ -23,14 +27,27 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, NotFound
-from ..model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
+from ..errors import InvalidInput, NotFound, StoreBusy
+from ..model import Anchor, Edge, Node, Ref, RefMove, now
 from . import migrations
-from .base import HAS_SELECTIONS, HAS_SOURCES, Backend
-from .drafts import DraftsSQLite
-from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes, loads
+from .base import Backend, ThreadState
+from .blobmeta import BlobMetaSQL
+from .drafts import DraftSQL
+from .nodes import HAS_SELECTIONS, HAS_SOURCES, ChainRow, PathRow
+from .overlay import MetaSQL
+from .provenance import ProvenanceSQL
+from .refs import RefSQL, refs_from_rows
+from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes
+from .trees import TREE_COLUMNS, TreeSQL
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
+#: durability levels a store URL may ask for (`?synchronous=full`), see docs/durability.md:
+#: `normal` (default) can lose the last commits on power loss, never corrupts; `full`
+#: syncs the WAL at every commit
+SYNCHRONOUS = ("normal", "full")
+#: bytes of WAL kept on disk after a checkpoint (the autocheckpoint lets it grow to
+#: ~40 MB between checkpoints, for append speed; this truncates it back)
+WAL_LIMIT = 4 * 1024 * 1024
 #: a node's key is its segment number shifted left by POS_BITS, plus its position
 POS_BITS = 20
 POS_MASK = (1 << POS_BITS) - 1
@@ -95,52 +112,134 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class SQLiteBackend(DraftsSQLite, Backend):
+#: what a node's children need to know of it: (key, slot, whether a child follows it)
+Place = tuple[int, str, bool]
+_BUSY = ("database is locked", "database table is locked", "database is busy")
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return str(exc).startswith(_BUSY)
+
+
+class _Thread(ThreadState):
+    """One thread's connection, and the places its open transaction handed out (kept
+    apart until commit: a rolled-back node never existed for anyone)."""
+
+    db: sqlite3.Connection | None = None
+    pending: dict[str, Place] | None = None
+
+
+class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaSQL, Backend):
     """SQLite file storage; see the module docstring."""
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path, *, timeout: float = 60.0) -> None:
+    def __init__(
+        self, path: str | Path, *, timeout: float = 60.0, synchronous: str = "normal",
+    ) -> None:
+        if synchronous not in SYNCHRONOUS:
+            raise InvalidInput("synchronous", f"{synchronous!r} is not one of {', '.join(SYNCHRONOUS)}")
         self.path = Path(path)
+        self.synchronous = synchronous
         self.url = f"sqlite:///{self.path}"
-        self._db = sqlite3.connect(
-            str(self.path), isolation_level=None, check_same_thread=False, timeout=timeout
-        )
-        self._lock = threading.RLock()
+        self.timeout = timeout
+        self._local = _Thread()
+        #: every thread's connection, to close them all
+        self._connections: list[sqlite3.Connection] = []
+        self._closed = False
+        #: writers of this process queue here before BEGIN IMMEDIATE
+        self._writer = threading.Lock()
         #: longest run of nodes in one segment (tests lower it to reach the boundary)
         self.segment_length = POS_MASK + 1
-        #: (key, slot) of nodes written or read lately: a node's place never changes,
-        #: but a rolled-back one never existed, so a rollback forgets them all
-        self._places: dict[str, tuple[int, str, bool]] = {}
-        self._depth = 0
+        #: places of committed nodes written or read lately (a node's place never
+        #: changes); a transaction's own go to its thread's `pending` until it commits
+        self._places: dict[str, Place] = {}
+        self._places_lock = threading.Lock()
+        self._connect()  # the first connection sets WAL mode on the file, once
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The calling thread's connection, opened on its first use."""
+        db = self._local.db
+        return db if db is not None else self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._closed:
+            raise InvalidInput("store", f"{self.url} is closed")
+        # never shared: check_same_thread is off only so that close() can close it
+        db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
+                             timeout=self.timeout)
         for pragma in (
             "journal_mode=WAL",
-            "synchronous=NORMAL",
-            f"busy_timeout={int(timeout * 1000)}",
+            f"synchronous={self.synchronous.upper()}",
+            f"busy_timeout={int(self.timeout * 1000)}",
             "cache_size=-65536",
             "wal_autocheckpoint=10000",
+            f"journal_size_limit={WAL_LIMIT}",
             "temp_store=MEMORY",
         ):
-            self._db.execute(f"PRAGMA {pragma}")
+            db.execute(f"PRAGMA {pragma}")
+        with self._places_lock:
+            self._connections.append(db)
+        self._local.db = db
+        return db
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
-        self._db.close()
+        """Close every thread's connection (each thread's own, when it is idle), after
+        a checkpoint that truncates the WAL, so a closed store is one small file (a
+        reader elsewhere may keep the checkpoint from finishing: that is fine)."""
+        with self._places_lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for db in connections[:1]:
+            try:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass
+        for db in connections:
+            db.close()
+        self._local.db = None
 
     def _begin(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        if not self._writer.acquire(timeout=self.timeout):
+            raise StoreBusy("sqlite", f"no write turn within {self.timeout:g} s")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except BaseException as exc:
+            self._writer.release()
+            if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
+                raise StoreBusy("sqlite", str(exc)) from exc
+            raise
+        self._local.pending = {}
 
     def _commit(self) -> None:
         try:
             self._db.execute("COMMIT")
         except BaseException as exc:
-            self._rollback(exc)
+            instead = self._rollback(exc)
+            if instead is not None:
+                raise instead from exc
             raise
+        local = self._local
+        pending, local.pending = local.pending, None
+        self._writer.release()
+        if pending:
+            with self._places_lock:
+                for node_id, place in pending.items():
+                    self._keep_place(node_id, place)
 
-    def _rollback(self, exc: BaseException) -> None:
-        self._places.clear()  # places handed out by the rolled-back work
-        if self._db.in_transaction:
-            self._db.execute("ROLLBACK")
+    def _rollback(self, exc: BaseException) -> BaseException | None:
+        self._local.pending = None  # places handed out by the rolled-back work
+        try:
+            db = self._db
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+        finally:
+            self._writer.release()
+        if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
+            return StoreBusy("sqlite", str(exc))
+        return None
 
     def migrate(self) -> list[str]:
         applied: list[str] = []
@@ -166,54 +265,11 @@ class SQLiteBackend(DraftsSQLite, Backend):
             return []
         return [r[0] for r in rows]
 
-    # -- trees -----------------------------------------------------------------------
-    def insert_tree(self, tree: Tree) -> None:
-        self._db.execute(
-            "INSERT INTO trees VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (tree.id, tree.title, tree.mode, tree.system, dumps(tree.options or None),
-             tree.root, dumps(tree.lineage), tree.created_at, tree.updated_at, tree.archived_at),
-        )
-
-    def _tree(self, row: tuple[Any, ...]) -> Tree:
-        tid, title, mode, system, options, root, lineage, created, updated, archived = row[:10]
-        count, last = row[10], row[11]
-        return Tree(
-            id=tid, title=title, mode=mode, system=system, options=loads(options) or {},
-            root=root, lineage=loads(lineage), created_at=created,
-            updated_at=max(updated, last or ""), archived_at=archived, nodes=count or 0,
-        )
-
-    _TREE_COLUMNS = (
-        "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at, "
-        "t.updated_at, t.archived_at, "
+    # -- trees: their statistics read the segments ------------------------------------
+    TREE_STATS = (
+        TREE_COLUMNS + f" (SELECT count(*) FROM {_tree_rows('t.id')}),"
+        f" (SELECT max(n.created_at) FROM {_tree_rows('t.id')}) FROM trees t "
     )
-    _TREE_SELECT = (
-        _TREE_COLUMNS + f"(SELECT count(*) FROM {_tree_rows('t.id')}), "
-        f"(SELECT max(n.created_at) FROM {_tree_rows('t.id')}) FROM trees t "
-    )
-
-    def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None:
-        select = self._TREE_SELECT if stats else self._TREE_COLUMNS + "NULL, NULL FROM trees t "
-        row = self._db.execute(select + "WHERE t.id = ?", (tree_id,)).fetchone()
-        return None if row is None else self._tree(row)
-
-    def list_trees(self, archived: bool = False) -> list[Tree]:
-        cond = "t.archived_at IS NOT NULL" if archived else "t.archived_at IS NULL"
-        rows = self._db.execute(self._TREE_SELECT + f"WHERE {cond} ORDER BY t.created_at DESC")
-        return [self._tree(r) for r in rows]
-
-    def update_tree(self, tree_id: str, fields: dict[str, Any]) -> None:
-        column = {"title": "title", "root": "root_id", "updated_at": "updated_at",
-                  "archived_at": "archived_at"}
-        sets = ", ".join(f"{column[k]} = ?" for k in fields)
-        self._db.execute(f"UPDATE trees SET {sets} WHERE id = ?", (*fields.values(), tree_id))
-
-    def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
-        rows = self._db.execute(
-            "SELECT id FROM trees WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
-            (prefix, prefix + "\uffff", limit),
-        )
-        return [r[0] for r in rows]
 
     # -- content ---------------------------------------------------------------------
     def get_content(self, content_id: str) -> bytes | None:
@@ -279,11 +335,14 @@ class SQLiteBackend(DraftsSQLite, Backend):
                 [(node.id, slot, ver, node.tree) for slot, ver in node.selections.items()],
             )
 
-    def _place(self, node_id: str) -> tuple[int, str, bool]:
+    def _place(self, node_id: str) -> Place:
         """(key, slot, whether a child already follows it in its segment) of a node:
         where its children go and what they hang from. The last part is a hint (another
         writer may have added a child since): inserting finds out for sure."""
-        place = self._places.get(node_id)
+        pending = self._local.pending
+        place = pending.get(node_id) if pending else None
+        if place is None:
+            place = self._places.get(node_id)
         if place is None:
             row = self._db.execute(
                 f"SELECT key, slot_id, {_CONTINUED} FROM nodes p WHERE id = ?", (node_id,)
@@ -293,13 +352,24 @@ class SQLiteBackend(DraftsSQLite, Backend):
             place = self._remember_place(node_id, row[0], row[1], bool(row[2]))
         return place
 
-    def _remember_place(
-        self, node_id: str, key: int, slot: str, continued: bool
-    ) -> tuple[int, str, bool]:
-        if len(self._places) >= 16384:
-            self._places.pop(next(iter(self._places)))
-        place = self._places[node_id] = (key, slot, continued)
+    def _remember_place(self, node_id: str, key: int, slot: str, continued: bool) -> Place:
+        """Remember a node's place: for everyone when no transaction of this thread is
+        open, else for this transaction only until it commits."""
+        place = (key, slot, continued)
+        pending = self._local.pending
+        if pending is not None:
+            pending[node_id] = place
+        else:
+            with self._places_lock:
+                self._keep_place(node_id, place)
         return place
+
+    def _keep_place(self, node_id: str, place: Place) -> None:
+        """Store a committed place (the caller holds `_places_lock`), oldest out first."""
+        places = self._places
+        if len(places) >= 16384 and node_id not in places:
+            places.pop(next(iter(places)))
+        places[node_id] = place
 
     def anchor(self, node_id: str) -> Anchor | None:
         row = self._db.execute(
@@ -309,8 +379,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         ).fetchone()
         if row is None:
             return None
-        with self._lock:  # read outside any transaction: keep the memory consistent
-            self._remember_place(node_id, row[6], row[2], bool(row[7]))
+        self._remember_place(node_id, row[6], row[2], bool(row[7]))
         return Anchor(row[0], row[1], row[2], row[3], row[4], bytes_to_hex(row[5]))
 
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
@@ -332,7 +401,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         )
         return [r[0] for r in rows]
 
-    def walk(self, node_id: str) -> list[tuple[Any, ...]]:
+    def walk(self, node_id: str) -> list[PathRow]:
         # climb segment by segment (the first node of each names its parent's key), then
         # read each segment's part of the path as one rowid range
         return self._db.execute(
@@ -346,7 +415,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
             (node_id,),
         ).fetchall()
 
-    def path_rows(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
         out: dict[str, tuple[Any, ...]] = {}
         for chunk in _chunks(list(ids)):
             for row in self._db.execute(
@@ -453,7 +522,7 @@ class SQLiteBackend(DraftsSQLite, Backend):
         while batch := cursor.fetchmany(2000):
             yield from self._nodes(batch).values()
 
-    def chain_rows(self, tree_id: str) -> Iterator[dict[str, Any]]:
+    def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         cursor = self._db.execute(
             "SELECT n.id, n.parent_id, n.content_id, coalesce(n.body, b.body), n.created_at,"
             " n.author, n.role, n.kind, n.edited_from, n.options, n.provenance, n.chain_hash,"
@@ -521,70 +590,10 @@ class SQLiteBackend(DraftsSQLite, Backend):
             edges.setdefault(eid, [tree, etype, target, created, []])[4].append((source, role))
         return [Edge(eid, t, ty, tuple(src), tg, c) for eid, (t, ty, tg, c, src) in edges.items()]
 
-    # -- metadata overlay ------------------------------------------------------------
-    def get_meta(self, ids: Sequence[str]) -> dict[str, Meta]:
-        base: dict[str, list[Any]] = {}
-        tags: dict[str, list[str]] = {}
-        for chunk in _chunks(list(ids)):
-            marks = _marks(len(chunk))
-            for nid, bm, label, pruned, excluded in self._db.execute(
-                "SELECT node_id, bookmarked, label, pruned, excluded FROM node_meta"
-                f" WHERE node_id IN ({marks})",
-                chunk,
-            ):
-                base[nid] = [bool(bm), label, bool(pruned), bool(excluded)]
-            for nid, tag in self._db.execute(
-                f"SELECT node_id, tag FROM node_tags WHERE node_id IN ({marks}) ORDER BY tag",
-                chunk,
-            ):
-                tags.setdefault(nid, []).append(tag)
-        out: dict[str, Meta] = {}
-        for nid in set(base) | set(tags):
-            bm, label, pruned, excluded = base.get(nid, [False, None, False, False])
-            out[nid] = Meta(bm, label, pruned, excluded, tuple(tags.get(nid, ())))
-        return out
-
-    def set_meta(self, node_id: str, tree_id: str, fields: dict[str, Any]) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO node_meta (node_id, tree_id) VALUES (?, ?)", (node_id, tree_id)
-        )
-        sets = ", ".join(f"{k} = ?" for k in fields)
-        self._db.execute(
-            f"UPDATE node_meta SET {sets} WHERE node_id = ?", (*fields.values(), node_id)
-        )
-
-    def add_tags(self, node_id: str, tree_id: str, tags: Sequence[str]) -> None:
-        self._db.executemany(
-            "INSERT OR IGNORE INTO node_tags VALUES (?, ?, ?)",
-            [(node_id, t, tree_id) for t in tags],
-        )
-
-    def remove_tags(self, node_id: str, tags: Sequence[str]) -> None:
-        self._db.executemany(
-            "DELETE FROM node_tags WHERE node_id = ? AND tag = ?", [(node_id, t) for t in tags]
-        )
-
-    def flagged(self, tree_id: str, flag: str) -> set[str]:
-        assert flag in ("excluded", "pruned")
-        rows = self._db.execute(
-            f"SELECT node_id FROM node_meta WHERE tree_id = ? AND {flag} = 1", (tree_id,)
-        )
-        return {r[0] for r in rows}
-
-    # -- refs ------------------------------------------------------------------------
+    # -- refs (the head is the last line of the log) -----------------------------------
     def _refs(self, where: str, args: Sequence[Any]) -> list[Ref]:
         """Refs with their heads and selections in one query (no query per ref)."""
-        rows = self._db.execute(_REF_SELECT + f"{where} ORDER BY r.name", args).fetchall()
-        found: dict[str, Ref] = {}
-        for name, kind, tree, node, origin, created, updated, seq, slot, version in rows:
-            ref = found.get(name)
-            if ref is None:
-                ref = found[name] = Ref(
-                    name, kind, tree, node, created, updated, {}, loads(origin), seq
-                )
-            if slot is not None:
-                ref.selections[slot] = version
-        return list(found.values())
+        return refs_from_rows(self._db.execute(_REF_SELECT + f"{where} ORDER BY r.name", args))
 
     def get_ref(self, name: str) -> Ref | None:
         found = self._refs("WHERE r.name = ?", (name,))
@@ -599,13 +608,6 @@ class SQLiteBackend(DraftsSQLite, Backend):
             conds.append("r.tree_id = ?")
             args.append(tree_id)
         return self._refs(("WHERE " + " AND ".join(conds)) if conds else "", args)
-
-    def ref_names_like(self, name: str, limit: int) -> list[str]:
-        rows = self._db.execute(
-            "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name LIMIT ?",
-            (name[:2], name[:2] + "\uffff", limit),
-        )
-        return [r[0] for r in rows]
 
     def insert_ref(self, ref: Ref, move: RefMove | None) -> bool:
         cur = self._db.execute(
@@ -641,81 +643,24 @@ class SQLiteBackend(DraftsSQLite, Backend):
             return False  # line seq is taken: the ref changed since it was read
         return True
 
-    def delete_ref(self, name: str) -> None:
-        self._db.execute("DELETE FROM drafts WHERE ref_name = ?", (name,))
-        self._db.execute("DELETE FROM ref_selections WHERE ref_name = ?", (name,))
-        self._db.execute("DELETE FROM refs WHERE name = ?", (name,))
+    # -- shared SQL and raw access ---------------------------------------------------
+    def q_all(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.execute(sql, args).fetchall()
 
-    def set_selection(self, name: str, slot: str, version: str | None) -> None:
-        if version is None:
-            self._db.execute(
-                "DELETE FROM ref_selections WHERE ref_name = ? AND slot_id = ?", (name, slot)
-            )
-        else:
-            self._db.execute(
-                "INSERT OR REPLACE INTO ref_selections VALUES (?,?,?)", (name, slot, version)
-            )
+    def q_one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._db.execute(sql, args).fetchone()
+        return row
 
-    def log_move(self, move: RefMove) -> None:
-        self._db.execute(
-            "INSERT INTO ref_log VALUES (?, coalesce((SELECT seq FROM ref_log WHERE ref_name = ?"
-            " ORDER BY seq DESC LIMIT 1), 0) + 1, ?, ?, ?, ?, ?)",
-            (move.ref, move.ref, move.at, move.old, move.new, move.actor, move.reason),
-        )
+    def q_run(self, sql: str, args: Sequence[Any] = ()) -> int:
+        return self._db.execute(sql, args).rowcount
 
-    def ref_log(self, name: str) -> list[RefMove]:
-        rows = self._db.execute(
-            "SELECT seq, ref_name, at, old_node, new_node, actor, reason FROM ref_log"
-            " WHERE ref_name = ? ORDER BY seq",
-            (name,),
-        )
-        return [RefMove(*r) for r in rows]
+    def q_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._db.executemany(sql, rows)
 
-    # -- provenance ------------------------------------------------------------------
-    _GEN = ("id", "tree_id", "created_at", "provider", "model", "request", "provider_request",
-            "raw_response", "response_hash", "usage", "latency_ms", "status")
-    _COMPACTION = ("node_id", "tree_id", "model", "tokens_before", "tokens_after",
-                   "duration_ms", "trigger", "summarized", "created_at")
+    def ids_in(self, column: str, ids: Sequence[str]) -> Iterator[tuple[str, list[Any]]]:
+        for chunk in _chunks(list(ids)):
+            yield f"{column} IN ({_marks(len(chunk))})", list(chunk)
 
-    def insert_generation(self, gen: dict[str, Any]) -> None:
-        values = [gen[k] for k in self._GEN]
-        values[8] = hex_to_bytes(gen["response_hash"])
-        self._db.execute(f"INSERT INTO generations VALUES ({_marks(len(values))})", values)
-
-    def get_generation(self, gen_id: str) -> dict[str, Any] | None:
-        row = self._db.execute(
-            f"SELECT {', '.join(self._GEN)} FROM generations WHERE id = ?", (gen_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        out = dict(zip(self._GEN, row, strict=True))
-        out["response_hash"] = bytes_to_hex(out["response_hash"])
-        return out
-
-    def insert_compaction(self, row: dict[str, Any]) -> None:
-        values = [row[k] for k in self._COMPACTION]
-        self._db.execute(f"INSERT INTO compactions VALUES ({_marks(len(values))})", values)
-
-    def get_compaction(self, node_id: str) -> dict[str, Any] | None:
-        row = self._db.execute(
-            f"SELECT {', '.join(self._COMPACTION)} FROM compactions WHERE node_id = ?", (node_id,)
-        ).fetchone()
-        return None if row is None else dict(zip(self._COMPACTION, row, strict=True))
-
-    # -- blobs -----------------------------------------------------------------------
-    def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO blobs VALUES (?,?,?,?)",
-            (hex_to_bytes(blob_id), size, mime_type, at),
-        )
-
-    def get_blob_meta(self, blob_id: str) -> tuple[int, str] | None:
-        row = self._db.execute(
-            "SELECT size, mime_type FROM blobs WHERE id = ?", (hex_to_bytes(blob_id),)
-        ).fetchone()
-        return None if row is None else (row[0], row[1])
-
-    # -- raw access for tests and tools ------------------------------------------------
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests use it to tamper with the file; tools to inspect plans)."""
         return self._db.execute(sql, args).fetchall()

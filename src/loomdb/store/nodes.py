@@ -1,0 +1,138 @@
+"""Nodes, contents, paths and edges: the interface. Their layout and hot paths differ
+per dialect (see sqlite.py and postgres.py), so each backend implements it itself.
+
+Walks return `PathRow`s, head first: the path of a 10,000-turn thread is the hottest
+read in loomdb, so a path row holds only what path resolution and context need, and
+it is the database driver's own tuple, typed field by field (`PathRow`), read by the
+`Final` positions below: building an object per row would cost 5-10 ms at 10k turns,
+a fifth of the budget of a context read."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from typing import Final, TypedDict
+
+from ..model import Anchor, Edge, Node
+
+#: node flags: the node stores version selections / has extra continuation sources
+HAS_SELECTIONS = 1
+HAS_SOURCES = 2
+
+
+#: one node of a walk: (id, slot, depth, role, kind, body: canonical JSON text of the
+#: content, options: JSON text or None, cache: 0/1, flags: HAS_SELECTIONS|HAS_SOURCES)
+PathRow = tuple[str, str, int, str, str, str, "str | None", int, int]
+
+#: the columns of a PathRow, and their positions
+PATH_COLUMNS: Final = ("id", "slot", "depth", "role", "kind", "body", "options", "cache", "flags")
+ID: Final = 0
+SLOT: Final = 1
+DEPTH: Final = 2
+ROLE: Final = 3
+KIND: Final = 4
+BODY: Final = 5
+OPTIONS: Final = 6
+CACHE: Final = 7
+FLAGS: Final = 8
+
+
+class ChainRow(TypedDict):
+    """The raw hashed fields of one node, for verification: nothing parsed, so a
+    corrupt row still reaches the verifier (body as stored bytes, None if missing)."""
+
+    id: str
+    parent: str | None
+    content_id: str | None
+    body: bytes | None
+    created_at: str
+    author: str
+    role: str
+    kind: str
+    edited_from: str | None
+    options: str | None
+    provenance: str | None
+    chain_hash: str
+    sources: list[tuple[str, str]]
+    selections: dict[str, str]
+
+
+class NodeStore(ABC):
+    """Immutable nodes with their contents, and the queries that walk them."""
+
+    @abstractmethod
+    def get_content(self, content_id: str) -> bytes | None:
+        """The canonical bytes stored under a content id, or None."""
+
+    @abstractmethod
+    def insert_node(self, node: Node, body: bytes, flags: int) -> None:
+        """Insert a node with its extra sources and stored selections, and its content
+        (`body`, the canonical bytes of `node.content`) unless that content is stored."""
+
+    @abstractmethod
+    def anchor(self, node_id: str) -> Anchor | None:
+        """The fields a child is built from, without the content (see model.Anchor)."""
+
+    @abstractmethod
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
+        """Nodes by id (missing ids are absent from the result), in one query."""
+
+    @abstractmethod
+    def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Node ids starting with `prefix`, in order, at most `limit`."""
+
+    @abstractmethod
+    def walk(self, node_id: str) -> list[PathRow]:
+        """The created-from chain from `node_id` up to the root, head first, in one query."""
+
+    @abstractmethod
+    def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
+        """Walk-shaped rows for given nodes (used for the versions a ref selects)."""
+
+    @abstractmethod
+    def node_selections(self, ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Stored version selections of the given nodes: node -> {slot: version}."""
+
+    @abstractmethod
+    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        """Extra continuation sources of the given nodes: node -> [(source, role)]."""
+
+    @abstractmethod
+    def children(self, slot: str) -> list[str]:
+        """Nodes created under any version of `slot`, excluding versions of each other."""
+
+    @abstractmethod
+    def versions(self, slot: str) -> list[str]:
+        """Every node filling `slot` (the original first), by creation."""
+
+    @abstractmethod
+    def leaves(self, tree_id: str) -> list[str]:
+        """Nodes of the tree whose slot has no children, by creation."""
+
+    @abstractmethod
+    def branch_points(self, tree_id: str) -> list[str]:
+        """Slots of the tree with two or more children, by creation."""
+
+    @abstractmethod
+    def tree_nodes(self, tree_id: str) -> Iterator[Node]:
+        """Every node of a tree (with sources and selections), by creation."""
+
+    @abstractmethod
+    def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
+        """Raw hashed fields of every node of a tree, for verification."""
+
+    @abstractmethod
+    def subtree(self, slot: str) -> list[str]:
+        """Every node at or below `slot` (all versions), in one query."""
+
+
+class EdgeStore(ABC):
+    """Annotation and link edges between nodes."""
+
+    @abstractmethod
+    def insert_edge(self, edge: Edge) -> None:
+        """Store an edge with its sources."""
+
+    @abstractmethod
+    def edges_of(self, node_id: str) -> list[Edge]:
+        """Annotation and link edges touching a node, as source or target."""
