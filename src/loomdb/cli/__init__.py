@@ -78,7 +78,7 @@ def emit(as_json: bool, value: Any, text: str | None = None) -> None:
 
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
-from . import write, refs, read, models, buffer, interop, admin, docs, colls, references, search, gc, serve, gateway  # noqa: E402,F401,I001  # isort: skip  (command order in --help)
+from . import write, refs, read, models, buffer, interop, admin, docs, colls, references, search, gc, agents, serve, gateway, mcp  # noqa: E402,F401,I001  # isort: skip  (command order in --help)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -62,7 +62,7 @@ def _printer(stream: bool) -> Any:
 @app.command()
 def generate(
     ctx: typer.Context,
-    headish: str = typer.Argument(...),
+    headish: str = typer.Argument(None),
     model: list[str] = typer.Option([], "-m", "--model", help="Model or alias (repeatable)."),
     n: int = typer.Option(1, "-n", help="Alternatives per model."),
     max_tokens: int = typer.Option(None, "--max-tokens"),
@@ -70,10 +70,20 @@ def generate(
     keep_partial: bool = typer.Option(False, "--keep-partial", help="Keep an interrupted answer, marked incomplete."),
     logprobs: int = typer.Option(None, "--logprobs", metavar="K",
                                  help="Keep token logprobs with K top alternatives (0-20)."),
+    route: str = typer.Option(None, "--route", help="Instead of HEADISH: thread:N, session:S, persona:P or smart:TEXT."),
+    max_steps: int = typer.Option(None, "--max-steps", help="Tool loop: at most this many model steps."),
+    persona: str = typer.Option(None, "--persona", help="Generate as this persona."),
     as_json: bool = JSON,
 ) -> None:
-    """N alternatives per model at HEADISH as sibling nodes; a session moves to the first."""
+    """N alternatives per model at HEADISH as sibling nodes; a session moves to the first.
+    With tools, a persona or --max-steps: the agent's tool loop (see `loomdb pending`)."""
+    from .agents import agent_turn, route_to
+
     lm = loom(ctx)
+    config = providers_config(ctx)
+    headish = route_to(lm, headish, route)
+    if agent_turn(lm, headish, model, n, max_tokens, max_steps, persona, config, as_json):
+        return
     extra: dict[str, Any] = {}
     if logprobs is not None:
         if not 0 <= logprobs <= 20:
@@ -81,7 +91,7 @@ def generate(
         extra["options"] = {"logprobs": True, "top_logprobs": logprobs}
     result = lm.generate(
         headish, models=model, n=n, max_tokens=max_tokens,
-        stream=_printer(stream and not as_json), config=providers_config(ctx),
+        stream=_printer(stream and not as_json), config=config,
         environ=os.environ, keep_partial=keep_partial, **extra,
     )
     if stream and not as_json:

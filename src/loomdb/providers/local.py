@@ -11,7 +11,9 @@ and base-model use go through `create_completion` on `completion_prompt`. The mo
 reads text only, so the chat messages are text renderings of the blocks: media as
 surrogates (see blocks.py), tool calls as `[tool call NAME {json}]`, tool results as
 `[tool result ID: text]`, thinking left out. A spec whose `model` ends in `.gguf` runs
-that file instead of SmolLM2.
+that file instead of SmolLM2. Tools offered in the options are described in a system
+message and the answer is held to a JSON-schema grammar, then read back as a
+`tool_use` or text block (see local_tools.py).
 
 Alternative `i` is sampled with seed `base + i`, where `base` is `options["seed"]` or a
 fresh random number, so alternatives differ and each one can be replayed from its
@@ -51,6 +53,7 @@ from .base import (
 )
 from .blocks import pick, surrogate
 from .config import LOCAL_CONTEXT, ModelSpec
+from .local_tools import read_tool_reply, tool_prompt, tool_response_format
 from .replies import OpenAIStream, parse_openai_chat, parse_openai_completion
 from .requests import completion_prompt
 
@@ -161,6 +164,9 @@ def local_request(
         body["messages"] = [
             {"role": m["role"], "content": _render(m["content"])} for m in ctx["messages"]
         ]
+        if (tools_format := tool_response_format(options)) is not None:
+            body["messages"].insert(0, {"role": "system", "content": tool_prompt(options)})
+            body["response_format"] = tools_format
     body.update(pick(options, LOCAL_OPTIONS))
     if options.get("logprobs") or options.get("top_logprobs") is not None:
         top = int(options.get("top_logprobs") or 0)
@@ -228,7 +234,11 @@ class LocalClient:
             except (ValueError, RuntimeError) as exc:
                 raise provider_error(self.spec.name, f"llama.cpp failed: {exc}") from exc
             parse = parse_openai_chat if chat else parse_openai_completion
-            return completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+            done = completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+            if "response_format" in body:
+                done.content, reason = read_tool_reply(done.content)
+                done.stop_reason = reason or done.stop_reason
+            return done
 
     def _stream(
         self,
