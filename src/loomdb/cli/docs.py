@@ -23,7 +23,10 @@ FILE = typer.Option(None, "--file", help="Read the content from a file.")
 def _content(ctx: typer.Context, text: str | None, file: Path | None) -> Any:
     if (text is None) == (file is None):
         raise InvalidInput("content", "give exactly one of --text, --file")
-    return text if text is not None else loom(ctx).file_content(file)
+    if text is not None:
+        return text
+    assert file is not None
+    return loom(ctx).file_content(file)
 
 
 @doc_app.command("new")

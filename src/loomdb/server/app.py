@@ -9,11 +9,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from ..loom import Loom
+from ..api import Loom
+from ..errors import Unauthorized
+from ..gateway.app import gateway_router
 from . import errors
 from .routes import buffer, generate, meta, nodes, refs, trees
 from .state import ServerState
@@ -44,6 +46,8 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router):
         app.include_router(router)
+    app.include_router(gateway_router(loom, config=config, environ=environ),
+                       dependencies=[Depends(_gateway_allowed)])
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -51,6 +55,16 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
     return app
+
+
+def _gateway_allowed(request: Request) -> None:
+    """The OpenAI-compatible gateway (`/v1`) records into whichever tree a request's
+    messages match, across owners, so it serves single-user stores only (loopback, as the
+    rest of the API then is); a store with users refuses it rather than mix them."""
+    state: ServerState = request.app.state.loomdb
+    if state.has_users():
+        raise Unauthorized("the /v1 gateway serves stores without users only")
+    state.access_for(None, request.client.host if request.client else None)
 
 
 def _version() -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import Request
 
-from ..loom import Loom
+from ..api import Loom
 from ..users import Access, Everyone, Owner, authenticate, has_users
 from .errors import Unauthorized
 

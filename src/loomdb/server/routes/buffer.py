@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 
 from ... import buffer as B
 from ...errors import InvalidInput
-from ...loom import Loom
+from ...api import Loom
 from ...users import Access
 from ..schemas import ERRORS, BufferIn, BufferOut
 from ..state import access, state_of

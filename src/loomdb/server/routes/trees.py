@@ -64,8 +64,6 @@ def export_tree(request: Request, tree: str,
 def import_upload(request: Request, file: UploadFile = File(...),
                   format: str = Query("auto"), who: Access = Depends(access)) -> dict[str, Any]:
     """Every conversation of an uploaded export, one tree each (the caller's)."""
-    from ...interop.writer import import_file
-
     name = os.path.basename(file.filename or "upload.json")
     suffix = m.group(0) if (m := _SUFFIX.search(name)) else ".json"
     fd, tmp = tempfile.mkstemp(prefix="loomdb-import-", suffix=suffix)
@@ -76,7 +74,7 @@ def import_upload(request: Request, file: UploadFile = File(...),
         with state_of(request).using() as lm:
             if who.user is not None:
                 refuse_foreign(who, trees_in_file(tmp, format))
-            report = import_file(lm, tmp, format)
+            report = lm.import_file(tmp, format)
             summary = report.to_json()
             with who.atomic():
                 who.claim(report.trees)
@@ -91,7 +89,8 @@ def trees_in_file(path: str, format: str) -> set[str]:
     from the source, so the same export imported by two users names the same trees."""
     from ...interop.detect import FORMATS
     from ...interop.model import ParseError
-    from ...interop.writer import NATIVE, open_export, tree_id_for
+    from ...interop.importer import NATIVE, open_export
+    from ...interop.writer import tree_id_for
 
     fmt, inp = open_export(path, format)
     if fmt == NATIVE:
