@@ -24,6 +24,7 @@ from .errors import (
     NotCompacted,
     NotFound,
     ProviderError,
+    ReadOnlyStore,
     RefConflict,
     StoreBusy,
     TooLarge,
@@ -43,7 +44,7 @@ def open(db: str | None = None, **options: object) -> Loom:  # noqa: A001 - mirr
 __all__ = [
     "AmbiguousName", "CycleError", "Edge", "IntegrityError", "InvalidInput", "Loom",
     "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted", "NotFound", "Position",
-    "ProviderError", "Ref", "RefConflict", "RefMove", "StoreBusy", "TooLarge", "Tree",
+    "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "StoreBusy", "TooLarge", "Tree",
     "content_id", "open", "text",
     "validate_blocks",
 ]

@@ -280,7 +280,12 @@ class Loom(RefOps, OverlayOps):
                       kind=kind, created_at=created_at, provenance=provenance, origin=origin,
                       node_id=node_id, tokens=tokens)
         # `fail` compares against the head as the caller saw it before this call
-        seen = at if isinstance(at, Position) or policy == "retry" else self.resolve(at)
+        # (from the primary: a standby may not have replayed the head yet)
+        if isinstance(at, Position) or policy == "retry":
+            seen: str | Position = at
+        else:
+            with self.backend.on_primary():
+                seen = self.resolve(at)
         for attempt in range(_CAS_RETRIES):
             try:
                 return self._append(seen, also, expect, policy, blocks, fields)

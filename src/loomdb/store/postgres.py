@@ -30,12 +30,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
-from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict, StoreBusy
+from ..errors import InvalidInput, LoomError, MissingExtra, ReadOnlyStore, RefConflict, StoreBusy
 from ..model import Anchor, Edge, Node, Ref, RefMove, now
 from . import migrations
 from .base import Backend, ThreadState
@@ -45,6 +46,8 @@ from .nodes import DEPTH, HAS_SELECTIONS, HAS_SOURCES, ChainRow, PathRow
 from .overlay import MetaSQL
 from .provenance import ProvenanceSQL
 from .refs import RefSQL, refs_from_rows
+from .replicas import CONNECT_TIMEOUT, ReplicaOptions, Router, parse_options
+from .replicas import OPTIONS as REPLICA_OPTIONS
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
 from .trees import TREE_COLUMNS, TreeSQL
 
@@ -54,6 +57,8 @@ try:
     from psycopg import errors as pg_errors
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
+
+T = TypeVar("T")
 
 #: key of the advisory lock that serializes concurrent migrations of one database
 _MIGRATION_LOCK = 0x6C6F6F6D  # "loom"
@@ -140,10 +145,16 @@ def _qmark(sql: str) -> str:
 
 
 class _Thread(ThreadState):
-    """One thread's open transaction: the pooled connection it holds, and its block."""
+    """One thread's open transaction: the pooled connection it holds, and its block;
+    and whether its reads are pinned to the primary (`on_primary`)."""
 
     conn: Any = None
     tx: Any = None
+    pinned: int = 0
+
+
+def _read_only(exc: BaseException) -> bool:
+    return psycopg is not None and isinstance(exc, pg_errors.ReadOnlySqlTransaction)
 
 
 class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, BlobMetaSQL,
@@ -154,7 +165,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     def __init__(self, url: str, *, conninfo: str | None = None,
                  prepare_threshold: int | None = 1, pool_size: int = 8,
-                 timeout: float = 60.0) -> None:
+                 timeout: float = 60.0, replicas: ReplicaOptions | None = None) -> None:
         if psycopg is None:
             raise MissingExtra("the PostgreSQL backend", "postgres")
         self.url = url
@@ -171,6 +182,22 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             conninfo or url, kwargs=options, min_size=1, max_size=max(1, pool_size),
             timeout=timeout, num_workers=1, open=True, name=f"loomdb-{id(self):x}",
         )
+        self._router = self._make_router(conninfo or url, options, replicas, pool_size)
+
+    @staticmethod
+    def _make_router(conninfo: str, options: dict[str, Any], replicas: ReplicaOptions | None,
+                     pool_size: int) -> Router:
+        """The read router: standbys share the primary's database, user and options."""
+        from psycopg.conninfo import make_conninfo
+
+        def connect(host: str, port: int) -> Any:
+            return psycopg.connect(make_conninfo(conninfo, host=host, port=port,
+                                                 connect_timeout=CONNECT_TIMEOUT), **options)
+
+        # a standby that fails, drops the connection or cancels a read on a replay
+        # conflict (SQLSTATE 40001) is skipped; any other error is the caller's
+        skippable = (psycopg.OperationalError, pg_errors.SerializationFailure)
+        return Router(replicas or ReplicaOptions(), connect, pool_size, skippable)
 
     # -- plumbing --------------------------------------------------------------------
     def _borrow(self) -> Any:
@@ -181,35 +208,71 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             raise StoreBusy("postgresql", f"no free connection within {self.timeout:g} s"
                             ) from exc
 
-    def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        conn = self._local.conn
-        if conn is not None:
-            return conn.execute(sql, args)
+    def _on_primary(self, work: Callable[[Any], T]) -> T:
+        """`work(conn)` on a pooled connection to the primary, outside any transaction."""
         conn = self._borrow()
         try:
-            return conn.execute(sql, args)
+            return work(conn)
         finally:
             self._pool.putconn(conn)
+
+    def _read(self, work: Callable[[Any], T]) -> T:
+        """The read seam: inside the thread's transaction on its connection; otherwise
+        where the router says (a standby that has this store's writes, or the primary)."""
+        conn = self._local.conn
+        if conn is not None:
+            return work(conn)
+        if self._router.active and not self._local.pinned:
+            return self._router.read(work, self._on_primary)
+        return self._on_primary(work)
+
+    def _write(self, work: Callable[[Any], T]) -> T:
+        """The write seam outside a transaction (one autocommitted statement): always
+        the primary; its WAL position is recorded for read-your-writes."""
+        conn = self._local.conn
+        if conn is not None:
+            return work(conn)
+
+        def run(conn: Any) -> T:
+            try:
+                out = work(conn)
+            except pg_errors.ReadOnlySqlTransaction as exc:
+                raise ReadOnlyStore("postgresql", str(exc).strip()) from exc
+            self._note_commit(conn)
+            return out
+
+        return self._on_primary(run)
+
+    def _note_commit(self, conn: Any) -> None:
+        """After a commit on `conn`: record its WAL position when standbys serve reads."""
+        if self._router.active:
+            self._router.note_write(
+                conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0])
+
+    @contextmanager
+    def on_primary(self) -> Iterator[None]:
+        """Reads of the calling thread inside the block go to the primary (a session's
+        head read for an append must not come from a standby)."""
+        self._local.pinned += 1
+        try:
+            yield
+        finally:
+            self._local.pinned -= 1
+
+    @property
+    def served(self) -> dict[str, int]:
+        """Reads outside transactions served per server ("primary" or HOST:PORT)."""
+        return dict(self._router.served)
+
+    def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        return self._write(lambda conn: conn.execute(sql, args))
 
     def _all(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        conn = self._local.conn
-        if conn is not None:
-            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
-        conn = self._borrow()
-        try:
-            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
-        finally:
-            self._pool.putconn(conn)
+        return self._read(lambda conn: conn.execute(sql, args).fetchall())
 
     def _one(self, sql: str, args: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
-        conn = self._local.conn
-        if conn is not None:
-            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
-        conn = self._borrow()
-        try:
-            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
-        finally:
-            self._pool.putconn(conn)
+        row: tuple[Any, ...] | None = self._read(lambda conn: conn.execute(sql, args).fetchone())
+        return row
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         conn = self._local.conn
@@ -240,14 +303,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests tamper with rows, tools read plans). `?` placeholders are
         accepted as in the SQLite backend; without args the SQL is sent as written."""
-        conn = self._local.conn
-        if conn is None:
-            conn = self._borrow()
-            try:
-                return self._execute_on(conn, sql, args)
-            finally:
-                self._pool.putconn(conn)
-        return self._execute_on(conn, sql, args)
+        return self._write(lambda conn: self._execute_on(conn, sql, args))
 
     @staticmethod
     def _execute_on(conn: Any, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -263,7 +319,8 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
-        """Close the pool and its connections."""
+        """Close the pools and their connections."""
+        self._router.close()
         self._pool.close()
 
     # psycopg's transaction block on a pooled connection, entered and left by hand
@@ -289,8 +346,11 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         conn, tx = self._end()
         try:
             tx.__exit__(None, None, None)
+            self._note_commit(conn)
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             raise TransientConflict(type(exc).__name__) from exc
+        except pg_errors.ReadOnlySqlTransaction as exc:
+            raise ReadOnlyStore("postgresql", str(exc).strip()) from exc
         finally:
             self._pool.putconn(conn)
 
@@ -302,6 +362,8 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             self._pool.putconn(conn)
         if isinstance(exc, (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)):
             return TransientConflict(type(exc).__name__)
+        if _read_only(exc):
+            return ReadOnlyStore("postgresql", str(exc).strip())
         return None
 
     def migrate(self) -> list[str]:
@@ -639,17 +701,24 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def split_url(url: str) -> tuple[str, str | None]:
-    """(connection URL without `blobs=`, the blob location it named or None). The other
-    parameters are passed to libpq byte for byte (libpq does not read `+` as a space)."""
+    """(connection URL without loomdb's own options, the blob location it named or
+    None). The other parameters are passed to libpq byte for byte (libpq does not read
+    `+` as a space)."""
+    conninfo, ours = split_options(url)
+    return conninfo, ours.get("blobs")
+
+
+def split_options(url: str) -> tuple[str, dict[str, str]]:
+    """(connection URL for libpq, loomdb's options: `blobs` and the replica settings)."""
     parts = urlsplit(url)
-    kept, blobs = [], None
+    kept, ours = [], {}
     for item in parts.query.split("&") if parts.query else []:
         key, _, value = item.partition("=")
-        if unquote(key) == "blobs":
-            blobs = unquote(value)
+        if unquote(key) in ("blobs", *REPLICA_OPTIONS):
+            ours[unquote(key)] = unquote(value)
         else:
             kept.append(item)
-    return urlunsplit(parts._replace(query="&".join(kept))), blobs
+    return urlunsplit(parts._replace(query="&".join(kept))), ours
 
 
 def blob_store(location: str) -> Any:
@@ -669,9 +738,10 @@ def open_postgres(url: str) -> tuple[PostgresBackend, Any]:
 
     Blobs go to the URL's `blobs=` (stripped before connecting), else $LOOMDB_BLOBS,
     else the local folder ./.loomdb-blobs."""
-    conninfo, blobs = split_url(url)
+    conninfo, ours = split_options(url)
     if conninfo.startswith("postgres://"):
         conninfo = "postgresql://" + conninfo[len("postgres://"):]
-    location = blobs or os.environ.get("LOOMDB_BLOBS") or DEFAULT_BLOBS
+    replicas = parse_options(ours)
+    location = ours.get("blobs") or os.environ.get("LOOMDB_BLOBS") or DEFAULT_BLOBS
     store = blob_store(location)
-    return PostgresBackend(url, conninfo=conninfo), store
+    return PostgresBackend(url, conninfo=conninfo, replicas=replicas), store
