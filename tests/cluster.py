@@ -177,7 +177,17 @@ class Cluster:
         self._ctl(server, "promote")
 
     def start_server(self, server: Server) -> None:
-        self._ctl(server, "start")
+        """Start a stopped or killed server; after a SIGKILL its old backends may hold
+        the shared memory a little longer, so the start is retried for a while."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self._ctl(server, "start")
+                return
+            except subprocess.CalledProcessError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def stop(self) -> None:
         """Stop every server still running (immediate) and remove the folder."""
