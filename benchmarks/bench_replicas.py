@@ -24,12 +24,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import psycopg  # noqa: E402
-from cluster import Cluster  # noqa: E402
 from common import TEXT  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 import loomdb  # noqa: E402
+from cluster import Cluster  # noqa: E402
 
 
 def _reader(url: str, head: str, seconds: float, out: Any) -> None:
@@ -89,7 +89,7 @@ def _run(cluster: Cluster, db: str, standbys: int, head: str, args: argparse.Nam
     reads = sorted(x for kind, got, _ in results if kind == "read" for x in got)
     writes = sum(got for kind, got, _ in results if kind == "write")
     served: dict[str, int] = {}
-    for kind, _, where in results:
+    for _kind, _, where in results:
         for name, n in where.items():
             served[name] = served.get(name, 0) + n
     on_standbys = sum(n for name, n in served.items() if name != "primary")
