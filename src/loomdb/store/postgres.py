@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from ..blobs import BlobStore
 from ..errors import InvalidInput, LoomError, MissingExtra, ReadOnlyStore, RefConflict, StoreBusy
 from ..model import Anchor, Edge, Node, Ref, RefMove, now
-from . import migrations
+from . import migrations, partitions
 from .base import Backend, ThreadState
 from .blobmeta import BlobMetaSQL
 from .drafts import DraftsPostgres
@@ -88,7 +88,7 @@ _WALK = (
     f" FROM nodes n WHERE n.id = %s{{pin}}"
     f" UNION ALL"
     f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
-    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id)"
+    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}})"
     f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
     f" FROM w WHERE body IS NOT NULL"
 )
@@ -102,8 +102,16 @@ _LEAVES = (
     " (SELECT 1 FROM nodes c WHERE c.parent_slot = n.slot_id AND c.tree_id = n.tree_id)"
     " ORDER BY n.created_at, n.id"
 )
+#: pinned to the node's tree, in a store split by tree (partitions.py): one partition
+_PIN = " AND n.tree_id = %s"
+_WALK_PINNED = _WALK.format(pin=_PIN, rpin=_PIN)
+_CHILDREN_PINNED = (
+    "SELECT id FROM nodes WHERE parent_slot = %s AND tree_id = %s AND edited_from IS NULL"
+    " ORDER BY created_at, id"
+)
 #: the hot reads by name, for `explain` (tests and tools check their plans)
-HOT_QUERIES = {"walk": _WALK.format(pin=""), "children": _CHILDREN, "leaves": _LEAVES}
+HOT_QUERIES = {"walk": _WALK.format(pin="", rpin=""), "children": _CHILDREN, "leaves": _LEAVES,
+               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED}
 
 _TREE_SELECT = (
     TREE_COLUMNS + " s.count, s.last FROM trees t"
@@ -165,7 +173,8 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     def __init__(self, url: str, *, conninfo: str | None = None,
                  prepare_threshold: int | None = 1, pool_size: int = 8,
-                 timeout: float = 60.0, replicas: ReplicaOptions | None = None) -> None:
+                 timeout: float = 60.0, replicas: ReplicaOptions | None = None,
+                 partitions: int = 0) -> None:
         if psycopg is None:
             raise MissingExtra("the PostgreSQL backend", "postgres")
         self.url = url
@@ -178,6 +187,8 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             found = first.execute(
                 "SELECT count(*) FROM pg_extension WHERE extname = 'citus'").fetchone()
         self._citus = bool(found and found[0])
+        #: partitions asked for by the URL, and how many `nodes` has (set by migrate)
+        self._partitions, self.split = partitions, 0
         self._pool = psycopg_pool.ConnectionPool(
             conninfo or url, kwargs=options, min_size=1, max_size=max(1, pool_size),
             timeout=timeout, num_workers=1, open=True, name=f"loomdb-{id(self):x}",
@@ -367,6 +378,29 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         return None
 
     def migrate(self) -> list[str]:
+        applied = self._migrate()
+        self._split()
+        return applied
+
+    def _split(self) -> None:
+        """Split a new store by tree when the URL asks (partitions.py); learn whether
+        the store is split either way, so hot reads pin themselves to one tree."""
+        count = self._one(partitions.COUNT_SQL)
+        self.split = int(count[0]) if count else 0
+        if not self._partitions or self.split:
+            return
+        with self.transaction():
+            self._run("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            if self._one(partitions.COUNT_SQL)[0]:  # type: ignore[index]
+                self.split = int(self._one(partitions.COUNT_SQL)[0])  # type: ignore[index]
+                return
+            if self._one("SELECT EXISTS (SELECT 1 FROM nodes)")[0]:  # type: ignore[index]
+                raise InvalidInput("partitions", "only a new, empty store can be split by "
+                                   "tree; copy into one: loomdb migrate --to URL --partitions N")
+            self._local.conn.execute(partitions.split_sql(self._partitions), prepare=False)
+        self.split = self._partitions
+
+    def _migrate(self) -> list[str]:
         scripts = migrations.scripts("postgres")
         if {name for name, _ in scripts} <= set(self.applied_migrations()):
             return []
@@ -475,13 +509,16 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         return None if row is None else row[0]
 
     def walk(self, node_id: str) -> list[PathRow]:
-        if not self._citus:
-            rows = self._all(_WALK.format(pin=""), (node_id,))
+        if not (self._citus or self.split):
+            rows = self._all(_WALK.format(pin="", rpin=""), (node_id,))
         else:
             tree = self._tree_of(node_id)
             if tree is None:
                 return []
-            rows = self._all(_WALK.format(pin=" AND n.tree_id = %s"), (node_id, tree))
+            if self.split:  # every step in the tree's partition
+                rows = self._all(_WALK_PINNED, (node_id, tree, tree))
+            else:
+                rows = self._all(_WALK.format(pin=_PIN, rpin=""), (node_id, tree))
         if not all(a[DEPTH] > b[DEPTH] for a, b in zip(rows, rows[1:], strict=False)):
             rows.sort(key=lambda r: -r[DEPTH])  # depth strictly decreases from the head
         return rows
@@ -521,6 +558,10 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         return out
 
     def children(self, slot: str) -> list[str]:
+        if self.split:
+            tree = self._tree_of(slot)
+            rows = self._all(_CHILDREN_PINNED, (slot, tree)) if tree else []
+            return [r[0] for r in rows]
         rows = self._all(_CHILDREN, (slot,))
         return [r[0] for r in rows]
 
@@ -588,7 +629,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     def subtree(self, slot: str) -> list[str]:
         pin, args = "", [slot]
-        if self._citus:  # a recursive query must stay inside one shard: pin every scan
+        if self._citus or self.split:  # stay inside one shard or partition: pin every scan
             tree = self._tree_of(slot)
             if tree is None:
                 return []
@@ -714,7 +755,7 @@ def split_options(url: str) -> tuple[str, dict[str, str]]:
     kept, ours = [], {}
     for item in parts.query.split("&") if parts.query else []:
         key, _, value = item.partition("=")
-        if unquote(key) in ("blobs", *REPLICA_OPTIONS):
+        if unquote(key) in ("blobs", "partitions", *REPLICA_OPTIONS):
             ours[unquote(key)] = unquote(value)
         else:
             kept.append(item)
@@ -742,6 +783,7 @@ def open_postgres(url: str) -> tuple[PostgresBackend, Any]:
     if conninfo.startswith("postgres://"):
         conninfo = "postgresql://" + conninfo[len("postgres://"):]
     replicas = parse_options(ours)
+    split = partitions.parse(ours.get("partitions"))
     location = ours.get("blobs") or os.environ.get("LOOMDB_BLOBS") or DEFAULT_BLOBS
     store = blob_store(location)
-    return PostgresBackend(url, conninfo=conninfo, replicas=replicas), store
+    return PostgresBackend(url, conninfo=conninfo, replicas=replicas, partitions=split), store
