@@ -32,6 +32,15 @@ def parse(raw: str | None) -> int:
     return int(raw)
 
 
+def with_partitions(url: str, count: int) -> str:
+    """`url` asking for `count` partitions (`loomdb migrate --partitions N`); 0 leaves it."""
+    if not count:
+        return url
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput("--partitions", "partitioning is for a PostgreSQL target")
+    return f"{url}{'&' if '?' in url else '?'}partitions={count}"
+
+
 def split_sql(count: int) -> str:
     """The script that recreates each empty per-tree table as `count` hash partitions
     of tree_id, with the same columns, defaults, checks, keys and indexes."""
