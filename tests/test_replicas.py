@@ -193,6 +193,7 @@ def _check_after_failover(url: str, acked: dict[str, list[str]]) -> dict[str, in
     return lost
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("synchronous", [True, False], ids=["remote_apply", "async"])
 def test_failover_keeps_every_acknowledged_write_with_a_synchronous_standby(
         synchronous: bool, tmp_path: Path) -> None:

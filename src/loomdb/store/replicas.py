@@ -30,7 +30,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -127,7 +127,8 @@ class StandbyPool:
 
 @dataclass
 class Standby:
-    """One standby and what its last probe said."""
+    """One standby and what its last probe said. Threads update it without a lock: a
+    stale write can only make `replayed` older, which is the safe direction."""
 
     name: str
     pool: StandbyPool
@@ -135,7 +136,6 @@ class Standby:
     lag_ms: float = 0.0
     checked: float = 0.0
     down_until: float = 0.0
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Router:
