@@ -21,6 +21,7 @@ import loomdb
 from cluster import Cluster, Server
 from loomdb import InvalidInput, Loom, ReadOnlyStore
 from loomdb.store.replicas import lsn, parse_options
+from test_bad_input import run_cli
 
 pytestmark = [pytest.mark.postgres, pytest.mark.replicas]
 
@@ -141,6 +142,8 @@ def test_a_write_sent_to_a_standby_is_one_typed_error_and_writes_nothing(
             loom.new_tree("another")
         assert time.monotonic() - started < 10  # refused at once, never a hang
         assert loom.path("s") == [root.id]
+    code, _, err = run_cli(stale, "add", "s", "--role", "user", "--text", "lost")
+    assert code == 2 and "read-only" in err and "Traceback" not in err
     with _open(cluster, database, tmp_path) as loom:
         assert loom.path("s") == [root.id] and len(loom.trees()) == 1
 
