@@ -173,6 +173,19 @@ class Cluster:
                 return
             time.sleep(0.05)
 
+    @staticmethod
+    def wait_accepting(server: Server, timeout: float = 60.0) -> None:
+        """Until the server accepts connections (after a crash restart, say)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                psycopg.connect(server.dsn(), connect_timeout=2).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
     def promote(self, server: Server) -> None:
         self._ctl(server, "promote")
 

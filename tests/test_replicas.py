@@ -8,7 +8,9 @@ lost is measured: only the newest acknowledged appends of a session, never a gap
 
 from __future__ import annotations
 
+import os
 import secrets
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -149,9 +151,10 @@ def test_a_write_sent_to_a_standby_is_one_typed_error_and_writes_nothing(
 
 
 def _write_until_killed(cluster: Cluster, url: str, sessions: int,
-                        ) -> tuple[dict[str, list[str]], str]:
-    """Writers append to their own sessions while the primary is SIGKILLed; returns
-    each session's acknowledged node ids (in order) and the tree id."""
+                        ) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Writers append to their own sessions; the standby stops receiving, then the
+    primary is SIGKILLed. Returns each session's acknowledged node ids (in order) and
+    how many each had half a second into the standby's stall."""
     with loomdb.open(url) as loom:
         tree, root = loom.new_tree("failover")
         for s in range(sessions):
@@ -172,11 +175,26 @@ def _write_until_killed(cluster: Cluster, url: str, sessions: int,
     for t in threads:
         t.start()
     go.set()
-    time.sleep(1.0)
-    cluster.kill(cluster.primary)
+    time.sleep(0.7)
+    # the standby stops receiving WAL (its receiver frozen) while the writers go on:
+    # asynchronous commits are acknowledged without it, synchronous ones wait for it
+    standby = cluster.standbys[0]
+    with psycopg.connect(standby.dsn(), autocommit=True) as conn:
+        receiver = conn.execute("SELECT pid FROM pg_stat_wal_receiver").fetchone()[0]  # type: ignore[index]
+    os.kill(receiver, signal.SIGSTOP)
+    try:
+        time.sleep(0.5)
+        stalled = {name: len(ids) for name, ids in acked.items()}
+        time.sleep(0.5)
+        cluster.kill(cluster.primary)
+    finally:
+        # killed, not resumed: WAL the primary had written into the socket is dropped
+        # with it, as it would be on a network that failed with the primary
+        os.kill(receiver, signal.SIGKILL)
+    cluster.wait_accepting(standby)
     for t in threads:
         t.join(30)
-    return acked, tree.id
+    return acked, stalled
 
 
 def _check_after_failover(url: str, acked: dict[str, list[str]]) -> dict[str, int]:
@@ -206,13 +224,16 @@ def test_failover_keeps_every_acknowledged_write_with_a_synchronous_standby(
             conn.execute("CREATE DATABASE failover")
         own.wait_replayed()
         blobs = f"blobs=file://{tmp_path / 'b'}"
-        acked, _ = _write_until_killed(own, f"{own.url('failover')}&{blobs}", sessions=2)
+        acked, stalled = _write_until_killed(own, f"{own.url('failover')}&{blobs}", sessions=2)
         new_primary = own.standbys[0]
         own.promote(new_primary)
         lost = _check_after_failover(f"{new_primary.dsn('failover')}?{blobs}", acked)
         assert all(len(ids) > 5 for ids in acked.values()), acked  # writes were going on
         if synchronous:
             assert lost == {name: 0 for name in acked}, lost
+        else:  # acknowledged while the standby received nothing: those are lost
+            assert all(lost[n] >= len(acked[n]) - stalled[n] > 0 for n in acked), (
+                lost, stalled, {n: len(ids) for n, ids in acked.items()})
         # asynchronous: whatever was lost was the newest appends of a session (checked
         # above); how many is measured, not bounded (docs/postgres.md)
         print(f"failover ({'remote_apply' if synchronous else 'async'}): acknowledged "
