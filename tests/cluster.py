@@ -97,7 +97,7 @@ class Cluster:
                 f"port = {primary.port}", "listen_addresses = '127.0.0.1'",
                 f"unix_socket_directories = '{root}'", "wal_level = replica",
                 "max_wal_senders = 10", "hot_standby = on", "shared_buffers = 32MB",
-                "max_connections = 60", "hot_standby_feedback = on",
+                "max_connections = 60", "hot_standby_feedback = on", "jit = off",
                 "wal_receiver_status_interval = 1s", "fsync = off", "full_page_writes = off",
             ]
             if synchronous:
