@@ -110,7 +110,11 @@ class Loom(RefOps, OverlayOps):
         from .store import open_store
 
         backend, blobs = open_store(db)
-        backend.migrate()
+        try:
+            backend.migrate()
+        except BaseException:
+            backend.close()  # a refused open leaves no connection behind
+            raise
         return cls(backend, blobs, **options)
 
     def close(self) -> None:
