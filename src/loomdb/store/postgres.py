@@ -23,6 +23,12 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
   id lists are bound as one array parameter, so every query text is constant.
 * Blobs live at the URL's `blobs=` (any fsspec URL), else $LOOMDB_BLOBS, else
   ./.loomdb-blobs (see `open_postgres`).
+* Every statement goes through one of two seams: `_read` (outside a transaction: the
+  router of replicas.py may send it to a hot standby that has this store's writes)
+  and `_write` or the transaction's connection (the primary). A server that refuses a
+  write as read-only raises `ReadOnlyStore`.
+* A store split by tree (`partitions=N`, partitions.py) pins walk, children and
+  subtree to the node's tree, so each prunes to one partition.
 """
 
 from __future__ import annotations
