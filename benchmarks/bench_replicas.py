@@ -125,7 +125,7 @@ def main() -> None:
                 loom.fork(wroot.id, f"writer{i}")
             # planner statistics, as autovacuum would have them on a store in use (a
             # fresh table without them walks by hash joins over the whole table)
-            loom.backend.execute("ANALYZE")  # type: ignore[attr-defined]
+            loom.backend.execute("ANALYZE")
         cluster.wait_replayed()
         table = Table(title=f"{args.readers} readers (context at depth {args.depth}) + 2 "
                             f"writers, {args.seconds:g} s each")

@@ -9,9 +9,11 @@ is a store URL naming its standbys as replicas.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -24,6 +26,7 @@ from pathlib import Path
 import psycopg
 
 
+@functools.cache
 def _bindir() -> Path:
     """The folder of the installed server binaries (pg_config's, else the newest)."""
     found = shutil.which("pg_config")
@@ -32,9 +35,11 @@ def _bindir() -> Path:
         folder = Path(out.stdout.strip())
         if (folder / "initdb").exists():
             return folder
-    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
-        if Path(folder, "initdb").exists():
-            return Path(folder)
+    # Debian's layout, one folder per major version: the newest first
+    for candidate in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True,
+                            key=lambda p: [int(x) for x in re.findall(r"\d+", p)]):
+        if Path(candidate, "initdb").exists():
+            return Path(candidate)
     found = shutil.which("initdb")
     if found:
         return Path(found).parent
