@@ -4,9 +4,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test lint bench pg-up clean
+PORT ?= 8000
 
-install: $(STAMP)
+.PHONY: install run test lint bench pg-up chromium clean
+
+install: $(STAMP) chromium
+
+# the browser tests drive Debian's Chromium (never a downloaded browser build)
+chromium:
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +23,8 @@ $(STAMP): pyproject.toml
 
 run: install
 	$(PY) -m loomdb.demo --db .loomdb-demo
+	@echo "loomdb: open http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server)"
+	$(PY) -m loomdb --db .loomdb-demo serve --port $(PORT)
 
 pg-up:
 	@pg_isready -q -h 127.0.0.1 -p 5432 || \
@@ -30,6 +38,7 @@ test: install pg-up
 lint: install
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m mypy src
+	$(VENV)/bin/lint-imports
 
 bench: install pg-up
 	$(PY) benchmarks/bench_core.py
@@ -39,6 +48,7 @@ bench: install pg-up
 	$(PY) benchmarks/bench_import.py
 	$(PY) benchmarks/bench_postgres.py
 	$(PY) benchmarks/bench_tokens.py
+	$(PY) benchmarks/bench_http.py
 
 clean:
 	rm -rf $(VENV) .loomdb .loomdb-demo .pytest_cache .hypothesis

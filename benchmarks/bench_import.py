@@ -122,7 +122,7 @@ def child(job: str, file: str, store: str | None) -> None:
         print(json.dumps({"wall": wall, "cpu": cpu, "nodes": nodes, "rss_mb": _peak_mb()}))
         return
     import loomdb
-    from loomdb.interop.writer import import_file
+    from loomdb.interop.importer import import_file
 
     with loomdb.open(store) as loom:
         start, cpu = time.perf_counter(), time.process_time()

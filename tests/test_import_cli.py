@@ -17,7 +17,7 @@ from interop_fixtures import cg_branched, sample, write_json  # noqa: E402
 import loomdb.cli.interop  # noqa: E402,F401  (registers the commands until cli/__init__ does)
 from loomdb.cli import main  # noqa: E402
 
-SUMMARY_KEYS = {"trees", "nodes", "blobs", "skipped", "errors"}
+SUMMARY_KEYS = {"trees", "nodes", "blobs", "skipped", "errors", "warnings"}
 
 
 def run_cli(db: str, *args: str) -> tuple[int, str, str]:
@@ -53,7 +53,7 @@ class TestImportCommand:
         code, second = run_json(store_url, "import", path)
         assert code == 0
         assert second == {"trees": [], "nodes": 0, "blobs": 0, "skipped": first["nodes"],
-                          "errors": []}
+                          "errors": [], "warnings": []}
         code, out, _ = run_cli(store_url, "verify", "--json")
         assert code == 0 and json.loads(out)["ok"] is True
 

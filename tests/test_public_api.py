@@ -3,8 +3,15 @@ one hierarchy rooted at LoomError."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+
 import loomdb
 from loomdb import errors
+
+#: modules whose public names are the library's contract (each lists them in __all__)
+PUBLIC_MODULES = ["loomdb", "loomdb.api", "loomdb.edge"]
 
 
 def test_all_names_exist_and_are_public() -> None:
@@ -27,3 +34,61 @@ def test_open_gives_a_loom_that_closes(tmp_path) -> None:  # type: ignore[no-unt
         assert isinstance(loom, loomdb.Loom)
         tree, node = loom.new_tree("hi")
         assert loom.tree(tree.id).root == node.id
+
+
+def test_every_public_name_of_the_package_is_listed() -> None:
+    """The other direction: nothing public is left out of `__all__` (submodules aside)."""
+    modules = {name for _, name, _ in pkgutil.iter_modules(loomdb.__path__)}
+    public = {n for n, v in vars(loomdb).items()
+              if not n.startswith("_") and n not in modules and not inspect.ismodule(v)}
+    public -= {"annotations"}
+    assert public == set(loomdb.__all__), public ^ set(loomdb.__all__)
+
+
+def test_public_modules_list_exactly_their_public_names() -> None:
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        listed = set(module.__all__)
+        for name in listed:
+            assert hasattr(module, name), (module_name, name)
+        if module_name == "loomdb":
+            continue
+        defined = {n for n, v in vars(module).items() if not n.startswith("_")
+                   and getattr(v, "__module__", module_name) == module_name
+                   and (inspect.isclass(v) or inspect.isfunction(v))}
+        assert defined <= listed, (module_name, defined - listed)
+
+
+def test_every_error_is_exported() -> None:
+    for name, value in vars(errors).items():
+        if isinstance(value, type) and issubclass(value, errors.LoomError):
+            assert name in loomdb.__all__, name
+
+
+def test_the_front_door_offers_every_service() -> None:
+    """What the CLI can do is a public, documented method of `loomdb.Loom`."""
+    wanted = [
+        "new_tree", "append", "edit", "select", "link", "bookmark", "tag", "exclude", "prune",
+        "path", "children", "siblings", "versions", "leaves", "branch_points", "node", "meta",
+        "tree", "trees", "archive", "rename", "verify", "context", "request", "generate",
+        "chat_session", "chat_turn", "compact", "maybe_compact", "models", "import_file",
+        "export", "export_file", "copy_to", "tree_view", "fork", "view", "set_ref", "ref",
+        "refs", "ref_log", "undo", "delete_ref", "buffer", "edges",
+    ]
+    for name in wanted:
+        member = inspect.getattr_static(loomdb.Loom, name)
+        assert (getattr(member, "__doc__", None) or "").strip(), name
+    for name in ["text", "document", "draft", "set_draft", "append_draft", "commit", "edit",
+                 "alternatives", "switch", "diverge"]:
+        assert (getattr(loomdb.Buffer, name).__doc__ or "").strip(), name
+
+
+def test_open_returns_the_front_door_with_its_buffer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with loomdb.open(str(tmp_path / "s")) as loom:
+        tree, _ = loom.new_tree("once upon a time", mode="buffer", session="doc")
+        assert loom.buffer.text("doc") == "once upon a time"
+        assert loom.buffer.append_draft("doc", ", there was") == ", there was"
+        node = loom.buffer.commit("doc")
+        assert node is not None and loom.buffer.text("doc") == "once upon a time, there was"
+        view = loom.tree_view(tree.id)
+        assert view.to_json()["roots"][0]["children"][0]["id"] == node.id

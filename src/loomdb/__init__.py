@@ -9,10 +9,15 @@ attached), compacted, and turned into the exact context a model needs.
         tree, root = loom.new_tree("Hello", session="main")
         loom.append("main", "Hi! How can I help?", role="assistant")
         print(loom.context("main"))
+
+`loomdb.Loom` (what `open` returns) is the one front door: storage, generation,
+buffers, import and export are all its methods; `loomdb.edge` maps its typed errors
+to exit codes, HTTP statuses and MCP errors.
 """
 
 from __future__ import annotations
 
+from .api import Buffer, Loom, copy_store, load_providers, open
 from .content import content_id, text, validate_blocks
 from .errors import (
     AmbiguousName,
@@ -28,23 +33,20 @@ from .errors import (
     RefConflict,
     StoreBusy,
     TooLarge,
+    Unauthorized,
+    UsageError,
 )
+from .generation import Generated
 from .headish import Position
-from .loom import Loom
 from .model import Edge, Meta, Node, Ref, RefMove, Tree
+from .treeview import TreeView
 
 __version__ = "0.1.0"
 
-
-def open(db: str | None = None, **options: object) -> Loom:  # noqa: A001 - mirrors sqlite3.connect
-    """Open the store at a folder or URL (default: $LOOMDB_URL, $LOOMDB_HOME, ./.loomdb)."""
-    return Loom.open(db, **options)  # type: ignore[arg-type]
-
-
 __all__ = [
-    "AmbiguousName", "CycleError", "Edge", "IntegrityError", "InvalidInput", "Loom",
-    "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted", "NotFound", "Position",
-    "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "StoreBusy", "TooLarge", "Tree",
-    "content_id", "open", "text",
-    "validate_blocks",
+    "AmbiguousName", "Buffer", "CycleError", "Edge", "Generated", "IntegrityError",
+    "InvalidInput", "Loom", "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted",
+    "NotFound", "Position", "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "StoreBusy",
+    "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
+    "load_providers", "open", "text", "validate_blocks",
 ]

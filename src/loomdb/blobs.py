@@ -73,3 +73,8 @@ class BlobStore:
 
     def has(self, bid: str) -> bool:
         return self._path(bid).exists()
+
+    def delete(self, bid: str) -> None:
+        """Remove a blob's bytes (garbage collection only: ids are never reused wrongly,
+        a later put of the same bytes writes them again)."""
+        self._path(bid).unlink(missing_ok=True)

@@ -34,9 +34,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from . import content as C
+from . import generation as G
 from .errors import InvalidInput, MissingExtra
 from .headish import Position, parse
-from .model import Node, Ref, now
+from .model import Node, Ref
 from .store.base import BODY, ID, SLOT
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def _position(loom: Loom, at: At) -> Position:
     if isinstance(at, Position):
         return at
     base, up = parse(at)
-    ref = loom.backend.get_ref(base) if up == 0 else None
+    ref = loom.find_ref(base) if up == 0 else None
     if ref is None:
         return loom.resolve(at)
     selections = dict(ref.selections) if ref.kind != "bookmark" else {}
@@ -224,7 +225,7 @@ def _require_ref(loom: Loom, at: At, pos: Position) -> Ref:
 
 
 def _require_buffer(loom: Loom, tree_id: str) -> None:
-    tree = loom._find_tree(tree_id, stats=False)
+    tree = loom.tree_settings(tree_id)
     if tree.mode != "buffer":
         raise InvalidInput(
             f"tree {tree.id}",
@@ -233,11 +234,11 @@ def _require_buffer(loom: Loom, tree_id: str) -> None:
 
 
 def _read_draft(loom: Loom, ref_name: str) -> str:
-    return loom.backend.get_draft(ref_name) or ""  # type: ignore[attr-defined]
+    return loom.draft(ref_name)
 
 
 def _write_draft(loom: Loom, ref_name: str, text: str) -> None:
-    loom.backend.set_draft(ref_name, text, now())  # type: ignore[attr-defined]
+    loom.write_draft(ref_name, text)
 
 
 def _check_text(loom: Loom, text: Any, where: str) -> str:
@@ -326,8 +327,8 @@ def _authors(loom: Loom, ids: Sequence[str]) -> dict[str, _Who]:
     if missing:
         if len(cache) + len(missing) > _WHO_MAX:
             cache.clear()
-        keep = loom.backend.committed()  # never remember what a rollback could undo
-        for nid, node in loom.backend.get_nodes(missing).items():
+        keep = loom.committed()  # never remember what a rollback could undo
+        for nid, node in loom.nodes_by_id(missing).items():
             out[nid] = _Who(node.author, node.source, node.role, node.edited_from,
                             C.plain_text(node.content))
             if keep:
@@ -396,7 +397,7 @@ def set_draft(loom: Loom, at: At, value: str) -> str:
     ref = _require_ref(loom, at, pos)
     _require_buffer(loom, pos.tree)
     _check_text(loom, value, "draft")
-    with loom.backend.transaction():
+    with loom.transaction():
         loom.ref(ref.name)  # still there
         _write_draft(loom, ref.name, value)
     return value
@@ -408,7 +409,7 @@ def append_draft(loom: Loom, at: At, value: str) -> str:
     ref = _require_ref(loom, at, pos)
     _require_buffer(loom, pos.tree)
     _check_text(loom, value, "draft")
-    with loom.backend.transaction():
+    with loom.transaction():
         loom.ref(ref.name)
         draft = _read_draft(loom, ref.name) + value
         _check_text(loom, draft, "draft")
@@ -422,7 +423,7 @@ def commit_draft(loom: Loom, at: At, *, author: str | None = None) -> Node | Non
     pos = _position(loom, at)
     ref = _require_ref(loom, at, pos)
     _require_buffer(loom, pos.tree)
-    with loom.backend.transaction():
+    with loom.transaction():
         return _commit(loom, ref.name, author)
 
 
@@ -436,7 +437,7 @@ def _commit(loom: Loom, name: str, author: str | None) -> Node | None:
                     ref.name if ref.kind == "session" else None, dict(ref.selections))
     node = loom.append(head, draft, role="user", source="human", author=author)
     if ref.kind == "view":
-        loom._move(ref, node.id, "commit draft")
+        loom.move_ref(ref, node.id, "commit draft")
     _write_draft(loom, name, "")
     return node
 
@@ -464,8 +465,6 @@ def generate(
     [the committed draft node, if the draft was not empty] + the continuations.
     Model names and `n` are checked before the draft is committed, so a bad call
     writes nothing; a provider failure after it keeps the committed draft."""
-    from . import generation as G
-
     pos = _position(loom, at)
     _require_buffer(loom, pos.tree)
     if n < 1 or n > 64:
@@ -474,7 +473,7 @@ def generate(
     ref = _draft_ref(loom, pos)
     committed: Node | None = None
     if ref is not None:
-        with loom.backend.transaction():
+        with loom.transaction():
             committed = _commit(loom, ref.name, None)
             ref = loom.ref(ref.name)
         pos = Position(_head(loom, ref), ref.tree, ref,
@@ -488,10 +487,10 @@ def generate(
     if ref is not None and not moved:
         # a view, or a session whose head shows an edited version (store() compares the
         # ref's node with the position): move it here, unless someone else moved it
-        with loom.backend.transaction():
+        with loom.transaction():
             now_ref = loom.ref(ref.name)
             if now_ref.node == ref.node:
-                loom._move(now_ref, result.nodes[0].id,
+                loom.move_ref(now_ref, result.nodes[0].id,
                            f"generate {len(result.nodes)} ({result.nodes[0].author})")
                 moved = True
     result.nodes = ([committed] if committed else []) + result.nodes
@@ -517,7 +516,7 @@ def edit_span(
     _require_buffer(loom, pos.tree)
     _check_text(loom, new_text, "text")
     ref = _draft_ref(loom, pos)
-    with loom.backend.transaction():
+    with loom.transaction():
         if ref is not None:
             ref = loom.ref(ref.name)
             pos = Position(_head(loom, ref), ref.tree, ref, pos.session, dict(ref.selections))
@@ -540,7 +539,7 @@ def edit_span(
             lo, hi = max(start - committed, 0), end - committed
             _write_draft(loom, ref.name, draft[:lo] + (new_text if start >= committed else "")
                          + draft[max(hi, 0):])
-        nodes = loom.backend.get_nodes([nid for nid, _ in edits])
+        nodes = loom.nodes_by_id([nid for nid, _ in edits])
         index = {r[ID]: i for i, r in enumerate(rows)}
         selections = dict(pos.selections)
         versions: list[Node] = []
@@ -601,11 +600,11 @@ def alternatives(loom: Loom, at: At, index: int | str) -> Alternatives:
     if i == 0:
         slots = [node.slot]
     else:
-        slots = loom.backend.children(rows[i - 1][SLOT])
+        slots = loom.slot_children(rows[i - 1][SLOT])
     picks = {s: pos.selections.get(s, s) for s in slots}
     picks[node.slot] = chosen
-    versions = loom.backend.versions(node.slot)
-    found = loom.backend.get_nodes(list(picks.values()) + versions)
+    versions = loom.slot_versions(node.slot)
+    found = loom.nodes_by_id(list(picks.values()) + versions)
 
     def alt(nid: str) -> Alternative:
         n = found[nid]
@@ -643,7 +642,7 @@ def switch(loom: Loom, at: At, node: At) -> Switched:
     if target.tree != pos.tree:
         raise InvalidInput(f"node {target.id}", f"is not in the tree of {ref.name!r}")
     slots = {r[SLOT] for r in loom.path_rows(pos)}
-    with loom.backend.transaction():
+    with loom.transaction():
         selected: list[str] = []
         if target.slot in slots:
             loom.select(ref.name, target.id)
@@ -662,11 +661,11 @@ def switch(loom: Loom, at: At, node: At) -> Switched:
 
 def _latest_leaf(loom: Loom, target: Node) -> str:
     """The most recently written leaf at or below `target`'s slot (unpruned if any)."""
-    nodes = loom.nodes(loom.backend.subtree(target.slot))
+    nodes = loom.nodes(loom.subtree(target.slot))
     slot_of = {n.id: n.slot for n in nodes}
     parents = {slot_of[n.parent] for n in nodes if n.parent in slot_of}
     leaves = [n for n in nodes if n.edited_from is None and n.slot not in parents]
-    pruned = loom.backend.flagged(target.tree, "pruned")
+    pruned = loom.flagged(target.tree, "pruned")
     leaves = [n for n in leaves if n.id not in pruned] or leaves
     return max(leaves, key=lambda n: (n.created_at, n.id)).id
 
@@ -690,3 +689,6 @@ def diverge(loom: Loom, a: At, b: At) -> Divergence:
         kind, i, pa[i - 1][ID] if i else None, sum(map(len, _texts(pa[:i]))),
         [r[ID] for r in pa if r[ID] not in in_b], [r[ID] for r in pb if r[ID] not in in_a],
     )
+
+
+G.register_mode("buffer", generate)

@@ -61,7 +61,6 @@ def compact(
     `tokens_before` / `tokens_after` are kept in its `compactions` row."""
     import json
 
-    from .context import context_rows
     from .generation import pick_models, record
     from .tokens import count_messages
 
@@ -69,7 +68,7 @@ def compact(
         raise InvalidInput("--keep", f"must be 0 or more, got {keep}")
     pos = at if isinstance(at, Position) else loom.resolve(at)
     before = loom.context(pos)
-    rows = context_rows(loom, pos)
+    rows = loom.context_rows(pos)
     cut = _cut(rows, keep)
     older, kept = rows[:cut], rows[cut:]
     if not older:
@@ -92,7 +91,7 @@ def compact(
         if (got := count_messages([_summary_message(summary)])) >= replaced:
             raise NotCompacted(replaced, got)
     duration = int((time.perf_counter() - start) * 1000)
-    with loom.backend.transaction():
+    with loom.transaction():
         provenance = record(loom, pos.tree, request, answer)
         node = loom.append(
             pos, SUMMARY_HEADER + summary, role="user", kind="compaction",
@@ -100,7 +99,7 @@ def compact(
             policy="fail",
         )
         after = loom.context(Position(node.id, node.tree))
-        loom.backend.insert_compaction({
+        loom.record_compaction({
             "node_id": node.id, "tree_id": node.tree, "model": answer.model,
             "tokens_before": count_messages(before["messages"]),
             "tokens_after": count_messages(after["messages"]), "duration_ms": duration,

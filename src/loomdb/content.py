@@ -16,105 +16,30 @@ import functools
 import hashlib
 import json
 from json.encoder import encode_basestring  # a JSON string, escaped as RFC 8785 does
-from typing import Annotated, Any, Literal, NotRequired, Union
+from typing import TYPE_CHECKING, Any
 
 import rfc8785
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
-from typing_extensions import TypedDict
 
 from .errors import InvalidInput, TooLarge
 
-HASH_PREFIX = "sha256:"
-BlobRef = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
+HASH_PREFIX = "sha256:"
 #: default upper bound on one node's canonical content, in bytes (configurable per store)
 DEFAULT_MAX_CONTENT_BYTES = 4 * 1024 * 1024
 
-_strict = ConfigDict(extra="forbid", strict=True)
-
-
-@with_config(_strict)
-class TextBlock(TypedDict):
-    type: Literal["text"]
-    text: str
-
-
-@with_config(_strict)
-class ImageBlock(TypedDict):
-    type: Literal["image"]
-    ref: BlobRef
-    mime_type: str
-    width: NotRequired[int]
-    height: NotRequired[int]
-    alt_text: NotRequired[str]
-    thumbnail_ref: NotRequired[BlobRef]
-
-
-@with_config(_strict)
-class AudioBlock(TypedDict):
-    type: Literal["audio"]
-    ref: BlobRef
-    mime_type: str
-    duration_ms: NotRequired[int]
-    transcript: NotRequired[str]
-
-
-@with_config(_strict)
-class DocumentBlock(TypedDict):
-    type: Literal["document"]
-    ref: BlobRef
-    mime_type: str
-    name: NotRequired[str]
-    text: NotRequired[str]
-
-
-@with_config(_strict)
-class ToolUseBlock(TypedDict):
-    type: Literal["tool_use"]
-    id: NotRequired[str]  # generated when missing (see loomdb.tool_ids)
-    name: str
-    input: dict[str, Any]
-
-
-ResultPart = Annotated[Union[TextBlock, ImageBlock, DocumentBlock], Field(discriminator="type")]
-
-
-@with_config(_strict)
-class ToolResultBlock(TypedDict):
-    type: Literal["tool_result"]
-    name: NotRequired[str]  # the tool that was called (seed 002)
-    content: list[ResultPart]
-    tool_use_id: NotRequired[str]  # the call it answers; one of the two is required
-    is_error: NotRequired[bool]
-
-
-@with_config(_strict)
-class ThinkingBlock(TypedDict):
-    type: Literal["thinking"]
-    thinking: str
-    signature: NotRequired[str]
-
-
-Block = Annotated[
-    Union[
-        TextBlock,
-        ImageBlock,
-        AudioBlock,
-        DocumentBlock,
-        ToolUseBlock,
-        ToolResultBlock,
-        ThinkingBlock,
-    ],
-    Field(discriminator="type"),
-]
 BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", "thinking")
 #: blocks whose payload lives in the blob store
 BLOB_BLOCK_TYPES = ("image", "audio", "document")
 
 @functools.cache
 def _adapter() -> TypeAdapter[list[Any]]:
-    """Built on first use: schema construction costs more than a CLI read needs."""
-    return TypeAdapter(list[Block])
+    """Built on first use: the schema (and pydantic) cost more than a CLI call that
+    validates nothing (a plain text append, a read) should pay."""
+    from .content_schema import adapter
+
+    return adapter()
 
 
 def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
@@ -123,6 +48,8 @@ def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
         raise InvalidInput(where, f"content must be a list of blocks, got {type(raw).__name__}")
     if not raw:
         raise InvalidInput(where, "content must hold at least one block")
+    from pydantic import ValidationError
+
     try:
         blocks: list[dict[str, Any]] = _adapter().validate_python(raw)
     except ValidationError as exc:

@@ -15,14 +15,27 @@ along the path, then the call's own.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
+from .model import Tree
 from .store.base import BODY, CACHE, FLAGS, HAS_SOURCES, ID, KIND, OPTIONS, ROLE
 from .store.rows import gc_paused
 
-if TYPE_CHECKING:
-    from .headish import Position
-    from .loom import Loom
+Row = tuple[Any, ...]
+
+
+class Reader(Protocol):
+    """What assembly reads besides the path itself: the storage calls it needs, and no
+    more (the backend satisfies it), so this module does not depend on the Loom."""
+
+    def flagged(self, tree_id: str, flag: str) -> set[str]: ...
+
+    def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None: ...
+
+    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]: ...
+
+    def path_rows(self, ids: Sequence[str]) -> dict[str, Row]: ...
 
 
 def deep_merge(base: dict[str, Any], delta: dict[str, Any] | None) -> dict[str, Any]:
@@ -36,34 +49,38 @@ def deep_merge(base: dict[str, Any], delta: dict[str, Any] | None) -> dict[str, 
     return out
 
 
-def context_rows(loom: Loom, pos: Position) -> list[tuple[Any, ...]]:
+def context_rows(reader: Reader, tree_id: str, path: list[Row]) -> list[Row]:
     """The path rows that enter the context, in order (compaction honoured, excluded out).
 
     Extra sources are not included; they come in with the node they feed."""
-    return _split(loom, pos)[1]
+    return _split(reader, tree_id, path)[1]
 
 
-def _split(loom: Loom, pos: Position) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], set[str]]:
+def _split(reader: Reader, tree_id: str, path: list[Row]) -> tuple[list[Row], list[Row], set[str]]:
     """(the whole path, the rows that enter the context, the excluded ids)."""
-    path = loom.path_rows(pos)
-    excluded = loom.backend.flagged(pos.tree, "excluded")
-    rows = _after_compaction(loom, path)
+    excluded = reader.flagged(tree_id, "excluded")
+    rows = _after_compaction(reader, path)
     if excluded:
         path = [r for r in path if r[ID] not in excluded]
         rows = [r for r in rows if r[ID] not in excluded]
     return path, rows, excluded
 
 
-def assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, Any]:
+def assemble(
+    reader: Reader, tree_id: str, path: list[Row], options: dict[str, Any]
+) -> dict[str, Any]:
+    """The context window of the path `path` (root first) in tree `tree_id`."""
     with gc_paused():
-        return _assemble(loom, pos, options)
+        return _assemble(reader, tree_id, path, options)
 
 
-def _assemble(loom: Loom, pos: Position, options: dict[str, Any]) -> dict[str, Any]:
-    tree = loom.backend.get_tree(pos.tree, stats=False)
+def _assemble(
+    reader: Reader, tree_id: str, path: list[Row], options: dict[str, Any]
+) -> dict[str, Any]:
+    tree = reader.get_tree(tree_id, stats=False)
     assert tree is not None
-    path, rows, excluded = _split(loom, pos)
-    sources = _extra_sources(loom, rows, excluded)
+    path, rows, excluded = _split(reader, tree_id, path)
+    sources = _extra_sources(reader, rows, excluded)
     messages: list[dict[str, Any]] = []
     if tree.system:
         messages.append({"role": "system", "content": [{"type": "text", "text": tree.system}]})
@@ -96,23 +113,23 @@ def _message(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def _extra_sources(
-    loom: Loom, rows: list[tuple[Any, ...]], excluded: set[str]
+    reader: Reader, rows: list[tuple[Any, ...]], excluded: set[str]
 ) -> dict[str, list[tuple[Any, ...]]]:
     """node -> rows of its context/instruction sources that are not already on the path."""
     fed = [r[ID] for r in rows if r[FLAGS] & HAS_SOURCES]
     if not fed:
         return {}
     on_path = {r[ID] for r in rows}
-    links = loom.backend.node_sources(fed)
+    links = reader.node_sources(fed)
     wanted = {s for pairs in links.values() for s, _ in pairs if s not in on_path and s not in excluded}
-    found = loom.backend.path_rows(list(wanted)) if wanted else {}
+    found = reader.path_rows(list(wanted)) if wanted else {}
     return {
         node: [found[s] for s, _ in pairs if s in found]
         for node, pairs in links.items()
     }
 
 
-def _after_compaction(loom: Loom, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def _after_compaction(reader: Reader, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Honour the latest compaction on the path: its summary, the turns it kept, then newer.
 
     A compaction node's extra sources are the turns it kept, so its chain hash commits
@@ -120,7 +137,7 @@ def _after_compaction(loom: Loom, rows: list[tuple[Any, ...]]) -> list[tuple[Any
     for i in range(len(rows) - 1, -1, -1):
         if rows[i][KIND] == "compaction":
             node = rows[i][ID]
-            kept = {s for s, _ in loom.backend.node_sources([node]).get(node, [])}
+            kept = {s for s, _ in reader.node_sources([node]).get(node, [])}
             older = [r for r in rows[:i] if r[ID] in kept]
             return [_without_sources(rows[i])] + older + rows[i + 1 :]
     return rows

@@ -16,20 +16,19 @@ import shutil
 from rich.console import Console
 from rich.rule import Rule
 
-from . import open as open_store
+from .api import Loom
+from .api import open as open_store
 from .cli.drawing import draw
-from .compaction import compact
-from .generation import generate
 
 MAX_TOKENS = 48
 
 
-def build(loom, console: Console) -> str:  # type: ignore[no-untyped-def]
+def build(loom: Loom, console: Console) -> str:
     def say(text: str) -> None:
         console.print(f"[bold]user:[/bold] {text}")
 
     def answer(at: str, n: int = 1) -> None:
-        result = generate(loom, at, n=n, max_tokens=MAX_TOKENS)
+        result = loom.generate(at, n=n, max_tokens=MAX_TOKENS)
         for i, node in enumerate(result.nodes):
             mark = " (kept on the session)" if i == 0 and n > 1 else ""
             console.print(f"[cyan]{node.author}{mark}:[/cyan] {node.content[0]['text'].strip()}")
@@ -50,7 +49,7 @@ def build(loom, console: Console) -> str:  # type: ignore[no-untyped-def]
     loom.view("spliced", "main")
     loom.edit("spliced~3", "What is a loom? Explain it to a child.")
     console.print("[dim]compact 'main', keeping the last 2 turns[/dim]")
-    compact(loom, "main", keep=2, max_tokens=MAX_TOKENS)
+    loom.compact("main", keep=2, max_tokens=MAX_TOKENS)
     return tree.id
 
 
@@ -64,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
         console.print(Rule("a conversation with the local model (offline)"))
         tree = build(loom, console)
         console.print(Rule("the tree: two answers, a fork, an edited version, a compaction"))
-        console.print(draw(loom, tree))
+        console.print(draw(loom.tree_view(tree)))
         console.print(Rule("context at the view 'spliced': the edited question, the original rest"))
         ctx = loom.context("spliced")
         for m in ctx["messages"]:

@@ -4,17 +4,19 @@
     ├── NotFound (also KeyError)    an id, prefix, ref or tree that does not exist
     │   └── AmbiguousName           a prefix or name that matches several things
     ├── InvalidInput (ValueError)   bad input: says where and why; nothing was written
+    │   ├── UsageError              a malformed call: unknown option, missing argument
     │   ├── CycleError              an edge that would close a cycle
     │   └── TooLarge                a payload over the configured size limit
     ├── RefConflict                 a compare-and-swap on a ref saw another value
     ├── StoreBusy                   the store stayed locked by other writers too long
+    ├── Unauthorized                a caller without valid credentials (HTTP, MCP)
     ├── IntegrityError              stored bytes do not match their hash
     ├── MissingExtra                an optional part is not installed (says how)
     ├── NotCompacted                a compaction would not make the context smaller
     └── ProviderError               a model provider failed (down, timeout, bad reply)
 
-The CLI and HTTP layers translate these at the edge (exit code 2, one JSON shape);
-the library never prints or exits.
+The edges translate these in one place, `loomdb.edge` (CLI exit code 2 and one JSON
+shape, HTTP status, MCP error); the library never prints or exits.
 """
 
 from __future__ import annotations
@@ -60,6 +62,11 @@ class InvalidInput(LoomError, ValueError):
         super().__init__(f"{where}: {why}" if where else why)
 
 
+class UsageError(InvalidInput):
+    """A call that is malformed as a call (unknown command or option, missing or
+    ill-typed argument), as opposed to well-formed input that loomdb refuses."""
+
+
 class CycleError(InvalidInput):
     """An edge or parent link that would make the graph cyclic."""
 
@@ -103,6 +110,15 @@ class ReadOnlyStore(LoomError):
             f"{store}: the server is read-only ({why}); nothing was written. Is this a "
             "standby? Point the store URL at the primary"
         )
+
+
+class Unauthorized(LoomError):
+    """A caller that did not prove who it is (missing or wrong token); said without
+    telling which part was wrong."""
+
+    def __init__(self, why: str = "missing or invalid credentials") -> None:
+        self.why = why
+        super().__init__(why)
 
 
 class IntegrityError(LoomError):

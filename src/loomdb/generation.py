@@ -44,14 +44,23 @@ class Generated:
     session: str | None = None
 
 
-def generate_at(loom: Loom, at: str | Position, **options: Any) -> Generated:
-    """`generate` for dialogue trees; for buffer trees, the draft is committed first
-    and the continuations follow it (see `loomdb.buffer.generate`)."""
-    pos = at if isinstance(at, Position) else loom.resolve(at)
-    if loom._find_tree(pos.tree, stats=False).mode == "buffer":
-        from .buffer import generate as buffer_generate
+ModeGenerate = Callable[..., Generated]
+_BY_MODE: dict[str, ModeGenerate] = {}
 
-        return buffer_generate(loom, pos, **options)  # type: ignore[no-any-return]
+
+def register_mode(mode: str, generate_in_mode: ModeGenerate) -> None:
+    """Generate differently in trees of `mode`: a mode's own module registers itself
+    (`loomdb.buffer` for buffer trees), so this module never imports it."""
+    _BY_MODE[mode] = generate_in_mode
+
+
+def generate_at(loom: Loom, at: str | Position, **options: Any) -> Generated:
+    """`generate` as the tree's mode wants it: dialogue trees here; a registered mode
+    (buffer trees: the draft is committed first, see `loomdb.buffer.generate`) there."""
+    pos = at if isinstance(at, Position) else loom.resolve(at)
+    special = _BY_MODE.get(loom.tree_settings(pos.tree).mode)
+    if special is not None:
+        return special(loom, pos, **options)
     return generate(loom, pos, **options)
 
 
@@ -93,7 +102,7 @@ def generate(
     pos = at if isinstance(at, Position) else loom.resolve(at)
     ctx = loom.context(pos, options)
     specs = pick_models(loom, models, ctx, config, environ)
-    tree = loom._find_tree(pos.tree, stats=False)
+    tree = loom.tree_settings(pos.tree)
     mode = mode or ("completion" if tree.mode == "buffer" else None)
     results = complete_many(
         [(spec, ctx) for spec in specs], n, max_tokens=max_tokens, stream=stream,
@@ -122,7 +131,7 @@ def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[C
     anchor = Position(pos.node, pos.tree, pos.ref, None, pos.selections)
     nodes: list[Node] = []
     moved = False
-    with loom.backend.transaction():
+    with loom.transaction():
         for answer in answers:
             provenance = record(loom, pos.tree, ctx, answer)
             nodes.append(loom.append(
@@ -132,8 +141,8 @@ def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[C
             ))
         if pos.session is not None:
             ref = loom.ref(pos.session)
-            if loom._head_of(ref) == pos.node:  # still where the answers were asked for
-                loom._move(ref, nodes[0].id, f"generate {len(nodes)} ({nodes[0].author})")
+            if loom.head(ref) == pos.node:  # still where the answers were asked for
+                loom.move_ref(ref, nodes[0].id, f"generate {len(nodes)} ({nodes[0].author})")
                 moved = True
     return Generated(nodes, moved, session=pos.session)
 
@@ -143,7 +152,7 @@ def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) ->
     raw = json.dumps(answer.raw_response, ensure_ascii=False, default=str)
     response_hash = digest(canonical(json.loads(raw)))
     gen_id = new_id()
-    loom.backend.insert_generation({
+    loom.record_generation({
         "id": gen_id, "tree_id": tree, "created_at": now(), "provider": answer.provider,
         "model": answer.model, "request": json.dumps(ctx, ensure_ascii=False),
         "provider_request": json.dumps(answer.provider_request, ensure_ascii=False, default=str),
@@ -159,4 +168,9 @@ def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) ->
     }
     if answer.incomplete:
         prov["incomplete"] = True
+    from .logprobs import extract
+
+    logprobs = extract(answer.raw_response)
+    if logprobs is not None:
+        prov["logprobs"] = logprobs  # compact; the raw response above is what the chain covers
     return prov

@@ -17,12 +17,14 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from . import content as C
 from . import refs as R
 from .blobs import BlobStore, check_id
 from .chain import chain_hash
+from .context import assemble
+from .context import context_rows as _context_rows
 from .errors import InvalidInput, NotFound, RefConflict, check_choice
 from .graph import resolve_path, selection_delta
 from .headish import Position, parse, resolve_base
@@ -41,9 +43,13 @@ from .model import (
 )
 from .overlay import OverlayOps
 from .ref_ops import RefOps
+from .storage_ops import StorageOps
 from .store import areas
 from .store.areas import Area, Unit
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
+
+if TYPE_CHECKING:
+    from .verify import Report
 
 ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
@@ -52,7 +58,7 @@ _FULL_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _CAS_RETRIES = 100
 
 
-class Loom(RefOps, OverlayOps):
+class Loom(RefOps, OverlayOps, StorageOps):
     """A store of branching conversations: see the package docstring for the model."""
 
     def __init__(
@@ -105,7 +111,7 @@ class Loom(RefOps, OverlayOps):
         self._anchors[anchor.id] = anchor
 
     @classmethod
-    def open(cls, db: str | Path | None = None, **options: Any) -> Loom:
+    def open(cls, db: str | Path | None = None, **options: Any) -> Self:
         """Open (creating and migrating if needed) the store at a folder or URL."""
         from .store import open_store
 
@@ -118,6 +124,7 @@ class Loom(RefOps, OverlayOps):
         return cls(backend, blobs, **options)
 
     def close(self) -> None:
+        """Release the store's connections."""
         self.backend.close()
 
     def unit(self, area: Area) -> AbstractContextManager[Unit]:
@@ -132,7 +139,7 @@ class Loom(RefOps, OverlayOps):
         body = self.backend.get_content(content_id)
         return None if body is None else json.loads(body)
 
-    def __enter__(self) -> Loom:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -170,6 +177,20 @@ class Loom(RefOps, OverlayOps):
         with self.backend.transaction():
             self.backend.put_blob_meta(bid, len(data), mime_type, now())
         return bid
+
+    def blob_list(self) -> list[tuple[str, int, str]]:
+        """(id, size, created_at) of every blob in the store, oldest first."""
+        return self.backend.list_blob_meta()
+
+    def delete_blob(self, ref: str, before: str) -> bool:
+        """Delete a blob recorded before `before` (an ISO time): its record, then its
+        bytes. For garbage collection, which decides that nothing uses it; a blob put
+        again later is stored again. False when the blob is newer or unknown."""
+        with self.backend.transaction():
+            gone = self.backend.delete_blob_meta(check_id(ref), before)
+        if gone:
+            self.blobs.delete(ref)
+        return gone
 
     def blob(self, ref: str) -> bytes:
         """The bytes of a blob, verified against its id."""
@@ -548,15 +569,18 @@ class Loom(RefOps, OverlayOps):
         return tree
 
     def trees(self, archived: bool = False) -> list[Tree]:
+        """All trees (or the archived ones), newest first, with node counts."""
         return self.backend.list_trees(archived)
 
     def archive(self, name: str, on: bool = True) -> Tree:
+        """Archive a tree (soft-delete: hidden from `trees`), or bring it back with `on=False`."""
         tree = self.tree(name)
         with self.backend.transaction():
             self.backend.update_tree(tree.id, {"archived_at": now() if on else None})
         return self.tree(tree.id)
 
     def rename(self, name: str, title: str) -> Tree:
+        """Give a tree a new title."""
         tree = self.tree(name)
         if not title.strip():
             raise InvalidInput("title", "must not be empty")
@@ -586,10 +610,12 @@ class Loom(RefOps, OverlayOps):
         return Position(node.id, node.tree, ref, session, selections), node
 
     def node(self, at: str | Position) -> Node:
+        """The node a headish names."""
         pos = at if isinstance(at, Position) else self.resolve(at)
         return self._get(pos.node)
 
     def nodes(self, ids: Iterable[str]) -> list[Node]:
+        """The nodes with these ids that exist, in the order given."""
         ids = list(ids)
         found = self.backend.get_nodes(ids)
         return [found[i] for i in ids if i in found]
@@ -613,6 +639,7 @@ class Loom(RefOps, OverlayOps):
         return [r[ID] for r in self.path_rows(at)]
 
     def children(self, at: str | Position) -> list[str]:
+        """The continuations of a node (of any of its versions)."""
         return self.backend.children(self.node(at).slot)
 
     def siblings(self, at: str | Position) -> list[str]:
@@ -624,9 +651,11 @@ class Loom(RefOps, OverlayOps):
         return [c for c in self.backend.children(parent_slot) if c != node.slot]
 
     def versions(self, at: str | Position) -> list[str]:
+        """Every version of a node's slot, the original first."""
         return self.backend.versions(self.node(at).slot)
 
     def leaves(self, tree: str, *, include_pruned: bool = False) -> list[str]:
+        """Nodes of a tree nothing continues from (pruned branches hidden unless asked)."""
         tid = self._find_tree(tree, stats=False).id
         leaves = self.backend.leaves(tid)
         pruned = set() if include_pruned else self.backend.flagged(tid, "pruned")
@@ -638,17 +667,23 @@ class Loom(RefOps, OverlayOps):
         return [leaf for leaf in leaves if leaf not in hidden]
 
     def branch_points(self, tree: str) -> list[str]:
+        """Nodes of a tree with two or more continuations."""
         return self.backend.branch_points(self._find_tree(tree, stats=False).id)
 
     def tree_nodes(self, tree: str) -> list[Node]:
+        """Every node of a tree, versions included."""
         return list(self.backend.tree_nodes(self._find_tree(tree, stats=False).id))
 
     def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""
-        from .context import assemble
-
         pos = at if isinstance(at, Position) else self.resolve(at)
-        return assemble(self, pos, options or {})
+        return assemble(self.backend, pos.tree, self.path_rows(pos), options or {})
+
+    def context_rows(self, at: str | Position) -> list[tuple[Any, ...]]:
+        """The path rows whose messages enter the context at `at`, in order (the latest
+        compaction honoured, excluded nodes left out; see store.base.PATH_COLUMNS)."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        return _context_rows(self.backend, pos.tree, self.path_rows(pos))
 
     def backup(self, dest: str | Path) -> Any:
         """A consistent online copy of this SQLite store at `dest`; see `loomdb.backup`."""
@@ -656,8 +691,9 @@ class Loom(RefOps, OverlayOps):
 
         return backup(self, dest)
 
-    def verify(self, tree: str | None = None) -> Any:
-        """Check the hash chain; see `loomdb.verify.verify`."""
+    def verify(self, tree: str | None = None) -> Report:
+        """Check the hash chain and what it claims (raw responses, blob bytes) of one
+        tree (default: every tree, archived ones too); see `loomdb.verify.verify`."""
         from .verify import verify
 
         return verify(self, self._find_tree(tree, stats=False).id if tree else None)

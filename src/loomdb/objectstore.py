@@ -99,3 +99,9 @@ class ObjectBlobStore:
 
     def has(self, bid: str) -> bool:
         return bool(self.fs.exists(self._key(bid)))
+
+    def delete(self, bid: str) -> None:
+        """Remove a blob's bytes (garbage collection only)."""
+        key = self._key(bid)
+        if self.fs.exists(key):
+            self.fs.rm_file(key)

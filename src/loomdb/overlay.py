@@ -11,6 +11,7 @@ from .ref_ops import LoomParts
 
 class OverlayOps(LoomParts):
     def tag(self, at: str | Position, *tags: str, remove: bool = False) -> Meta:
+        """Add (or with `remove=True` take off) tags on a node."""
         pos = at if isinstance(at, Position) else self.resolve(at)
         for t in tags:
             if not t or not isinstance(t, str) or len(t) > 100:
@@ -37,6 +38,7 @@ class OverlayOps(LoomParts):
         return self.meta(pos)
 
     def meta(self, at: str | Position) -> Meta:
+        """A node's overlay: tags, flags and bookmark."""
         pos = at if isinstance(at, Position) else self.resolve(at)
         return self.backend.get_meta([pos.node]).get(pos.node, Meta())
 
@@ -60,6 +62,7 @@ class OverlayOps(LoomParts):
         return edge
 
     def edges(self, at: str | Position) -> list[Edge]:
+        """The annotation and link edges touching a node."""
         pos = at if isinstance(at, Position) else self.resolve(at)
         return self.backend.edges_of(pos.node)
 

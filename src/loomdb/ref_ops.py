@@ -56,6 +56,7 @@ class RefOps(LoomParts):
         self, name: str, kind: str, tree: str, node: str, selections: dict[str, str],
         origin: dict[str, Any] | None,
     ) -> Ref:
+        """Create a ref at a node, its creation logged (inside or outside a transaction)."""
         R.check_name(name)
         line = R.creation(name, node, actor=self.actor, reason=f"create {kind}")
         ref = Ref(name, kind, tree, node, line.at, line.at, selections, origin)
@@ -96,6 +97,7 @@ class RefOps(LoomParts):
         return self.ref(name)
 
     def delete_ref(self, name: str) -> None:
+        """Delete a ref (its nodes stay; its log records the deletion)."""
         with self.backend.transaction():
             ref = self._ref_or_fail(name)
             self._move(ref, None, "delete")
@@ -132,12 +134,15 @@ class RefOps(LoomParts):
         self._sessions.pop(name, None)
 
     def ref(self, name: str) -> Ref:
+        """The ref with this name (NotFound with close names otherwise)."""
         return self._ref_or_fail(name)
 
     def refs(self, kind: str | None = None, tree: str | None = None) -> list[Ref]:
+        """Refs, optionally of one kind and one tree."""
         return self.backend.list_refs(kind, tree)
 
     def ref_log(self, name: str) -> list[RefMove]:
+        """Every move of a ref, oldest first: when, from, to, by whom, why."""
         if self.backend.get_ref(name) is None and not self.backend.ref_log(name):
             raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
         return self.backend.ref_log(name)

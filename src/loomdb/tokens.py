@@ -25,7 +25,7 @@ messages' counts plus a constant.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import hashlib
 import importlib.util
@@ -78,12 +78,11 @@ def offline_file() -> Path:
 
 
 def _parse_ranks(data: bytes) -> dict[bytes, int]:
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    """`<base64 token> <rank>` lines -> {token: rank}, in one pass over the fields (the
+    file is sha256-checked, so it is exactly pairs): half the time of a loop per line,
+    which a CLI call pays on its first count."""
+    fields = data.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 @functools.cache
@@ -111,7 +110,7 @@ def _count_audio(block: Mapping[str, Any]) -> int:
     if "transcript" in block:
         return count_text(block["transcript"])
     if "duration_ms" in block:
-        return max(1, block["duration_ms"] * AUDIO_TOKENS_PER_SECOND // 1000)
+        return int(max(1, block["duration_ms"] * AUDIO_TOKENS_PER_SECOND // 1000))
     return AUDIO_TOKENS
 
 

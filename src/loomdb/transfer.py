@@ -234,10 +234,10 @@ def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
     if drafts and not hasattr(dst, "set_draft"):
         raise InvalidInput("migrate target", "this backend cannot store buffer-mode drafts")
     for name, text, at in drafts:
-        if dst.get_draft(name):  # type: ignore[attr-defined]
+        if dst.get_draft(name):
             _kept(report, "drafts")
         else:  # buffer mode's working text of a ref
-            dst.set_draft(name, text, at)  # type: ignore[attr-defined]
+            dst.set_draft(name, text, at)
             report.drafts += 1
 
 

@@ -27,6 +27,7 @@ from .errors import IntegrityError, LoomError, NotFound
 
 if TYPE_CHECKING:
     from .loom import Loom
+    from .store.nodes import ChainRow
 
 
 @dataclass
@@ -54,7 +55,7 @@ def verify(loom: Loom, tree_id: str | None = None) -> Report:
 
 
 def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
-    rows = {r["id"]: r for r in loom.backend.chain_rows(tree_id)}
+    rows = {r["id"]: r for r in loom.chain_rows(tree_id)}
     stored = {nid: r["chain_hash"] for nid, r in rows.items()}
     dependents: dict[str, list[str]] = {}
     tampered: dict[str, str] = {}
@@ -87,14 +88,14 @@ def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
         })
 
 
-def _deps(row: dict[str, Any]) -> list[str]:
+def _deps(row: ChainRow) -> list[str]:
     deps = [row["parent"]] if row["parent"] else []
     deps += [s for s, _ in row["sources"]]
     deps += list(row["selections"].values())
     return deps
 
 
-def _check(row: dict[str, Any], deps: list[str], stored: dict[str, str]) -> str | None:
+def _check(row: ChainRow, deps: list[str], stored: dict[str, str]) -> str | None:
     body = row["body"]
     if body is None:
         return "its content is missing"
@@ -119,7 +120,7 @@ def _check(row: dict[str, Any], deps: list[str], stored: dict[str, str]) -> str 
     return None
 
 
-def _check_claims(loom: Loom, tree_id: str, row: dict[str, Any], report: Report) -> None:
+def _check_claims(loom: Loom, tree_id: str, row: ChainRow, report: Report) -> None:
     """What an intact node points at outside its row: its generation record, its blobs."""
     loaded = None if row["provenance"] is None else json.loads(row["provenance"])
     provenance: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
@@ -129,9 +130,10 @@ def _check_claims(loom: Loom, tree_id: str, row: dict[str, Any], report: Report)
         if reason:
             report.broken.append({"kind": "generation", "node": row["id"], "tree": tree_id,
                                   "generation": gen_id, "reason": reason})
-    if b'"ref"' not in row["body"] and b"_ref" not in row["body"]:
+    body = row["body"]
+    if body is None or (b'"ref"' not in body and b"_ref" not in body):
         return  # no blob block can be in this content: skip the parse
-    for bid in blob_refs(json.loads(row["body"])):
+    for bid in blob_refs(json.loads(body)):
         if bid in report.blobs:
             continue
         report.blobs.add(bid)
@@ -142,7 +144,7 @@ def _check_claims(loom: Loom, tree_id: str, row: dict[str, Any], report: Report)
 
 
 def _check_generation(loom: Loom, gen_id: str, response_hash: Any) -> str | None:
-    gen = loom.backend.get_generation(gen_id)
+    gen = loom.generation(gen_id)
     if gen is None:
         return f"its generation record {gen_id} is missing"
     try:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ..errors import LoomError
+from ..errors import LoomError, UsageError
+
+if TYPE_CHECKING:
+    from ..api import Loom
 
 app = typer.Typer(
     name="loomdb",
@@ -32,14 +35,15 @@ class State:
 
     def __init__(self, db: str | None) -> None:
         self.db = db
-        self._loom: Any = None
+        self._loom: Loom | None = None
 
     @property
-    def loom(self) -> Any:
+    def loom(self) -> Loom:
+        """The store, opened (and migrated) on first use: `--help` never opens it."""
         if self._loom is None:
-            from ..loom import Loom
+            from ..api import open as open_store
 
-            self._loom = Loom.open(self.db)
+            self._loom = open_store(self.db)
         return self._loom
 
 
@@ -57,8 +61,11 @@ def _root(
     ctx.obj = State(db or os.environ.get("LOOMDB_HOME") or ".loomdb")
 
 
-def loom(ctx: typer.Context) -> Any:
-    return ctx.find_object(State).loom  # type: ignore[union-attr]
+def loom(ctx: typer.Context) -> Loom:
+    """The store every command works on (see State)."""
+    state = ctx.find_object(State)
+    assert state is not None
+    return state.loom
 
 
 def emit(as_json: bool, value: Any, text: str | None = None) -> None:
@@ -71,31 +78,40 @@ def emit(as_json: bool, value: Any, text: str | None = None) -> None:
 
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
-from . import write, refs, read, models, buffer, interop, admin  # noqa: E402,F401,I001  # isort: skip  (command order in --help)
+from . import write, refs, read, models, buffer, interop, admin, docs, colls, references, search, gc, agents, serve, gateway, mcp  # noqa: E402,F401,I001  # isort: skip  (command order in --help)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app and translate library errors at the edge."""
+    """Entry point: run the app; every error is shown by the one mapper (loomdb.edge)."""
     args = sys.argv[1:] if argv is None else argv
     try:
         code = app(args=args, standalone_mode=False)
     except LoomError as exc:
-        _fail(str(exc), "--json" in args)
-    except typer.Abort:
-        _fail("aborted", "--json" in args)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            raise SystemExit(2) from None
-        raise
+        _fail(exc, "--json" in args)
+    except Exception as exc:  # click's own errors arrive here in non-standalone mode
+        usage = _usage_error(exc)
+        if usage is None:
+            raise
+        _fail(usage, "--json" in args)
     raise SystemExit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str, as_json: bool) -> None:
-    one_line = " ".join(message.split())
+def _usage_error(exc: BaseException) -> LoomError | None:
+    """Click's usage errors and aborts (from whichever copy of click raised them) as
+    typed errors; None for anything else, which is a bug and propagates."""
+    if type(exc).__name__ == "Abort":
+        return UsageError("", "aborted")
+    format_message = getattr(exc, "format_message", None)
+    if callable(format_message) and hasattr(exc, "exit_code"):
+        return UsageError("", str(format_message()))
+    return None
+
+
+def _fail(exc: BaseException, as_json: bool) -> None:
+    from ..edge import failure
+
+    shown = failure(exc)
     if as_json:
-        typer.echo(json.dumps({"error": one_line}, ensure_ascii=False))
-    typer.echo(f"loomdb: error: {one_line}", err=True)
-    raise SystemExit(2)
+        typer.echo(json.dumps(shown.to_json(), ensure_ascii=False))
+    typer.echo(f"loomdb: error: {shown.message}", err=True)
+    raise SystemExit(shown.exit_code)

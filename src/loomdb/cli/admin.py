@@ -17,13 +17,10 @@ def migrate(
 ) -> None:
     """Copy a whole store (trees, refs and their logs, overlay, edges, blobs); the hash
     chain is verified at the target before the copy commits."""
-    from ..loom import Loom
+    from ..api import copy_store
     from ..store.partitions import with_partitions
-    from ..transfer import copy_store
 
-    target = with_partitions(target, partitions)
-    with Loom.open(source) as src, Loom.open(target) as dst:
-        report = copy_store(src, dst, force=force)
+    report = copy_store(source, with_partitions(target, partitions), force=force)
     data = report.to_json()
     emit(as_json, data, ", ".join(f"{k} {v}" for k, v in data.items() if v and k != "kept")
          + " — verified at the target")

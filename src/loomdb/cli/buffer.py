@@ -21,7 +21,6 @@ from typing import Any
 
 import typer
 
-from .. import buffer as B
 from ..errors import InvalidInput
 from . import JSON, app, emit, loom
 
@@ -47,7 +46,7 @@ def _range(value: str) -> tuple[int, int]:
         raise InvalidInput("--edit", f"{value!r} is not START:END (two character offsets)") from None
 
 
-def _coloured(doc: B.Document) -> str:
+def _coloured(doc: Any) -> str:
     return "".join(typer.style(s.text, fg=MODEL_COLOUR) if s.model else s.text for s in doc.spans)
 
 
@@ -58,15 +57,15 @@ def _preview(text: str, width: int = 60) -> str:
 
 def _show(lm: Any, headish: str, authorship: bool, as_json: bool) -> None:
     if authorship:
-        doc = B.document(lm, headish)
+        doc = lm.buffer.document(headish)
         if as_json:
             emit(True, {"text": doc.text, "spans": [s.to_json() for s in doc.spans]})
         else:  # coloured even through a pipe (`less -R`); NO_COLOR turns it off
             typer.echo(_coloured(doc), color=not os.environ.get("NO_COLOR"))
         return
     pos = lm.resolve(headish)
-    draft = B.get_draft(lm, pos, strict=False)
-    body = B.text(lm, pos)
+    draft = lm.buffer.draft(pos, strict=False)
+    body = lm.buffer.text(pos)
     emit(as_json, {"text": body, "draft": draft}, body)
 
 
@@ -104,22 +103,22 @@ def buffer(
     action = chosen[0] if chosen else None
     if action in ("--append", "--set", "--file"):
         if action == "--append":
-            B.append_draft(lm, headish, append)
+            lm.buffer.append_draft(headish, append)
         else:
-            B.set_draft(lm, headish, set_ if action == "--set" else _read(file))
+            lm.buffer.set_draft(headish, set_ if action == "--set" else _read(file))
         _show(lm, headish, authorship, as_json)
     elif action == "--commit":
-        node = B.commit_draft(lm, headish)
+        node = lm.buffer.commit(headish)
         emit(as_json, {"node": node.id if node else None}, node.id if node else "(empty draft)")
     elif action == "--edit":
         if (text is None) == (file is None):
             raise InvalidInput("--edit", "give the replacement with exactly one of --text, --file")
         start, end = _range(edit)
-        nodes = B.edit_span(lm, headish, start, end, text if text is not None else _read(file))
+        nodes = lm.buffer.edit(headish, start, end, text if text is not None else _read(file))
         ids = [n.id for n in nodes]
         emit(as_json, {"nodes": ids}, "\n".join(ids) or "(draft edited)")
     elif action == "--alternatives":
-        alts = B.alternatives(lm, headish, alternatives)
+        alts = lm.buffer.alternatives(headish, alternatives)
         lines = [f"position {alts.index}: {alts.node}", "branches:"]
         lines += [f"{'*' if a.current else ' '} {a.node}  {a.author:<12} {_preview(a.text)}"
                   for a in alts.branches]
@@ -129,12 +128,12 @@ def buffer(
                       for a in alts.versions]
         emit(as_json, alts.to_json(), "\n".join(lines))
     elif action == "--switch":
-        done = B.switch(lm, headish, switch)
+        done = lm.buffer.switch(headish, switch)
         what = "moved to" if done.moved else "stays at"
         sel = f" (selected {', '.join(done.selected)})" if done.selected else ""
         emit(as_json, done.to_json(), f"{done.ref} {what} {done.head}{sel}")
     elif action == "--diverge":
-        div = B.diverge(lm, headish, diverge)
+        div = lm.buffer.diverge(headish, diverge)
         where = f"after {div.base}" if div.base else "at the root"
         text_out = (f"{div.kind} at position {div.index} ({where}, character {div.offset})\n"
                     f"only in {headish}: {' '.join(div.a) or '-'}\n"

@@ -6,7 +6,8 @@
                   [--paths leaves|sessions] [-o FILE]
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
-"errors"}`) and exits 0 when every conversation landed, 1 when some were reported in
+"errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
+empty one, an exact copy: `warnings` says why), 1 when some were reported in
 `errors` (the others landed), 2 when the file could not be read at all (nothing
 written). A progress bar runs on stderr when it is a terminal; stdout stays clean.
 `export` streams to stdout, or to FILE (written beside it, then renamed into place).
@@ -14,9 +15,7 @@ written). A progress bar runs on stderr when it is a terminal; stdout stays clea
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +40,9 @@ def import_(
 ) -> None:
     """Import every conversation of an export file: one tree each, the active branch a
     session; importing the same file again adds nothing."""
-    from ..interop.writer import import_file
-
     lm = loom(ctx)
     with _progress(str(file)) as progress:
-        report = import_file(lm, file, format, stop_on_error=stop_on_error, progress=progress)
+        report = lm.import_file(file, format, stop_on_error=stop_on_error, progress=progress)
     emit(as_json, report.to_json(), report.text())
     if report.errors:
         raise typer.Exit(1)
@@ -107,25 +104,12 @@ def export(
     output: Path = typer.Option(None, "--output", "-o", help="Write to FILE (default: stdout)."),
 ) -> None:
     """Write a tree (or --all) in a format other tools (or loomdb) read back."""
-    from ..interop.export import export as run_export
-
     if (tree is None) == (not all_trees):
         raise InvalidInput("export", "give a TREE or --all (not both)")
     lm = loom(ctx)
     target = None if all_trees else tree
     if output is None:
-        run_export(lm, sys.stdout, target=target, format=format, paths=paths)
+        lm.export(sys.stdout, target=target, format=format, paths=paths)
         sys.stdout.flush()
         return
-    output = output.expanduser()
-    if not output.parent.is_dir():
-        raise InvalidInput(str(output), "its folder does not exist")
-    fd, tmp = tempfile.mkstemp(dir=output.parent if str(output.parent) else ".",
-                               prefix=f".{output.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            run_export(lm, fh, target=target, format=format, paths=paths)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    lm.export_file(output, target=target, format=format, paths=paths)

@@ -58,10 +58,19 @@ def branch_points(ctx: typer.Context, tree: str = typer.Argument(...), as_json: 
 
 
 @app.command()
-def show(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+def show(
+    ctx: typer.Context,
+    node: str = typer.Argument(...),
+    logprobs: bool = typer.Option(False, "--logprobs",
+                                  help="Each generated token: probability and top alternatives."),
+    as_json: bool = JSON,
+) -> None:
     """One node in full, with its overlay."""
     lm = loom(ctx)
     n = lm.node(node)
+    if logprobs:
+        _show_logprobs(lm, n, as_json)
+        return
     data = {**n.to_json(), "meta": lm.meta(n.id).to_json()}
     text = (f"node    {n.id}\ntree    {n.tree}\nparent  {n.parent or '-'}\nrole    {n.role}"
             f"  kind {n.kind}  author {n.author}  source {n.source}\ncreated {n.created_at}\n"
@@ -69,6 +78,18 @@ def show(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JS
             + (f"edited from {n.edited_from}\n" if n.edited_from else "")
             + "\n" + _render(n.content))
     emit(as_json, data, text)
+
+
+def _show_logprobs(lm: Any, n: Any, as_json: bool) -> None:
+    from ..logprobs import of_node, rows
+
+    table = rows(of_node(lm, n))
+    lines = [f"{'token':<16} {'prob':>7}  top alternatives"]
+    for row in table:
+        prob = "-" if row["probability"] is None else f"{row['probability']:.4f}"
+        alts = "  ".join(f"{t['token']!r} {t['probability']:.3f}" for t in row["top"])
+        lines.append(f"{row['token']!r:<16} {prob:>7}  {alts}")
+    emit(as_json, {"node": n.id, "tokens": table}, "\n".join(lines))
 
 
 def _render(blocks: list[dict[str, Any]]) -> str:
@@ -108,15 +129,15 @@ def log(ctx: typer.Context, headish: str = typer.Argument(...), as_json: bool = 
 @app.command()
 def tree(ctx: typer.Context, tree: str = typer.Argument(...), as_json: bool = JSON) -> None:
     """Draw a tree's branches, with refs and versions marked."""
-    from .drawing import draw, tree_json
-
-    lm = loom(ctx)
+    view = loom(ctx).tree_view(tree)
     if as_json:
-        emit(True, tree_json(lm, tree))
+        emit(True, view.to_json())
         return
     from rich.console import Console
 
-    Console(highlight=False).print(draw(lm, tree))
+    from .drawing import draw
+
+    Console(highlight=False).print(draw(view))
 
 
 @app.command()

@@ -52,12 +52,18 @@ def session_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: b
 def session_set(
     ctx: typer.Context,
     name: str = typer.Argument(...),
-    headish: str = typer.Argument(...),
+    headish: str = typer.Argument(None),
     expect: str = typer.Option(None, "--expect", help="Only move if it is still at this node."),
+    persona: str = typer.Option(None, "--persona", help="Bind the session to a persona."),
+    agent: str = typer.Option(None, "--agent", help="Bind the session to an agent."),
     as_json: bool = JSON,
 ) -> None:
     """Move a session (compare-and-swap against --expect, else its current node)."""
     lm = loom(ctx)
+    if headish is None or persona or agent:
+        from .agents import bind
+
+        return bind(ctx, name, headish, persona, agent, as_json)
     ref = lm.set_ref(name, headish, expect=lm.resolve(expect).node if expect else None)
     emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
 

@@ -57,8 +57,9 @@ def new(
 @app.command()
 def add(
     ctx: typer.Context,
-    headish: str = typer.Argument(..., help="Where to continue: node id, prefix, ref, X~N, X^."),
+    headish: str = typer.Argument(None, help="Where to continue: node id, prefix, ref, X~N, X^."),
     role: str = typer.Option(..., "--role", help="user, assistant, system or tool."),
+    route: str = typer.Option(None, "--route", help="Instead of HEADISH: thread:N, session:S, persona:P or smart:TEXT."),
     text: str = typer.Option(None, "--text"),
     file: Path = typer.Option(None, "--file"),
     content_json: str = typer.Option(None, "--content-json"),
@@ -74,8 +75,10 @@ def add(
 ) -> None:
     """Add a message after HEADISH; a session named as HEADISH moves to it."""
     lm = loom(ctx)
-    node = lm.append(
-        headish, _content(ctx, text, file, content_json), role=role, author=author,
+    from .agents import routed
+
+    node = routed(lm, headish, route)(
+        _content(ctx, text, file, content_json), role=role, author=author,
         source=source, options=_json_arg("--options", options), cache=cache,
         also=[(h, "context") for h in also] + [(h, "instruction") for h in instruction],
         expect=expect and lm.resolve(expect).node, policy=policy,
@@ -115,12 +118,17 @@ def link(
     ctx: typer.Context,
     src: str = typer.Argument(...),
     dst: str = typer.Argument(...),
-    type: str = typer.Option("link", "--type", help="annotation or link."),
+    type: str = typer.Option("link", "--type", help="Between nodes: annotation or link; "
+                             "else any name (cites, source...)."),
     as_json: bool = JSON,
 ) -> None:
-    """Join two nodes with an annotation (never in context) or a link (may cross trees)."""
-    edge = loom(ctx).link(src, dst, type=type)
-    emit(as_json, edge.to_json(), edge.id)
+    """Reference DST from SRC: between two nodes an annotation (never in context) or a
+    link (may cross trees); between any addresses (tree:, doc:, coll:, sha256:) a
+    reference that `backlinks` finds."""
+    from ..references import service as R
+
+    out = R.link(loom(ctx), src, dst, type)
+    emit(as_json, out, out["id"])
 
 
 @app.command()

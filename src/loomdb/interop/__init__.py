@@ -4,8 +4,10 @@
 
 Formats: chatgpt, claude, openwebui, librechat, loom (socketteer/loom saves), oasst,
 openai_jsonl, sharegpt. Each parser yields one item per conversation, so a broken
-conversation becomes a ParseError while the good ones still come through; problems
-with the whole file (not JSON, truncated, unknown format) raise InvalidInput.
+conversation becomes a ParseError while the good ones still come through (a
+conversation with no messages is an EmptyConversation, the ParseError the importer
+counts as skipped rather than failed); problems with the whole file (not JSON,
+truncated, unknown format) raise InvalidInput.
 Nothing here writes to a store: that is the importer's job, which maps
 `ImportedMessage.source_id` into each node's origin to recognise re-imports.
 """
@@ -13,12 +15,19 @@ Nothing here writes to a store: that is the importer's job, which maps
 from __future__ import annotations
 
 from .detect import FORMATS, detect, open_source, parse_file
-from .model import Attachment, ImportedConversation, ImportedMessage, ParseError
+from .model import (
+    Attachment,
+    EmptyConversation,
+    ImportedConversation,
+    ImportedMessage,
+    ParseError,
+)
 from .stream import Input
 
 __all__ = [
     "FORMATS",
     "Attachment",
+    "EmptyConversation",
     "ImportedConversation",
     "ImportedMessage",
     "Input",

@@ -17,8 +17,11 @@ and tool blocks become text surrogates in `markdown` and `chatgpt`).
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import InvalidInput, NotFound
@@ -77,9 +80,34 @@ def export(
     return len(trees)
 
 
+def export_file(
+    loom: Loom,
+    path: str | os.PathLike[str],
+    *,
+    target: str | None = None,
+    format: str = "json",
+    paths: str = "leaves",
+) -> int:
+    """`export` into a file, written beside it and renamed into place: a failed export
+    leaves no partial file (and an existing one untouched)."""
+    output = Path(path).expanduser()
+    if not output.parent.is_dir():
+        raise InvalidInput(str(output), "its folder does not exist")
+    fd, tmp = tempfile.mkstemp(dir=output.parent if str(output.parent) else ".",
+                               prefix=f".{output.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            count = export(loom, fh, target=target, format=format, paths=paths)
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
 def locate(loom: Loom, name: str) -> tuple[str, Position | None]:
     """(tree id, the position named, if `name` names a node or ref rather than a tree)."""
-    tree = loom.backend.get_tree(name)
+    tree = loom.tree_by_id(name)
     if tree is not None:
         return tree.id, None
     try:
@@ -126,7 +154,7 @@ def markdown(loom: Loom, tree_id: str, at: Position | None = None) -> str:
     pos = at or default_position(loom, tree_id)
     ids = loom.path(pos)
     nodes = loom.nodes(ids)
-    meta = loom.backend.get_meta(ids)
+    meta = loom.metas(ids)
     via = f"`{pos.ref.name}`" if pos.ref is not None else f"node `{pos.node}`"
     lines = [f"# {tree.title}", "",
              f"- tree `{tree.id}` ({tree.mode}), created {tree.created_at}",
@@ -226,7 +254,7 @@ def _epoch(value: str | None) -> float | None:
 def chatgpt_conversation(loom: Loom, tree_id: str, at: Position | None = None) -> dict[str, Any]:
     """A tree as one ChatGPT export conversation (a `mapping` of every node)."""
     tree = loom.tree(tree_id)
-    nodes = list(loom.backend.tree_nodes(tree.id))
+    nodes = list(loom.all_nodes(tree.id))
     hidden = {nid for nid, m in _metas(loom, [n.id for n in nodes]) if "hidden" in m.tags}
     children: dict[str, list[str]] = {_CHATGPT_ROOT: []}
     for node in nodes:
@@ -246,7 +274,7 @@ def chatgpt_conversation(loom: Loom, tree_id: str, at: Position | None = None) -
 
 def _metas(loom: Loom, ids: list[str]) -> Iterable[tuple[str, Any]]:
     for i in range(0, len(ids), 500):
-        yield from loom.backend.get_meta(ids[i : i + 500]).items()
+        yield from loom.metas(ids[i : i + 500]).items()
 
 
 def _chatgpt_message(node: Node, hidden: bool) -> dict[str, Any]:

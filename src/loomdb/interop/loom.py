@@ -175,8 +175,9 @@ def _time(value: Any, where: str) -> datetime | None:
 
 def _model(node: dict[str, Any], context: _Context) -> str | None:
     generation = as_dict(node.get("generation"))
-    if isinstance(generation.get("model"), str):
-        return generation["model"]
+    model = generation.get("model")
+    if isinstance(model, str):
+        return model
     response = context.responses.get(as_str(generation.get("id")) or "")
     if isinstance(response, dict):
         inner = as_dict(response.get("response"))

@@ -76,6 +76,16 @@ class ParseError:
     reason: str
 
 
+@dataclass
+class EmptyConversation(ParseError):
+    """A well-formed conversation with no message in it: nothing to import.
+
+    A ParseError for the parsers' callers (there is no conversation to hand over), but
+    not a fault of the file: the importer counts it as skipped and says so in a warning
+    instead of an error, since every real export holds a few (a chat opened, never used).
+    """
+
+
 # ---------------------------------------------------------------- content blocks
 
 
@@ -236,7 +246,7 @@ def guarded(
     except (TypeError, AttributeError, KeyError, ValueError) as exc:
         return ParseError(where, f"unexpected structure ({type(exc).__name__}: {exc})")
     if not conversation.messages:
-        return ParseError(where, "the conversation has no messages to import")
+        return EmptyConversation(where, "the conversation has no messages to import")
     return conversation
 
 

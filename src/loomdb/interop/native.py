@@ -37,8 +37,8 @@ from .. import refs as R
 from ..errors import CycleError, IntegrityError, InvalidInput, NotFound
 from ..model import EDGE_TYPES, MODES, REF_KINDS, Edge, Node, Ref, RefMove, Tree, now
 from .model import expect
+from .report import Outcome
 from .stream import CountingReader, Input, json_stream
-from .writer import Outcome
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -73,18 +73,17 @@ def write_jsonl(loom: Loom, tree_ids: Iterable[str], out: TextIO) -> None:
 
 def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
     """One tree document (one line, no newline), streamed field by field."""
-    backend = loom.backend
-    tree = backend.get_tree(tree_id)
+    tree = loom.tree_by_id(tree_id, stats=True)
     if tree is None:
         raise NotFound("tree", tree_id)
-    nodes = order_nodes(list(backend.tree_nodes(tree_id)))
+    nodes = order_nodes(list(loom.all_nodes(tree_id)))
     ids = [n.id for n in nodes]
     record = tree.to_json()
     record.pop("nodes", None)
     out.write(f'{{"{MARKER}":{VERSION},"tree":{_dumps(record)},"blobs":[')
     blob_ids = sorted({ref for n in nodes for ref in C.blob_refs(n.content)})
     for i, bid in enumerate(blob_ids):
-        size, mime = backend.get_blob_meta(bid) or (None, "application/octet-stream")
+        size, mime = loom.blob_known(bid) or (None, "application/octet-stream")
         data = loom.blob(bid)
         out.write("," if i else "")
         out.write(_dumps({"id": bid, "mime_type": mime, "size": len(data) if size is None else size,
@@ -95,18 +94,18 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
         rec.pop("tree", None)
         out.write(("," if i else "") + _dumps(rec))
     out.write('],"refs":[')
-    for i, ref in enumerate(backend.list_refs(tree_id=tree_id)):
+    for i, ref in enumerate(loom.refs(tree=tree_id)):
         rec = ref.to_json()
         rec["log"] = [{k: v for k, v in m.to_json().items() if k not in ("seq", "ref")}
-                      for m in backend.ref_log(ref.name)]
-        draft = backend.get_draft(ref.name)
+                      for m in loom.ref_moves(ref.name)]
+        draft = loom.draft(ref.name)
         if draft:
             rec["draft"] = draft  # buffer mode's uncommitted text belongs to the ref
         out.write(("," if i else "") + _dumps(rec))
     out.write('],"meta":[')
     first = True
     for chunk in _chunks(ids, 500):
-        found = backend.get_meta(chunk)
+        found = loom.metas(chunk)
         for nid in chunk:
             if nid in found:
                 out.write(("" if first else ",") + _dumps({"node": nid, **found[nid].to_json()}))
@@ -114,12 +113,12 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
     out.write('],"edges":[')
     seen: set[str] = set()
     for node in nodes:
-        for edge in backend.edges_of(node.id):
+        for edge in loom.node_edges(node.id):
             if edge.tree == tree_id and edge.id not in seen:
                 out.write(("," if seen else "") + _dumps(edge.to_json()))
                 seen.add(edge.id)
     out.write('],"generations":[')
-    get_gen = getattr(backend, "get_generation", None)
+    get_gen = loom.generation
     written: set[str] = set()
     for node in nodes:
         gid = (node.provenance or {}).get("generation")
@@ -129,7 +128,7 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
                 out.write(("," if written else "") + _dumps(gen))
                 written.add(gid)
     out.write('],"compactions":[')
-    get_comp = getattr(backend, "get_compaction", None)
+    get_comp = loom.compaction
     first = True
     for node in nodes:
         if node.kind == "compaction" and get_comp is not None:
@@ -244,14 +243,18 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
     raw_tree = expect(doc.get("tree"), dict, "tree", optional=False)
     tid = _str(raw_tree.get("id"), "tree.id")
     outcome = Outcome(tid)
-    backend = loom.backend
-    existing_tree = backend.get_tree(tid, stats=False)
+    existing_tree = loom.tree_by_id(tid)
+    if existing_tree is not None and raw_tree.get("root") != existing_tree.root:
+        # same tree id, another first message: another tree, not more of this one
+        raise InvalidInput(
+            f"tree {tid}", f"exists here with another root ({existing_tree.root}, not "
+            f"{raw_tree.get('root')}): a different tree under the same id; nothing imported")
     _blobs(loom, _list(doc, "blobs"), outcome)
     nodes, added = _nodes(loom, tid, _list(doc, "nodes"), outcome)
     if existing_tree is None:
         if not outcome.nodes:
             raise InvalidInput("tree", "has no nodes")
-        backend.insert_tree(_tree(raw_tree, nodes))
+        loom.write_tree(_tree(raw_tree, nodes))
         outcome.created = True
     elif existing_tree.mode != raw_tree.get("mode"):
         raise InvalidInput(f"tree {tid}", f"exists here as a {existing_tree.mode} tree")
@@ -285,7 +288,7 @@ def _blobs(loom: Loom, blobs: list[Any], outcome: Outcome) -> None:
         got = C.digest(data)
         if got != bid:
             raise IntegrityError(f"blob {bid}", bid, got)
-        known = loom.backend.get_blob_meta(bid)
+        known = loom.blob_known(bid)
         loom.put_blob(data, expect(rec.get("mime_type"), str, f"{where}.mime_type")
                       or "application/octet-stream")
         if known is None:
@@ -313,7 +316,7 @@ def _nodes(
                           (s["node"] for s in sources), selections.values())
         records[nid] = rec
     wanted = {d for ds in deps.values() for d in ds} | set(records)
-    stored = loom.backend.get_nodes(sorted(wanted))
+    stored = loom.nodes_by_id(sorted(wanted))
     for nid, ds in deps.items():
         for d in ds:
             if d not in records and d not in stored:
@@ -403,7 +406,6 @@ def _tree(raw: dict[str, Any], nodes: dict[str, Node]) -> Tree:
 
 
 def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
-    backend = loom.backend
     for i, raw in enumerate(refs):
         where = f"refs[{i}]"
         rec = expect(raw, dict, where, optional=False)
@@ -411,7 +413,7 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
         kind = rec.get("kind")
         if kind not in REF_KINDS:
             raise InvalidInput(f"{where}.kind", f"{kind!r} is not one of {', '.join(REF_KINDS)}")
-        have = backend.get_ref(name)
+        have = loom.find_ref(name)
         if have is not None:
             if have.tree == tid and have.kind == kind:
                 continue
@@ -422,36 +424,32 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
             )
         node = _str(rec.get("node"), f"{where}.node")
         selections = expect(rec.get("selections"), dict, f"{where}.selections") or {}
-        targets = backend.get_nodes([node, *selections.values()])
+        targets = loom.nodes_by_id([node, *selections.values()])
         for target in (node, *selections.values()):
             if target not in targets or targets[target].tree != tid:
                 raise InvalidInput(f"ref {name!r}", f"points at {target}, not a node of this tree")
         created = _str(rec.get("created_at"), f"{where}.created_at")
-        # the log before the ref: a backend may read a ref's head from its last line
+        log = []
         for j, move in enumerate(expect(rec.get("log"), list, f"{where}.log") or []):
             move = expect(move, dict, f"{where}.log[{j}]", optional=False)
-            backend.log_move(RefMove(
+            log.append(RefMove(
                 0, name, _str(move.get("at"), f"{where}.log[{j}].at"),
                 expect(move.get("from"), str, f"{where}.log[{j}].from"),
                 expect(move.get("to"), str, f"{where}.log[{j}].to"),
                 expect(move.get("by"), str, f"{where}.log[{j}].by") or "import",
                 expect(move.get("reason"), str, f"{where}.log[{j}].reason") or "",
             ))
-        backend.insert_ref(Ref(
+        loom.restore_ref(Ref(
             name, kind, tid, node, created,
             expect(rec.get("updated_at"), str, f"{where}.updated_at") or created,
             dict(selections), expect(rec.get("origin"), dict, f"{where}.origin"),
-        ), None)
-        draft = expect(rec.get("draft"), str, f"{where}.draft")
-        if draft:
-            backend.set_draft(name, draft, created)
+        ), log, expect(rec.get("draft"), str, f"{where}.draft"))
 
 
 def _meta(
     loom: Loom, tid: str, metas: list[Any], nodes: dict[str, Node], added: set[str]
 ) -> None:
     """The overlay of nodes this import added (what is already here keeps its own)."""
-    backend = loom.backend
     for i, raw in enumerate(metas):
         where = f"meta[{i}]"
         rec = expect(raw, dict, where, optional=False)
@@ -464,17 +462,14 @@ def _meta(
         for t in tags:
             if not isinstance(t, str) or not t or len(t) > 100:
                 raise InvalidInput(f"{where}.tags", f"{t!r}: tags are 1-100 characters")
-        backend.set_meta(nid, tid, {
+        loom.restore_meta(nid, tid, {
             "bookmarked": int(bool(rec.get("bookmarked"))),
             "label": expect(rec.get("label"), str, f"{where}.label"),
             "pruned": int(bool(rec.get("pruned"))), "excluded": int(bool(rec.get("excluded"))),
-        })
-        if tags:
-            backend.add_tags(nid, tid, tags)
+        }, tags)
 
 
 def _edges(loom: Loom, tid: str, edges: list[Any]) -> None:
-    backend = loom.backend
     for i, raw in enumerate(edges):
         where = f"edges[{i}]"
         rec = expect(raw, dict, where, optional=False)
@@ -489,19 +484,18 @@ def _edges(loom: Loom, tid: str, edges: list[Any]) -> None:
         )
         if not sources:
             raise InvalidInput(f"{where}.sources", "an edge needs a source")
-        if any(e.id == eid for e in backend.edges_of(sources[0][0])):
+        if any(e.id == eid for e in loom.node_edges(sources[0][0])):
             continue
-        backend.insert_edge(Edge(eid, tid, etype, sources, _str(rec.get("target"), f"{where}.target"),
+        loom.restore_edge(Edge(eid, tid, etype, sources, _str(rec.get("target"), f"{where}.target"),
                                  _str(rec.get("created_at"), f"{where}.created_at")))
 
 
 def _records(loom: Loom, tid: str, generations: list[Any], compactions: list[Any]) -> None:
-    backend = loom.backend
     for i, raw in enumerate(generations):
         rec = expect(raw, dict, f"generations[{i}]", optional=False)
-        if backend.get_generation(_str(rec.get("id"), f"generations[{i}].id")) is None:
-            backend.insert_generation(rec)
+        if loom.generation(_str(rec.get("id"), f"generations[{i}].id")) is None:
+            loom.record_generation(rec)
     for i, raw in enumerate(compactions):
         rec = expect(raw, dict, f"compactions[{i}]", optional=False)
-        if backend.get_compaction(_str(rec.get("node_id"), f"compactions[{i}].node_id")) is None:
-            backend.insert_compaction(rec)
+        if loom.compaction(_str(rec.get("node_id"), f"compactions[{i}].node_id")) is None:
+            loom.record_compaction(rec)

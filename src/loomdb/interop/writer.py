@@ -1,8 +1,8 @@
 """Imported conversations into a store: one tree per conversation, all-or-nothing each.
 
-    import_file(loom, path, format="auto", stop_on_error=False) -> ImportReport
+    write_conversation(loom, conversation) -> Outcome   (inside the caller's transaction)
 
-The parsers (`loomdb.interop.parse_file`) turn an export into `ImportedConversation`s;
+The import driver (`loomdb.interop.importer.import_file`) reads a file; the parsers (`loomdb.interop.parse_file`) turn an export into `ImportedConversation`s;
 this module writes each one inside one transaction, so a conversation that fails
 half-way leaves nothing, and reports it (`{"where", "reason"}`) while the others land.
 loomdb's own lossless `json`/`jsonl` export is recognised too and read by `native`.
@@ -16,6 +16,11 @@ that grew since adds only its new messages. Each node keeps
 `origin = {"format", "conversation", "message"}` and each tree
 `lineage = {"imported": {"format", "conversation", ...}}`.
 
+Nothing is dropped silently: a message is skipped only when the node under its id has
+the same role, content and parent. Other content under a stored id lands beside it
+(see `_ConversationWriter`); a conversation with no messages, or an exact copy of one
+earlier in the file, is skipped with a warning (`ImportReport.warnings`), not an error.
+
 Mapping choices (docs/interop.md explains them):
   * every message that has content or a role is a node (hidden ones too, tagged
     `hidden`, and left in the context: the model saw them); a null root is no node;
@@ -23,8 +28,8 @@ Mapping choices (docs/interop.md explains them):
     message edited in the source app) become *versions* of the root, each keeping its
     own replies; `edited_from_source_id` likewise makes a version of that message;
   * the active branch (`current_source_id`) gets the session `import/<format>/<id>`,
-    which a later import of the grown conversation fast-forwards (only when it still
-    sits on the new active branch: a session you moved or continued stays put);
+    which a later import moves to the source's new current message when it is still
+    where an import left it (a session you moved, selected in or continued stays put);
   * attachments with bytes go to the blob store; those the export only names become
     a text block saying what was there (`[image not in the export: name (mime)]`);
   * assistant messages are authored by their model (also `provenance.model`), user
@@ -35,36 +40,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
 from .. import content as C
 from .. import refs as R
-from ..errors import InvalidInput, LoomError
-from ..model import Node, Tree, iso
-from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage, ParseError
-from .stream import Input
+from ..errors import InvalidInput
+from ..model import Node, Ref, Tree, iso
+from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage
+from .report import Outcome
 
 if TYPE_CHECKING:
     from ..loom import Loom
 
-#: format names accepted by `import_file` (besides "auto"); `loomdb` is the native export
-NATIVE = "loomdb"
 _MAX_MS = 2**48 - 1
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,59}$")
 _REF_CHAR = re.compile(r"[^A-Za-z0-9_./-]+")
 _DEFAULT_AUTHOR = {"user": "human", "assistant": "assistant", "system": "system", "tool": "tool"}
-
-Progress = Callable[["ImportReport", int, int], None]
-
 
 # ---------------------------------------------------------------- ids
 
@@ -80,308 +75,214 @@ def derive_id(moment: datetime | None, *parts: str) -> str:
 
 
 def tree_id_for(conv: ImportedConversation) -> str:
-    first = conv.messages[0].created_at if conv.messages else None
-    return derive_id(conv.created_at or first, conv.source_format, conv.source_id)
+    return derive_id(_conversation_time(conv), conv.source_format, conv.source_id)
 
 
-# ---------------------------------------------------------------- results
+def _conversation_time(conv: ImportedConversation) -> datetime | None:
+    """The time in a tree id: the conversation's creation, else its first message's."""
+    return conv.created_at or (conv.messages[0].created_at if conv.messages else None)
 
 
-@dataclass
-class Outcome:
-    """What one conversation (or one native tree) added."""
+def fingerprint(conv: ImportedConversation) -> str:
+    """A digest of everything a parsed conversation holds: equal for exact copies.
 
-    tree: str
-    created: bool = False
-    nodes: int = 0
-    blobs: int = 0
-    skipped: int = 0
+    Kept per conversation id while a file is read (not the conversation itself), so
+    spotting a repeated conversation costs a hash each; fields are hashed in place,
+    without copying the conversation."""
+    digest = hashlib.sha256()
 
+    def feed(value: Any) -> None:
+        body = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        digest.update(body.encode("utf-8", "surrogatepass") + b"\n")
 
-@dataclass
-class ImportReport:
-    """The summary of an import; `to_json()` is the `--json` output."""
-
-    format: str | None = None
-    trees: list[str] = field(default_factory=list)
-    nodes: int = 0
-    blobs: int = 0
-    skipped: int = 0
-    errors: list[dict[str, str]] = field(default_factory=list)
-    conversations: int = 0
-    grown: int = 0
-
-    def add(self, outcome: Outcome) -> None:
-        self.conversations += 1
-        if outcome.created:
-            self.trees.append(outcome.tree)
-        elif outcome.nodes:
-            self.grown += 1
-        self.nodes += outcome.nodes
-        self.blobs += outcome.blobs
-        self.skipped += outcome.skipped
-
-    def error(self, where: str, reason: str) -> None:
-        self.conversations += 1
-        self.errors.append({"where": where, "reason": " ".join(str(reason).split())})
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "trees": list(self.trees), "nodes": self.nodes, "blobs": self.blobs,
-            "skipped": self.skipped, "errors": list(self.errors),
-        }
-
-    def text(self) -> str:
-        lines = [
-            f"imported {len(self.trees)} new tree(s), {self.nodes} node(s), {self.blobs} blob(s)"
-            + (f" from {self.format}" if self.format else "")
-            + (f"; {self.grown} existing tree(s) grew" if self.grown else "")
-            + (f"; skipped {self.skipped} node(s) already present" if self.skipped else ""),
-        ]
-        if self.errors:
-            lines.append(f"{len(self.errors)} error(s):")
-            lines += [f"  {e['where']}: {e['reason']}" for e in self.errors]
-        return "\n".join(lines)
-
-
-class StopImport(Exception):
-    """Raised inside `import_file` to stop at the first error (`stop_on_error`)."""
-
-
-# ---------------------------------------------------------------- reading
-
-
-class _Counter:
-    """Bytes read so far through the tracked input (for the progress bar)."""
-
-    def __init__(self) -> None:
-        self.read = 0
-
-
-class _CountingRaw:
-    """A file-like wrapper that counts the bytes read through it."""
-
-    def __init__(self, fh: IO[bytes], counter: _Counter) -> None:
-        self._fh = fh
-        self._counter = counter
-        counter.read = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._fh.read(size)
-        self._counter.read += len(data)
-        return data
-
-    def readline(self, size: int = -1) -> bytes:
-        data = self._fh.readline(size)
-        self._counter.read += len(data)
-        return data
-
-    def __iter__(self) -> Iterator[bytes]:
-        while True:
-            line = self.readline()
-            if not line:
-                return
-            yield line
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        pos = self._fh.seek(offset, whence)
-        self._counter.read = pos
-        return pos
-
-    def tell(self) -> int:
-        return self._fh.tell()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._fh, name)
-
-
-@dataclass
-class _TrackedInput(Input):
-    """An Input whose reads are counted, so a progress bar can follow the parser."""
-
-    counter: _Counter = field(default_factory=_Counter, repr=False)
-
-    @contextmanager
-    def open(self) -> Iterator[IO[bytes]]:
-        with Input.open(self) as fh:
-            yield _CountingRaw(fh, self.counter)  # type: ignore[misc]
-
-
-def _size_of(inp: Input) -> int:
-    if inp.member is None:
-        return inp.path.stat().st_size
-    import zipfile
-
-    with zipfile.ZipFile(inp.path) as zf:
-        return zf.getinfo(inp.member).file_size
-
-
-def resolve_format(name: str) -> str:
-    """A format name as given on the command line (`openai-jsonl`) -> registry name."""
-    from .detect import FORMATS
-
-    fmt = name.strip().lower().replace("-", "_")
-    if fmt in ("json", "jsonl", "native"):
-        fmt = NATIVE
-    if fmt != "auto" and fmt != NATIVE and fmt not in FORMATS:
-        names = ", ".join(["auto", *(f.replace("_", "-") for f in FORMATS), NATIVE])
-        raise InvalidInput("--format", f"unknown format {name!r}; supported: {names}")
-    return fmt
-
-
-def open_export(path: str | os.PathLike[str], format: str = "auto") -> tuple[str, _TrackedInput]:
-    """(format, the document to read) for an export file: native first, then the parsers."""
-    from . import native
-    from .detect import _document, detect
-
-    fmt = resolve_format(format)
-    doc = _document(Path(path))
-    inp = _TrackedInput(doc.path, doc.member)
-    if fmt == "auto":
-        fmt = NATIVE if native.is_native(inp) else detect(inp)
-    return fmt, inp
-
-
-# ---------------------------------------------------------------- importing
-
-
-def import_file(
-    loom: Loom,
-    path: str | os.PathLike[str],
-    format: str = "auto",
-    *,
-    stop_on_error: bool = False,
-    progress: Progress | None = None,
-) -> ImportReport:
-    """Import every conversation of an export file; see the module docstring.
-
-    Problems with the whole file (missing, not JSON, unknown format) raise InvalidInput
-    before anything is written. A conversation that cannot be read or written becomes
-    an entry in `errors` and the others are imported, unless `stop_on_error`, which
-    stops at the first one (conversations imported before it stay: each is its own
-    transaction). A file that breaks off half-way keeps the conversations before the
-    break and reports the break as the last error."""
-    fmt, inp = open_export(path, format)
-    report = ImportReport(format=fmt)
-    total = _size_of(inp)
-    if fmt == NATIVE:
-        from . import native
-
-        units: Iterator[tuple[str, Any]] = native.read_units(inp)
-        write: Callable[[Any], Outcome] = lambda doc: native.import_tree(loom, doc)  # noqa: E731
-    else:
-        from .detect import FORMATS
-
-        units = _labelled(FORMATS[fmt](inp), inp.name)
-        seen: dict[str, str] = {}
-        write = lambda conv: write_conversation(loom, conv, seen)  # noqa: E731
-    try:
-        for where, item in units:
-            if isinstance(item, ParseError):
-                report.error(item.where, item.reason)
-            else:
-                try:
-                    with loom.backend.transaction():
-                        outcome = write(item)
-                except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
-                    report.error(where, _reason(exc))
-                else:
-                    report.add(outcome)
-            if progress is not None:
-                progress(report, inp.counter.read, total)
-            if stop_on_error and report.errors:
-                break
-    except InvalidInput as exc:
-        if report.conversations == 0:
-            raise
-        report.error(exc.where, exc.why)
-    return report
-
-
-def _labelled(
-    items: Iterable[ImportedConversation | ParseError], name: str
-) -> Iterator[tuple[str, ImportedConversation | ParseError]]:
-    for index, item in enumerate(items):
-        if isinstance(item, ParseError):
-            yield item.where, item
-        else:
-            yield f"{name}[{index}] (id {item.source_id})", item
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, LoomError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    feed({k: v for k, v in vars(conv).items() if k not in ("messages", "attachments")})
+    for m in conv.messages:
+        feed(vars(m))
+    for att in conv.attachments:  # bytes hashed as such, not through JSON
+        feed([att.key, att.mime_type, att.name, C.digest(att.data) if att.data is not None else None])
+    return digest.hexdigest()
 
 
 def write_conversation(
-    loom: Loom, conv: ImportedConversation, seen: dict[str, str] | None = None
+    loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None = None
 ) -> Outcome:
     """Write one conversation (inside the caller's transaction); see the module docstring.
 
-    `seen` maps tree ids written during this import to their source label, so two
-    conversations with the same id in one file are refused instead of merged."""
-    return _ConversationWriter(loom, conv, seen).run()
+    `seen` maps tree ids written during this import to (source label, fingerprint): a
+    conversation id met twice in one file is skipped with a warning when the second
+    copy is exact, and refused when it differs (two copies are never merged)."""
+    if not conv.messages:
+        return Outcome(tree_id_for(conv), skipped=1,
+                       warnings=["the conversation has no messages to import"])
+    writer = _ConversationWriter(loom, conv, seen)
+    try:
+        return writer.run()
+    except BaseException:
+        writer.forget()  # rolled back: a later copy is no copy of anything stored
+        raise
 
 
 class _ConversationWriter:
-    def __init__(self, loom: Loom, conv: ImportedConversation, seen: dict[str, str] | None) -> None:
-        if not conv.messages:
-            raise InvalidInput("conversation", "has no messages to import")
+    """One conversation into the store.
+
+    A message is the same as a stored node only when the node under its derived id has
+    the same role, the same content and the same parent: then it is skipped. Anything
+    else under that id (a hand-made export reusing ids, a message edited in place in
+    the source app) lands beside it under an id derived from the new content, so
+    nothing is lost and importing the same file again still adds nothing. A different
+    first message means a different conversation: it becomes its own tree."""
+
+    def __init__(
+        self, loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None
+    ) -> None:
         self.loom = loom
-        self.backend = loom.backend
         self.conv = conv
         self.fmt = conv.source_format
         self.seen = seen if seen is not None else {}
+        #: the parts every id of this conversation is derived from (see `_find_tree`)
+        self.scope: tuple[str, ...] = (self.fmt, conv.source_id)
         self.tree_id = tree_id_for(conv)
         self.attachments: dict[str, Attachment] = {a.key: a for a in conv.attachments}
         self.stored: dict[str, str | None] = {}
         self.outcome = Outcome(self.tree_id)
+        self.times = self._times()
+        self.by_source = {m.source_id: m for m in conv.messages}
+        self.root_source = next(m.source_id for m in conv.messages if m.parent_source_id is None)
+        self.prepared: dict[str, tuple[list[dict[str, Any]], str]] = {}
+        self.changed: list[str] = []
+        self.registered = False
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
         conv = self.conv
-        if self.tree_id in self.seen:
-            raise InvalidInput(
-                f"conversation {conv.source_id!r}",
-                f"appears twice in this file (its first copy was {self.seen[self.tree_id]})",
-            )
-        self.seen[self.tree_id] = f"conversation {conv.source_id!r}"
-        times = self._times()
-        ids = {
-            m.source_id: derive_id(times[m.source_id][0], self.fmt, conv.source_id, m.source_id)
-            for m in conv.messages
-        }
-        tree = self.backend.get_tree(self.tree_id, stats=False)
-        existing = self.backend.get_nodes(list(ids.values())) if tree is not None else {}
+        if self._repeated():
+            return self.outcome
+        tree = self._find_tree()
+        ids = {m.source_id: self._node_id(m.source_id) for m in conv.messages}
+        existing = self.loom.nodes_by_id(list(ids.values())) if tree is not None else {}
         if tree is not None and tree.mode != conv.mode:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")
         for node in existing.values():
             if node.tree != self.tree_id:
                 raise InvalidInput(f"node {node.id}", f"exists in another tree ({node.tree})")
         nodes: dict[str, Node] = {}
-        by_source = {m.source_id: m for m in conv.messages}
-        root_source = next(m.source_id for m in conv.messages if m.parent_source_id is None)
         for m in conv.messages:
-            nid = ids[m.source_id]
-            if nid in existing:
-                nodes[m.source_id] = existing[nid]
+            parent, version_of = self._links(m, nodes)
+            nid, have = self._landing(m, ids[m.source_id], existing.get(ids[m.source_id]), parent)
+            if have is not None:
+                nodes[m.source_id] = have
                 self.outcome.skipped += 1
                 continue
-            parent, version_of = self._links(m, nodes, by_source, root_source)
-            node = self._write(m, nid, times[m.source_id][1], parent, version_of)
+            if nid != ids[m.source_id]:
+                version_of = version_of or self._edited(m, existing[ids[m.source_id]], parent)
+            node = self._write(m, nid, self.times[m.source_id][1], parent, version_of)
             nodes[m.source_id] = node
             self.outcome.nodes += 1
-            if tree is None and m.source_id == root_source:
+            if tree is None and m.source_id == self.root_source:
                 tree = self._insert_tree(m, node)
                 self.outcome.created = True
             self._overlay(m, node)
-        self._session(ids, nodes)
+        self._say_changed()
+        self._session(nodes)
         return self.outcome
+
+    def _repeated(self) -> bool:
+        """True when this conversation's id was met earlier in the file and this copy is
+        exact (skipped, with a warning); a copy that differs is an error."""
+        conv, key = self.conv, self.tree_id
+        label = f"conversation {conv.source_id!r}"
+        mark = fingerprint(conv)
+        if key not in self.seen:
+            self.seen[key] = (label, mark)
+            self.registered = True
+            return False
+        first, first_mark = self.seen[key]
+        if first_mark != mark:
+            raise InvalidInput(
+                label, f"appears twice in this file with different content (its first copy "
+                f"was {first}); import them from separate files to keep both")
+        self.outcome.skipped = len(conv.messages)
+        self.outcome.warnings.append(
+            f"an exact copy of {first} earlier in this file; skipped")
+        return True
+
+    def forget(self) -> None:
+        """Undo `_repeated`'s note when this conversation's write failed."""
+        if self.registered:
+            self.seen.pop(tree_id_for(self.conv), None)
+
+    def _find_tree(self) -> Tree | None:
+        """The stored tree this conversation belongs to, None when it is new.
+
+        The tree under the derived id is this conversation's when its root is the same
+        message (same id, role and content). Otherwise another conversation already
+        carries this source id: this one gets ids derived from its first message too,
+        and so a tree of its own, found again the same way on the next import."""
+        tree = self.loom.tree_by_id(self.tree_id)
+        if tree is None:
+            return None
+        root_id = self._node_id(self.root_source)
+        root = self.loom.nodes_by_id([root_id]).get(root_id) if tree.root == root_id else None
+        if root is not None and self._same(root, self.by_source[self.root_source], None):
+            return tree
+        first = self.by_source[self.root_source]
+        self.scope = (self.fmt, self.conv.source_id, f"~{first.role}:{self._content(first)[1]}")
+        taken, self.tree_id = self.tree_id, derive_id(_conversation_time(self.conv), *self.scope)
+        self.outcome.tree = self.tree_id
+        tree = self.loom.tree_by_id(self.tree_id)
+        if tree is None:
+            self.outcome.warnings.append(
+                f"its source id is already imported as tree {taken}, which starts with "
+                f"another message; imported as a tree of its own")
+        return tree
+
+    def _node_id(self, source_id: str) -> str:
+        return derive_id(self.times[source_id][0], *self.scope, source_id)
+
+    def _landing(
+        self, m: ImportedMessage, nid: str, have: Node | None, parent: Node | None
+    ) -> tuple[str, Node | None]:
+        """(id to write the message under, the stored node that already is it or None).
+
+        The derived id when it is free or holds this very message; else an id derived
+        from the new content and parent too, so the differing message lands beside the
+        stored one (and is found there on the next import)."""
+        if have is None:
+            return nid, None
+        if self._same(have, m, parent):
+            return nid, have
+        key = f"~{m.role}:{self._content(m)[1]}:{parent.id if parent else ''}"
+        other = derive_id(self.times[m.source_id][0], *self.scope, m.source_id, key)
+        found = self.loom.nodes_by_id([other]).get(other)
+        if found is None:
+            self.changed.append(m.source_id)
+            return other, None
+        if found.tree != self.tree_id or not self._same(found, m, parent):
+            raise InvalidInput(f"node {other}", "exists with other content (an id clash)")
+        return other, found
+
+    def _same(self, node: Node, m: ImportedMessage, parent: Node | None) -> bool:
+        """Is the stored `node` this message: same role, content and parent?"""
+        return (node.role == m.role and node.content_id == self._content(m)[1]
+                and node.parent == (parent.id if parent else None))
+
+    def _edited(self, m: ImportedMessage, have: Node, parent: Node | None) -> Node | None:
+        """The stored node a differing message is a version of: the one under its id,
+        when it sits at the same place with the same role (the message was edited in
+        place); else None, and the message is a sibling or a new branch."""
+        if have.role == m.role and have.parent == (parent.id if parent else None):
+            return have
+        return None
+
+    def _say_changed(self) -> None:
+        if not self.changed:
+            return
+        shown = ", ".join(repr(s) for s in self.changed[:3])
+        more = f" and {len(self.changed) - 3} more" if len(self.changed) > 3 else ""
+        self.outcome.warnings.append(
+            f"{len(self.changed)} message(s) ({shown}{more}) differ from the stored ones with "
+            f"the same ids (in content, or in the messages before them); imported beside them "
+            f"(as versions or a new branch)")
 
     def _times(self) -> dict[str, tuple[datetime | None, str]]:
         """message -> (source time used in its id, created_at to store).
@@ -403,21 +304,15 @@ class _ConversationWriter:
             out[m.source_id] = (when, iso(when if when else base + timedelta(microseconds=i)))
         return out
 
-    def _links(
-        self,
-        m: ImportedMessage,
-        nodes: dict[str, Node],
-        by_source: dict[str, ImportedMessage],
-        root_source: str,
-    ) -> tuple[Node | None, Node | None]:
+    def _links(self, m: ImportedMessage, nodes: dict[str, Node]) -> tuple[Node | None, Node | None]:
         """(parent node, node this one is a version of) for a message."""
         parent = nodes[m.parent_source_id] if m.parent_source_id is not None else None
-        if m.parent_source_id is None and m.source_id != root_source:
-            return None, nodes[root_source]
+        if m.parent_source_id is None and m.source_id != self.root_source:
+            return None, nodes[self.root_source]
         edited = m.edited_from_source_id
-        if edited and edited in nodes and by_source[edited].parent_source_id == m.parent_source_id:
-            target = nodes[edited]
-            return parent, target
+        if (edited and edited in nodes
+                and self.by_source[edited].parent_source_id == m.parent_source_id):
+            return parent, nodes[edited]
         return parent, None
 
     # -- one node --------------------------------------------------------------------
@@ -426,7 +321,7 @@ class _ConversationWriter:
         version_of: Node | None,
     ) -> Node:
         where = f"message {m.source_id!r}"
-        blocks = self.loom.prepare(self._blocks(m.content, where), f"{where}.content")
+        blocks = self._content(m)[0]
         provenance: dict[str, Any] = {"imported": True, "format": self.fmt}
         if m.model:
             provenance["model"] = m.model
@@ -444,6 +339,16 @@ class _ConversationWriter:
             edited_from=version_of, node_id=nid,
         )
 
+    def _content(self, m: ImportedMessage) -> tuple[list[dict[str, Any]], str]:
+        """(checked blocks with blob ids, content id) of a message, computed once."""
+        known = self.prepared.get(m.source_id)
+        if known is None:
+            where = f"message {m.source_id!r}"
+            blocks = self.loom.prepare(self._blocks(m.content, where), f"{where}.content")
+            known = blocks, C.encode(blocks, self.loom.max_content_bytes)[0]
+            self.prepared[m.source_id] = known
+        return known
+
     def _insert_tree(self, root: ImportedMessage, node: Node) -> Tree:
         conv = self.conv
         title = conv.title.strip() if conv.title and conv.title.strip() else None
@@ -460,7 +365,7 @@ class _ConversationWriter:
             updated_at=node.created_at, system=conv.system or None, options={},
             root=node.id, lineage={"imported": lineage},
         )
-        self.backend.insert_tree(tree)
+        self.loom.write_tree(tree)
         return tree
 
     def _overlay(self, m: ImportedMessage, node: Node) -> None:
@@ -468,7 +373,7 @@ class _ConversationWriter:
         if m.hidden:
             tags.append("hidden")
         if tags:
-            self.backend.add_tags(node.id, self.tree_id, sorted(set(tags)))
+            self.loom.write_tags(node.id, self.tree_id, sorted(set(tags)))
         if m.bookmark:
             name = self._free_name(f"{self._base_name()}/{_ref_part(m.bookmark)}", node.id)
             if name is not None:
@@ -508,7 +413,7 @@ class _ConversationWriter:
         att = self.attachments.get(key)
         bid = None
         if att is not None and att.data is not None:
-            known = self.backend.get_blob_meta(C.digest(att.data))
+            known = self.loom.blob_known(C.digest(att.data))
             bid = self.loom.put_blob(att.data, att.mime_type or "application/octet-stream")
             if known is None:
                 self.outcome.blobs += 1
@@ -535,15 +440,16 @@ class _ConversationWriter:
         wanted = wanted[:96].rstrip("./-") or "import"
         for i in range(1, 1000):
             name = wanted if i == 1 else f"{wanted}-{i}"
-            ref = self.backend.get_ref(name)
+            ref = self.loom.find_ref(name)
             if ref is None:
                 return name
             if ref.node == node_id and ref.tree == self.tree_id:
                 return None
         raise InvalidInput(f"ref {wanted!r}", "no free name left")
 
-    def _session(self, ids: dict[str, str], nodes: dict[str, Node]) -> None:
-        """The active branch as a session: created with the tree, moved when it grew."""
+    def _session(self, nodes: dict[str, Node]) -> None:
+        """The active branch as a session: created with the tree, moved to the source's
+        new current message when the import added messages (see `_follows_source`)."""
         from .tree import newest_leaf
 
         current = self.conv.current_source_id
@@ -552,7 +458,7 @@ class _ConversationWriter:
         if current is None or current not in nodes or not self.outcome.nodes:
             return
         head = nodes[current].id
-        mine = [r for r in self.backend.list_refs("session", self.tree_id)
+        mine = [r for r in self.loom.refs("session", self.tree_id)
                 if isinstance(r.origin, dict) and "imported" in r.origin]
         origin = {"imported": {"format": self.fmt, "conversation": self.conv.source_id,
                                "current": current}}
@@ -562,17 +468,30 @@ class _ConversationWriter:
                 self.loom.create_ref(name, "session", self.tree_id, head, {}, origin)
             return
         ref = mine[0]
-        if ref.node != head and ref.node in self._active_path(ids, current):
-            self.loom._move(ref, head, "import: the source's active branch grew")
+        if ref.node == head or not self._follows_source(ref):
+            return
+        grew = ref.node in self._active_path(nodes, current)
+        self.loom.move_ref(ref, head, "import: the source's active branch "
+                        + ("grew" if grew else "changed"))
 
-    def _active_path(self, ids: dict[str, str], current: str) -> set[str]:
-        """Node ids from the root to the active leaf (a session there may fast-forward)."""
+    def _follows_source(self, ref: Ref) -> bool:
+        """Is the session still where an import put it (nobody moved, continued or
+        selected in it since)? Then it follows the source to its new active message (a
+        regenerated answer, an edit); a session someone used stays where they left it."""
+        log = self.loom.ref_log(ref.name)
+        if not log or log[-1].new != ref.node:
+            return False
+        last = log[-1]
+        return last.old is None or last.reason.startswith("import:")
+
+    def _active_path(self, nodes: dict[str, Node], current: str) -> set[str]:
+        """Node ids from the root to the active leaf (a session there fast-forwards)."""
         parents = {m.source_id: m.parent_source_id for m in self.conv.messages}
         path: set[str] = set()
-        node: str | None = current
-        while node is not None and ids[node] not in path:
-            path.add(ids[node])
-            node = parents.get(node)
+        source: str | None = current
+        while source is not None and nodes[source].id not in path:
+            path.add(nodes[source].id)
+            source = parents.get(source)
         return path
 
 

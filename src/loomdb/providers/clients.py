@@ -88,7 +88,9 @@ def sdk_error(provider: str, exc: Exception, sdk: Any, spec: ModelSpec) -> Provi
             why = f"rate limited (HTTP 429) by {spec.base_url}: {message}"
         elif status == 404:
             why += f" (is the model id {spec.model!r} right?)"
-        return provider_error(provider, why, retryable=status in (408, 409, 429) or status >= 500)
+        err = provider_error(provider, why, retryable=status in (408, 409, 429) or status >= 500)
+        err.status = status  # type: ignore[attr-defined]  # a gateway passes it on
+        return err
     if isinstance(exc, sdk.APIResponseValidationError):
         return provider_error(provider, f"malformed response: {exc}")
     return provider_error(provider, f"failed: {exc!r}")

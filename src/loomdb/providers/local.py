@@ -11,13 +11,19 @@ and base-model use go through `create_completion` on `completion_prompt`. The mo
 reads text only, so the chat messages are text renderings of the blocks: media as
 surrogates (see blocks.py), tool calls as `[tool call NAME {json}]`, tool results as
 `[tool result ID: text]`, thinking left out. A spec whose `model` ends in `.gguf` runs
-that file instead of SmolLM2.
+that file instead of SmolLM2. Tools offered in the options are described in a system
+message and the answer is held to a JSON-schema grammar, then read back as a
+`tool_use` or text block (see local_tools.py).
 
 Alternative `i` is sampled with seed `base + i`, where `base` is `options["seed"]` or a
 fresh random number, so alternatives differ and each one can be replayed from its
 stored request: the KV cache is reset before every generation, since reusing a cached
 prompt prefix shifts the logits slightly and a seeded answer would then depend on what
 ran before it.
+
+Token logprobs: `options["logprobs"]` (or `top_logprobs`: K alternatives per token)
+asks llama.cpp for them; they come back in the raw response, OpenAI's shape, and the
+caller keeps them with the node (see `loomdb.logprobs`).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from .base import (
 )
 from .blocks import pick, surrogate
 from .config import LOCAL_CONTEXT, ModelSpec
+from .local_tools import read_tool_reply, tool_prompt, tool_response_format
 from .replies import OpenAIStream, parse_openai_chat, parse_openai_completion
 from .requests import completion_prompt
 
@@ -64,7 +71,7 @@ LOCAL_OPTIONS = (
     "repeat_penalty",
 )
 LOCK = threading.RLock()
-_MODELS: dict[tuple[str, int], Any] = {}
+_MODELS: dict[tuple[str, int, bool], Any] = {}
 
 
 def smollm2_path() -> Path:
@@ -86,13 +93,17 @@ def model_path(spec: ModelSpec) -> Path:
     return path
 
 
-def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT) -> Any:
-    """The `llama_cpp.Llama` for a GGUF file, loaded once per process."""
+def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False) -> Any:
+    """The `llama_cpp.Llama` for a GGUF file, loaded once per process.
+
+    llama.cpp gives token logprobs only from a model that keeps the logits of every
+    position (`logits_all`); that costs memory for the whole window, so such a model is
+    a second instance, loaded the first time logprobs are asked for."""
     try:
         import llama_cpp
     except ImportError:
         raise MissingExtra("the local model", "local") from None
-    key = (str(path), n_ctx)
+    key = (str(path), n_ctx, logits_all)
     with LOCK:
         if key not in _MODELS:
             _MODELS[key] = llama_cpp.Llama(
@@ -101,6 +112,7 @@ def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT) -> Any:
                 verbose=False,
                 seed=LOAD_SEED,
                 n_threads=os.cpu_count() or 1,
+                logits_all=logits_all,
             )
         return _MODELS[key]
 
@@ -152,9 +164,23 @@ def local_request(
         body["messages"] = [
             {"role": m["role"], "content": _render(m["content"])} for m in ctx["messages"]
         ]
+        if (tools_format := tool_response_format(options)) is not None:
+            body["messages"].insert(0, {"role": "system", "content": tool_prompt(options)})
+            body["response_format"] = tools_format
     body.update(pick(options, LOCAL_OPTIONS))
+    if options.get("logprobs") or options.get("top_logprobs") is not None:
+        top = int(options.get("top_logprobs") or 0)
+        if mode == "completion":
+            body["logprobs"] = top
+        else:
+            body.update(logprobs=True, top_logprobs=top)
     body["max_tokens"] = int(max_tokens or options.get("max_tokens") or DEFAULT_MAX_TOKENS)
     return body
+
+
+def plain_numbers(raw: Any) -> Any:
+    """llama.cpp's response with its numpy floats (logprobs) as plain JSON numbers."""
+    return json.loads(json.dumps(raw, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
 
 
 class LocalClient:
@@ -196,18 +222,23 @@ class LocalClient:
     ) -> Completion:
         chat = "messages" in body
         with LOCK:
-            llama = load_model(self.path, self.spec.context_window or LOCAL_CONTEXT)
+            llama = load_model(self.path, self.spec.context_window or LOCAL_CONTEXT,
+                               logits_all=body.get("logprobs") not in (None, False))
             llama.reset()  # no KV-cache reuse: a stored request replays to the same answer
             call = llama.create_chat_completion if chat else llama.create_completion
             clock = Stopwatch()
             if callback is not None:
                 return self._stream(call, body, chat, index, callback, clock)
             try:
-                raw = call(**body)
+                raw = plain_numbers(call(**body)) if "logprobs" in body else call(**body)
             except (ValueError, RuntimeError) as exc:
                 raise provider_error(self.spec.name, f"llama.cpp failed: {exc}") from exc
             parse = parse_openai_chat if chat else parse_openai_completion
-            return completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+            done = completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
+            if "response_format" in body:
+                done.content, reason = read_tool_reply(done.content)
+                done.stop_reason = reason or done.stop_reason
+            return done
 
     def _stream(
         self,
@@ -221,6 +252,8 @@ class LocalClient:
         acc = OpenAIStream(self.spec.name, chat)
         try:
             for chunk in guarded(call(**body, stream=True)):
+                if "logprobs" in body:
+                    chunk = plain_numbers(chunk)
                 delta = acc.add(chunk)
                 if delta:
                     callback(index, delta)

@@ -1,0 +1,132 @@
+"""Tool calls waiting for a human: list them, approve (run and resume the turn) or
+deny (store an error result and resume).
+
+A decision claims the call by compare-and-swap on its row (`pending` -> `running`),
+committed before any tool runs, so two people approving the same call at once run
+it once: the second finds it no longer pending. The result node and the row's final
+state (`done`) then commit together. A claim whose process dies before that leaves
+the row `running`; it is listed by `pending(..., include_running=True)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput, NotFound
+from ..model import now
+from . import AGENTS
+from .identities import get_persona
+from .loop import Env, Plan, Turn, proceed, run_call, write_results
+from .threads import thread_context, with_persona
+from .tools import Result, toolbox
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+    from ..providers.config import ProvidersConfig
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One paused tool_use node."""
+
+    node: str
+    tree: str
+    session: str | None
+    persona: str | None
+    calls: list[dict[str, Any]]
+    state: str
+    created_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node": self.node, "tree": self.tree, "session": self.session,
+                "persona": self.persona, "state": self.state, "created_at": self.created_at,
+                "calls": [{"id": c["id"], "name": c["name"], "input": c["input"]}
+                          for c in self.calls]}
+
+
+_COLUMNS = "node, tree, input, run, state, created_at"
+
+
+def _pending(row: tuple[Any, ...]) -> Pending:
+    node, tree, calls, run, state, created = row
+    plan = json.loads(run)
+    return Pending(node, tree, plan["session"], plan["persona"], json.loads(calls), state, created)
+
+
+def pending(loom: Loom, *, include_running: bool = False) -> list[Pending]:
+    """Tool calls waiting for a decision, oldest first."""
+    states = ("pending", "running") if include_running else ("pending", "pending")
+    with loom.unit(AGENTS) as db:
+        rows = db.execute(f"SELECT {_COLUMNS} FROM agent_tool_calls WHERE state IN (?, ?) "
+                          "ORDER BY created_at", states)
+    return [_pending(r) for r in rows]
+
+
+def tool_call(loom: Loom, node: str) -> Pending | None:
+    with loom.unit(AGENTS) as db:
+        row = db.one(f"SELECT {_COLUMNS} FROM agent_tool_calls WHERE node = ?", (node,))
+    return _pending(row) if row else None
+
+
+def _claim(loom: Loom, headish: str, by: str, reason: str | None) -> tuple[Pending, Plan]:
+    """Take a pending call for this decision, or say why it cannot be taken."""
+    node = _node_id(loom, headish)
+    with loom.unit(AGENTS) as db:
+        rows = db.execute(
+            "UPDATE agent_tool_calls SET state = 'running', decided_by = ?, reason = ?, "
+            f"updated_at = ? WHERE node = ? AND state = 'pending' RETURNING {_COLUMNS}",
+            (by, reason, now(), node))
+    if not rows:
+        found = tool_call(loom, node)
+        if found is None:
+            raise NotFound("pending tool call", headish, [p.node for p in pending(loom)])
+        raise InvalidInput(f"tool call {node}", f"is {found.state}, not pending")
+    row = rows[0]
+    return _pending(row), Plan(**json.loads(row[3]))
+
+
+def _node_id(loom: Loom, headish: str) -> str:
+    if tool_call(loom, headish) is not None:
+        return headish
+    return loom.resolve(headish).node
+
+
+def approve(
+    loom: Loom, node: str, *, by: str | None = None, config: ProvidersConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Turn:
+    """Run a pending call's tools and resume its turn."""
+    call, plan = _claim(loom, node, by or loom.actor, None)
+    return _finish(loom, call, plan, Env(config, environ), None)
+
+
+def deny(
+    loom: Loom, node: str, *, reason: str | None = None, by: str | None = None,
+    config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
+) -> Turn:
+    """Refuse a pending call: its tools that need approval get an error result, unrun;
+    the turn resumes so the model can read the refusal."""
+    call, plan = _claim(loom, node, by or loom.actor, reason)
+    return _finish(loom, call, plan, Env(config, environ), reason or "denied")
+
+
+def _finish(loom: Loom, call: Pending, plan: Plan, env: Env, refusal: str | None) -> Turn:
+    from .permissions import decide
+
+    persona = get_persona(loom, plan.persona) if plan.persona else None
+    box = toolbox(with_persona(thread_context(loom, call.node, plan.options), persona,
+                               plan.options)["options"])
+    results = []
+    for c in call.calls:
+        if refusal is not None and decide(persona, c["name"]) == "approve":
+            results.append((c, Result(f"the call was denied: {refusal}", True)))
+        else:
+            results.append(run_call(loom, plan, box, persona, c, env, call.node))
+    with loom.unit(AGENTS) as db:
+        node = write_results(loom, plan, call.node, results)
+        db.execute("UPDATE agent_tool_calls SET state = ?, result_node = ?, updated_at = ? "
+                   "WHERE node = ?", ("denied" if refusal else "done", node.id, now(), call.node))
+    return proceed(loom, plan, node.id, env, [node])

@@ -1,0 +1,138 @@
+"""Subagents (seed 000 use case 1, seed 004 manager/worker): a child tree whose
+context starts with the parent's path, read through and never copied (threads.py),
+runs a task with the model and tools; its summary returns as a node in the parent's
+thread.
+
+Both directions are recorded: the child tree's lineage names the parent tree, node and
+session (`{"spawned": {...}}`); the agents area lists the children of a parent node
+(`children`), with the node that carried the summary back; the summary node's origin
+names the child tree and session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..content import plain_text
+from ..errors import InvalidInput
+from ..model import new_id, now
+from . import AGENTS
+from .identities import bind_session, binding, get_persona
+from .loop import DEFAULT_MAX_STEPS, Env, Plan, Turn, check_steps, run_turn
+from .threads import spawn_depth
+from .tools import Result
+
+#: how deep subagents may nest (a guard against a model spawning without end)
+MAX_DEPTH = 8
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+    from ..providers.config import ProvidersConfig
+
+
+@dataclass(frozen=True)
+class Spawned:
+    """A finished (or paused) subagent: its tree and session, its summary, where the
+    summary landed in the parent's thread (None when it came back as a tool result)."""
+
+    tree: str
+    session: str
+    summary: str
+    summary_node: str | None
+    turn: Turn
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tree": self.tree, "session": self.session, "summary_node": self.summary_node,
+                "summary": self.summary, "turn": self.turn.to_json()}
+
+
+def start_child(loom: Loom, at: str, task: str, persona: str | None) -> tuple[str, str]:
+    """Create the child tree (its root is the task) and its session; (tree, session)."""
+    if not isinstance(task, str) or not task.strip():
+        raise InvalidInput("--task", "give the subagent a task")
+    pos = loom.resolve(at)
+    if spawn_depth(loom, pos.tree) >= MAX_DEPTH:
+        raise InvalidInput("spawn", f"subagents nest at most {MAX_DEPTH} deep")
+    name = persona or binding(loom, pos.session).persona
+    if name is not None:
+        get_persona(loom, name)
+    session = f"spawn-{new_id().lower()}"
+    lineage = {"spawned": {"tree": pos.tree, "node": pos.node, "session": pos.session}}
+    with loom.unit(AGENTS) as db:
+        tree, _root = loom.new_tree(task, title=f"subagent: {task}"[:60], session=session,
+                                    lineage=lineage, source="agent", author=f"subagent:{session}")
+        db.execute("INSERT INTO agent_spawns (child_tree, parent_tree, parent_node, session, "
+                   "task, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   (tree.id, pos.tree, pos.node, session, task, now()))
+        if name is not None:
+            bind_session(loom, session, persona=name)
+    return tree.id, session
+
+
+def summary_of(loom: Loom, turn: Turn) -> str:
+    """The child's last words: its answer, or why it stopped without one."""
+    if turn.pending is not None:
+        return f"(waiting for approval of tool call {turn.pending})"
+    last = turn.answer or (turn.nodes[-1] if turn.nodes else None)
+    text = plain_text(last.content).strip() if last is not None else ""
+    return text if turn.answer is not None else f"(stopped after {turn.steps} steps) {text}"
+
+
+def spawn(
+    loom: Loom, at: str, task: str, *, persona: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS, models: list[str] | tuple[str, ...] = (),
+    max_tokens: int | None = None, config: ProvidersConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Spawned:
+    """Run `task` in a child of the thread at `at`; its summary is appended there (a
+    session named as `at` moves to it)."""
+    check_steps(max_steps)
+    tree, session = start_child(loom, at, task, persona)
+    turn = run_turn(loom, session, models=models, max_steps=max_steps, max_tokens=max_tokens,
+                    config=config, environ=environ)
+    summary = summary_of(loom, turn)
+    origin = {"subagent": {"tree": tree, "session": session, "task": task}}
+    with loom.unit(AGENTS) as db:
+        node = loom.append(at, f"Subagent report ({task}): {summary}", role="user",
+                           source="agent", author=f"subagent:{session}", origin=origin)
+        db.execute("UPDATE agent_spawns SET summary_node = ? WHERE child_tree = ?",
+                   (node.id, tree))
+    return Spawned(tree, session, summary, node.id, turn)
+
+
+def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) -> Result:
+    """`spawn_subagent` called by a model: the summary comes back as the tool's result."""
+    task = args.get("task")
+    if not isinstance(task, str) or not task.strip():
+        return Result("spawn_subagent needs a task", True)
+    try:
+        tree, session = start_child(loom, at, task, plan.persona)
+    except InvalidInput as exc:
+        return Result(str(exc), True)
+    turn = run_turn(loom, session, models=plan.models, max_steps=plan.max_steps,
+                    max_tokens=plan.max_tokens, config=env.config, environ=env.environ)
+    return Result(summary_of(loom, turn), spawned=tree)
+
+
+@dataclass(frozen=True)
+class Child:
+    tree: str
+    session: str
+    task: str
+    summary_node: str | None
+    created_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tree": self.tree, "session": self.session, "task": self.task,
+                "summary_node": self.summary_node, "created_at": self.created_at}
+
+
+def children(loom: Loom, at: str) -> list[Child]:
+    """The subagents spawned from a node, oldest first."""
+    node = loom.resolve(at).node
+    with loom.unit(AGENTS) as db:
+        rows = db.execute("SELECT child_tree, session, task, summary_node, created_at "
+                          "FROM agent_spawns WHERE parent_node = ? ORDER BY created_at", (node,))
+    return [Child(*r) for r in rows]

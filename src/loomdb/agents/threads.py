@@ -1,0 +1,61 @@
+"""The context an agent sees at a position: a spawned child's thread starts with its
+parent's path up to the spawn node, read through from the parent tree (never copied),
+then the child's own messages; a persona adds its identity and parameters.
+
+A child inherits its parent's options (tools, model settings) except `tool_choice`:
+a call the parent forced is the parent's, and a child forced to spawn would spawn
+without end."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..context import deep_merge
+from ..headish import Position
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+    from .identities import Persona
+
+
+def spawned_from(loom: Loom, tree: str) -> dict[str, Any] | None:
+    """`{"tree", "node", "session"}` of the thread a child tree was spawned from."""
+    lineage = loom.tree(tree).lineage or {}
+    found = lineage.get("spawned")
+    return found if isinstance(found, dict) else None
+
+
+def thread_context(
+    loom: Loom, at: str | Position, options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`loom.context` with the parent prefix of spawned trees (nested spawns recurse)."""
+    pos = at if isinstance(at, Position) else loom.resolve(at)
+    ctx = loom.context(pos, options)
+    parent = spawned_from(loom, pos.tree)
+    if parent is None:
+        return ctx
+    above = thread_context(loom, str(parent["node"]))
+    inherited = {k: v for k, v in above["options"].items() if k != "tool_choice"}
+    return {"messages": above["messages"] + ctx["messages"],
+            "options": deep_merge(inherited, ctx["options"])}
+
+
+def spawn_depth(loom: Loom, tree: str) -> int:
+    """How many spawns deep a tree is (0 for a tree nobody spawned)."""
+    depth = 0
+    while (parent := spawned_from(loom, tree)) is not None:
+        depth, tree = depth + 1, str(parent["tree"])
+    return depth
+
+
+def with_persona(ctx: dict[str, Any], persona: Persona | None,
+                 explicit: dict[str, Any] | None) -> dict[str, Any]:
+    """The persona's identity leads as a system message; its params sit under the
+    thread's options and the call's own (explicit options still win)."""
+    if persona is None:
+        return ctx
+    options = deep_merge(deep_merge(dict(persona.params), ctx["options"]), explicit)
+    messages = list(ctx["messages"])
+    if persona.system:
+        messages.insert(0, {"role": "system", "content": [{"type": "text", "text": persona.system}]})
+    return {"messages": messages, "options": options}

@@ -1,0 +1,263 @@
+"""The composition root: `loomdb.Loom`, every operation loomdb offers behind one door.
+
+The core `Loom` (loomdb.loom) stores and reads conversations and knows nothing of
+models or file formats. This `Loom` adds the services on top of it: generation,
+chat turns, compaction, context as a provider request, buffer documents
+(`loom.buffer.<op>`), import, export, store copies and tree drawings. The CLI is
+argument parsing and printing over these methods; the HTTP API and the MCP server
+will be too. Heavy parts (model clients, tokenizers, parsers) load on first use, so
+opening a store stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from . import buffer as B  # registers buffer trees' own way to generate
+from .generation import Generated, Stream, generate_at
+from .headish import Position
+from .loom import Loom as CoreLoom
+from .model import Node
+
+if TYPE_CHECKING:
+    from .chat import Turn
+    from .interop.report import ImportReport
+    from .providers.config import ModelSpec, ProvidersConfig
+    from .transfer import CopyReport
+    from .treeview import TreeView
+
+At = str | Position
+Progress = Any  # (report, bytes read, total bytes) -> None; see interop.importer
+
+
+class Buffer:
+    """Buffer trees as documents (`loom.buffer.<op>`): see `loomdb.buffer`."""
+
+    def __init__(self, loom: Loom) -> None:
+        self._loom = loom
+
+    def text(self, at: At) -> str:
+        """The committed document at `at` (the path's text, joined)."""
+        return B.text(self._loom, at)
+
+    def document(self, at: At) -> B.Document:
+        """The document with its pieces, draft and authorship spans."""
+        return B.document(self._loom, at)
+
+    def draft(self, at: At, *, strict: bool = True) -> str:
+        """The draft of a session or view (`strict=False`: '' at any other point)."""
+        return B.get_draft(self._loom, at, strict=strict)
+
+    def set_draft(self, at: At, text: str) -> str:
+        """Replace the draft of a session or view; returns it."""
+        return B.set_draft(self._loom, at, text)
+
+    def append_draft(self, at: At, text: str) -> str:
+        """Add text at the end of the draft (atomically); returns the whole draft."""
+        return B.append_draft(self._loom, at, text)
+
+    def commit(self, at: At, *, author: str | None = None) -> Node | None:
+        """The draft as a node after the ref's head, the ref moved; None when empty."""
+        return B.commit_draft(self._loom, at, author=author)
+
+    def edit(self, at: At, start: int, end: int, text: str, *,
+             author: str | None = None) -> list[Node]:
+        """Replace `document.text[start:end]` by new versions of the nodes it touches."""
+        return B.edit_span(self._loom, at, start, end, text, author=author)
+
+    def alternatives(self, at: At, index: int | str) -> B.Alternatives:
+        """What could fill a position of the path: branches and versions."""
+        return B.alternatives(self._loom, at, index)
+
+    def switch(self, at: At, node: At) -> B.Switched:
+        """Show another branch or version through the ref at `at`."""
+        return B.switch(self._loom, at, node)
+
+    def diverge(self, a: At, b: At) -> B.Divergence:
+        """Where two paths part."""
+        return B.diverge(self._loom, a, b)
+
+
+class Loom(CoreLoom):
+    """A store of branching conversations with every service loomdb offers."""
+
+    @cached_property
+    def buffer(self) -> Buffer:
+        """Buffer-mode operations: drafts, commits, span edits, branches."""
+        return Buffer(self)
+
+    # == models ======================================================================
+    def generate(
+        self,
+        at: At,
+        *,
+        models: Sequence[str] = (),
+        n: int = 1,
+        max_tokens: int | None = None,
+        stream: Stream | None = None,
+        config: ProvidersConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+        keep_partial: bool = False,
+        options: dict[str, Any] | None = None,
+        auto_compact: bool = True,
+    ) -> Generated:
+        """N alternatives per model at `at` as sibling nodes with provenance; a session
+        moves to the first (buffer trees commit their draft first). Then, when the
+        session moved and its options ask for it, the thread is compacted."""
+        result = generate_at(
+            self, at, models=models, n=n, max_tokens=max_tokens, stream=stream,
+            config=config, environ=environ, keep_partial=keep_partial, options=options,
+        )
+        if auto_compact and result.moved and result.session:
+            self.maybe_compact(result.session, config=config, environ=environ)
+        return result
+
+    def chat_session(self, at: str | None = None, session: str | None = None) -> str:
+        """The session a chat extends: `at` if it names one, else one forked there; with
+        no `at`, `session` or a fresh name (made with a new tree on the first turn)."""
+        from .chat import start
+
+        return start(self, at, session)
+
+    def chat_turn(
+        self,
+        session: str,
+        text: str,
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        stream: Stream | None = None,
+        config: ProvidersConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Turn:
+        """One turn: `text` appended to `session` (made if new), the answer generated."""
+        from .chat import turn
+
+        return turn(self, session, text, model=model, system=system, max_tokens=max_tokens,
+                    stream=stream, config=config, environ=environ)
+
+    def compact(
+        self,
+        at: At,
+        *,
+        keep: int = 2,
+        model: str | None = None,
+        config: ProvidersConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+        max_tokens: int | None = None,
+    ) -> Node:
+        """Summarize all but the newest `keep` turns (in at most `max_tokens`, default
+        half the tokens they take) into a compaction node; a session named as `at`
+        moves to it. NotCompacted, nothing written, when it would not be shorter."""
+        from .compaction import compact
+
+        return compact(self, at, keep=keep, model=model, config=config, environ=environ,
+                       max_tokens=max_tokens)
+
+    def maybe_compact(
+        self, at: At, *, config: ProvidersConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Node | None:
+        """Compact when the thread's options ask for it and it is past the threshold."""
+        from .compaction import maybe_compact
+
+        return maybe_compact(self, at, config=config, environ=environ)
+
+    def request(
+        self,
+        at: At,
+        *,
+        format: str = "normalized",
+        model: str | None = None,
+        budget: int | None = None,
+        strategy: str = "truncate-middle",
+        options: dict[str, Any] | None = None,
+        config: ProvidersConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """The context at `at` as a request body: normalized, openai, anthropic or
+        completion; with `budget`, fitted to it (`strategy`) with `tokens` added."""
+        from .formats import request
+
+        return request(self, at, format=format, model=model, budget=budget, strategy=strategy,
+                       options=options, config=config, environ=environ)
+
+    def models(self, config: ProvidersConfig | None = None) -> list[ModelSpec]:
+        """Every model alias known: the built-ins and those of the providers config."""
+        from .providers.config import builtin_models
+
+        known = dict(builtin_models())
+        if config is not None:
+            known.update(config.models)
+        return list(known.values())
+
+    # == files =======================================================================
+    def import_file(
+        self,
+        path: str | os.PathLike[str],
+        format: str = "auto",
+        *,
+        stop_on_error: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import every conversation of an export file, one transaction each."""
+        from .interop.importer import import_file
+
+        return import_file(self, path, format, stop_on_error=stop_on_error, progress=progress)
+
+    def export(
+        self, out: TextIO, *, target: str | None = None, format: str = "json",
+        paths: str = "leaves",
+    ) -> int:
+        """Write one tree (`target`) or every tree to a text stream; returns the count."""
+        from .interop.export import export
+
+        return export(self, out, target=target, format=format, paths=paths)
+
+    def export_file(
+        self, path: str | os.PathLike[str], *, target: str | None = None,
+        format: str = "json", paths: str = "leaves",
+    ) -> int:
+        """`export` into a file, atomically (renamed into place when complete)."""
+        from .interop.export import export_file
+
+        return export_file(self, path, target=target, format=format, paths=paths)
+
+    def copy_to(self, target: CoreLoom, *, force: bool = False) -> CopyReport:
+        """Copy this whole store into `target` (verified there before it commits)."""
+        from .transfer import copy_store as _copy
+
+        return _copy(self, target, force=force)
+
+    # == drawing =====================================================================
+    def tree_view(self, name: str) -> TreeView:
+        """A tree's shape for drawing: children, versions, refs and flags per node."""
+        from .treeview import tree_view
+
+        return tree_view(self, name)
+
+
+def open(db: str | Path | None = None, **options: Any) -> Loom:  # noqa: A001 - mirrors sqlite3.connect
+    """Open the store at a folder or URL (default: $LOOMDB_URL, $LOOMDB_HOME, ./.loomdb)."""
+    return Loom.open(db, **options)
+
+
+def copy_store(source: str, target: str, *, force: bool = False) -> CopyReport:
+    """Copy the whole store at `source` into the one at `target` (`loomdb migrate`)."""
+    with Loom.open(source) as src, Loom.open(target) as dst:
+        return src.copy_to(dst, force=force)
+
+
+def load_providers(path: str | Path | None = None) -> ProvidersConfig:
+    """The model aliases of a providers.toml (None: the built-ins only)."""
+    from .providers.config import load_config
+
+    return load_config(path)
+
+
+__all__ = ["Buffer", "Loom", "copy_store", "load_providers", "open"]

@@ -1,0 +1,291 @@
+"""Commands for agents: identities and personas, tool calls waiting for approval,
+routing, subagents and supervised messages (seed 004, seed 000)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import typer
+
+from ..errors import InvalidInput
+from . import JSON, app, emit, loom
+
+agent_app = typer.Typer(help="Agents: who writes (human or model).", no_args_is_help=True)
+persona_app = typer.Typer(help="Personas: identity, tool permissions, model defaults.",
+                          no_args_is_help=True)
+app.add_typer(agent_app, name="agent")
+app.add_typer(persona_app, name="persona")
+
+
+def _providers(ctx: typer.Context) -> Any:
+    from .models import providers_config
+
+    return providers_config(ctx)
+
+
+@agent_app.command("add")
+def agent_add(
+    ctx: typer.Context,
+    name: str = typer.Argument(...),
+    kind: str = typer.Option(..., "--kind", help="human or model."),
+    persona: str = typer.Option(None, "--persona"),
+    as_json: bool = JSON,
+) -> None:
+    """Register an agent."""
+    from ..agents.identities import add_agent
+
+    agent = add_agent(loom(ctx), name, kind, persona)
+    emit(as_json, agent.to_json(), f"agent {agent.name} ({agent.kind})")
+
+
+@agent_app.command("list")
+def agent_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Every agent."""
+    from ..agents.identities import agents
+
+    found = [a.to_json() for a in agents(loom(ctx))]
+    emit(as_json, {"agents": found}, "\n".join(
+        f"{a['name']}\t{a['kind']}\t{a['persona'] or '-'}" for a in found) or "no agents")
+
+
+def _params(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidInput("--param", f"expected K=V, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+@persona_app.command("set")
+def persona_set(
+    ctx: typer.Context,
+    name: str = typer.Argument(...),
+    system: str = typer.Option(None, "--system", help="Identity: a system prompt."),
+    model: str = typer.Option(None, "--model", help="Default model or alias."),
+    param: list[str] = typer.Option([], "--param", help="K=V model parameter (repeatable)."),
+    allow: list[str] = typer.Option([], "--allow", help="Allowed tool (repeatable; none = all)."),
+    deny: list[str] = typer.Option([], "--deny", help="Denied tool (wins over --allow)."),
+    approve: list[str] = typer.Option([], "--approve", help="Tool that needs a human yes."),
+    as_json: bool = JSON,
+) -> None:
+    """Create or update a persona (lists given replace the stored ones)."""
+    from ..agents.identities import set_persona
+
+    persona = set_persona(loom(ctx), name, system=system, model=model, params=_params(param),
+                          allow=allow or None, deny=deny or None, approve=approve or None)
+    emit(as_json, persona.to_json(), f"persona {persona.name}")
+
+
+@persona_app.command("show")
+def persona_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """A persona's settings."""
+    from ..agents.identities import get_persona
+
+    emit(as_json, get_persona(loom(ctx), name).to_json())
+
+
+@persona_app.command("list")
+def persona_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Every persona."""
+    from ..agents.identities import personas
+
+    found = [p.to_json() for p in personas(loom(ctx))]
+    emit(as_json, {"personas": found}, "\n".join(p["name"] for p in found) or "no personas")
+
+
+@app.command()
+def pending(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Tool calls waiting for approval."""
+    from ..agents.approvals import pending as waiting
+
+    found = [p.to_json() for p in waiting(loom(ctx))]
+    emit(as_json, {"pending": found}, "\n".join(
+        f"{p['node']}\t{p['session'] or '-'}\t" + ", ".join(c["name"] for c in p["calls"])
+        for p in found) or "nothing pending")
+
+
+@app.command("approve")
+def approve_cmd(ctx: typer.Context, id: str = typer.Argument(..., help="A pending tool_use node or a proposed message."),
+                as_json: bool = JSON) -> None:
+    """Approve a pending tool call (it runs, the turn resumes) or a proposed message."""
+    from ..agents import approvals, messages
+
+    lm = loom(ctx)
+    if messages.message(lm, id) is not None:
+        msg, node = messages.approve(lm, id)
+        emit(as_json, {"message": msg.to_json(), "node": node.id}, node.id)
+        return
+    turn = approvals.approve(lm, id, config=_providers(ctx), environ=os.environ)
+    emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
+
+
+@app.command("deny")
+def deny_cmd(ctx: typer.Context, node: str = typer.Argument(...),
+             reason: str = typer.Option(None, "--reason"), as_json: bool = JSON) -> None:
+    """Refuse a pending tool call: an error result is stored and the turn resumes."""
+    from ..agents import approvals
+
+    turn = approvals.deny(loom(ctx), node, reason=reason, config=_providers(ctx),
+                          environ=os.environ)
+    emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
+
+
+@app.command("route")
+def route_cmd(
+    ctx: typer.Context,
+    thread: str = typer.Option(None, "--thread", help="Continue this node."),
+    session: str = typer.Option(None, "--session", help="This session's head."),
+    persona: str = typer.Option(None, "--persona", help="This persona's latest session."),
+    smart: str = typer.Option(None, "--smart", help="The session best matching this text."),
+    as_json: bool = JSON,
+) -> None:
+    """Where a message would go: {"headish", "why"}."""
+    from ..agents.routing import route
+
+    given = [(k, v) for k, v in (("thread", thread), ("session", session), ("persona", persona),
+                                 ("smart", smart)) if v is not None]
+    if len(given) != 1:
+        raise InvalidInput("route", "give exactly one of --thread, --session, --persona, --smart")
+    found = route(loom(ctx), *given[0])
+    emit(as_json, found.to_json(), f"{found.headish or found.new}\t{found.why}")
+
+
+@app.command()
+def spawn(
+    ctx: typer.Context,
+    headish: str = typer.Argument(..., help="The parent thread (a session moves to the summary)."),
+    task: str = typer.Option(..., "--task"),
+    persona: str = typer.Option(None, "--persona"),
+    max_steps: int = typer.Option(8, "--max-steps"),
+    model: str = typer.Option(None, "-m", "--model"),
+    max_tokens: int = typer.Option(None, "--max-tokens"),
+    as_json: bool = JSON,
+) -> None:
+    """Run a task in a child tree that sees this thread; its summary comes back here."""
+    from ..agents.subagents import spawn as run
+
+    done = run(loom(ctx), headish, task, persona=persona, max_steps=max_steps,
+               models=[model] if model else [], max_tokens=max_tokens,
+               config=_providers(ctx), environ=os.environ)
+    emit(as_json, done.to_json(), f"tree {done.tree}\nsession {done.session}\n"
+         f"summary {done.summary_node}")
+
+
+@app.command()
+def propose(
+    ctx: typer.Context,
+    from_session: str = typer.Argument(...),
+    to_session: str = typer.Argument(...),
+    text: str = typer.Option(..., "--text"),
+    supervisor: str = typer.Option(None, "--supervisor", help="Default: the target's agent."),
+    as_json: bool = JSON,
+) -> None:
+    """Propose a message to another session; it waits for its supervisor."""
+    from ..agents.messages import propose as send
+
+    msg = send(loom(ctx), from_session, to_session, text, supervisor=supervisor)
+    emit(as_json, msg.to_json(), msg.id)
+
+
+@app.command()
+def inbox(ctx: typer.Context, supervisor: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Proposed messages waiting for SUPERVISOR."""
+    from ..agents.messages import inbox as waiting
+
+    found = [m.to_json() for m in waiting(loom(ctx), supervisor)]
+    emit(as_json, {"messages": found}, "\n".join(
+        f"{m['id']}\t{m['from_session']} -> {m['to_session']}\t{m['text']}" for m in found)
+        or "inbox empty")
+
+
+@app.command()
+def reject(ctx: typer.Context, id: str = typer.Argument(...),
+           reason: str = typer.Option(None, "--reason"), as_json: bool = JSON) -> None:
+    """Refuse a proposed message; nothing reaches its target."""
+    from ..agents.messages import reject as refuse
+
+    msg = refuse(loom(ctx), id, reason=reason)
+    emit(as_json, msg.to_json(), f"rejected {msg.id}")
+
+
+@app.command()
+def amend(ctx: typer.Context, id: str = typer.Argument(...),
+          text: str = typer.Option(..., "--text"), as_json: bool = JSON) -> None:
+    """Approve a proposed message with your own text (the original is kept in its origin)."""
+    from ..agents.messages import amend as change
+
+    msg, node = change(loom(ctx), id, text)
+    emit(as_json, {"message": msg.to_json(), "node": node.id}, node.id)
+
+
+# == hooks for add, generate and session set ====================================
+def _target(lm: Any, headish: str | None, route: str | None) -> Any:
+    from ..agents.routing import parse_route
+    from ..agents.routing import route as resolve
+
+    if (headish is None) == (route is None):
+        raise InvalidInput("headish", "give a HEADISH or --route, not both")
+    return resolve(lm, *parse_route(route)) if route is not None else None
+
+
+def routed(lm: Any, headish: str | None, route: str | None) -> Any:
+    """`add`: the append at HEADISH, or at where --route leads (a persona's first
+    message starts its session)."""
+    from ..agents.routing import write
+
+    target = _target(lm, headish, route)
+    if target is None:
+        return lambda content, **fields: lm.append(headish, content, **fields)
+    return lambda content, **fields: write(lm, target, content, **fields)
+
+
+def route_to(lm: Any, headish: str | None, route: str | None) -> str:
+    """`generate`: HEADISH, or where --route leads (it must lead to a thread)."""
+    target = _target(lm, headish, route)
+    if target is None:
+        return str(headish)
+    if target.headish is None:
+        raise InvalidInput("--route", f"{target.why}: add a message there first")
+    return str(target.headish)
+
+
+def agent_turn(lm: Any, headish: str, models: list[str], n: int, max_tokens: int | None,
+               max_steps: int | None, persona: str | None, config: Any, as_json: bool) -> bool:
+    """`generate` as an agent's turn when it is one (see `loop.wants_turn`); False
+    when plain generation should run."""
+    from ..agents.loop import DEFAULT_MAX_STEPS, run_turn, wants_turn
+
+    if max_steps is None and persona is None and not wants_turn(lm, headish):
+        return False
+    if n != 1 or len(models) > 1:
+        raise InvalidInput("-n/--model", "an agent's turn runs one model, one answer at a time")
+    turn = run_turn(lm, headish, models=models, max_steps=max_steps or DEFAULT_MAX_STEPS,
+                    persona=persona, max_tokens=max_tokens, config=config, environ=os.environ)
+    ids = [node.id for node in turn.nodes]
+    emit(as_json, {"nodes": ids, **turn.to_json()}, "\n".join(ids) + (
+        f"\npending {turn.pending}: loomdb approve {turn.pending}" if turn.pending else ""))
+    return True
+
+
+def bind(ctx: typer.Context, name: str, headish: str | None, persona: str | None,
+         agent: str | None, as_json: bool) -> None:
+    """`session set NAME [HEADISH] --persona P --agent A`."""
+    from ..agents.identities import bind_session
+
+    lm = loom(ctx)
+    if headish is None and persona is None and agent is None:
+        raise InvalidInput("session set", "give a HEADISH to move to, or --persona / --agent")
+    if headish is not None:
+        lm.set_ref(name, headish)
+    bound = bind_session(lm, name, persona=persona, agent=agent) if persona or agent else None
+    ref = lm.ref(name)
+    emit(as_json, {"name": ref.name, "node": ref.node,
+                   "persona": bound.persona if bound else None,
+                   "agent": bound.agent if bound else None}, f"{ref.name} -> {ref.node}")

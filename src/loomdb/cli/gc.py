@@ -1,0 +1,26 @@
+"""The gc command: remove contents and blobs nothing reachable uses."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import typer
+
+from ..errors import InvalidInput
+from ..gc import service as G
+from . import JSON, app, emit, loom
+
+
+@app.command()
+def gc(ctx: typer.Context,
+       dry_run: bool = typer.Option(False, "--dry-run", help="Count, delete nothing."),
+       grace: float = typer.Option(G.DEFAULT_GRACE.total_seconds(), "--grace",
+                                   help="Seconds: anything newer is kept (writers in flight)."),
+       as_json: bool = JSON) -> None:
+    """Delete unreachable contents and blobs: {contents, blobs, bytes}."""
+    if grace < 0:
+        raise InvalidInput("--grace", "must be zero or more seconds")
+    out = G.collect(loom(ctx), dry_run=dry_run, grace=timedelta(seconds=grace))
+    verb = "would free" if dry_run else "freed"
+    emit(as_json, out, f"{verb} {out['contents']} contents, {out['blobs']} blobs, "
+                       f"{out['bytes']} bytes")

@@ -1,0 +1,20 @@
+"""Backlinks (`link` for any pair lives with the other writing commands)."""
+
+from __future__ import annotations
+
+import typer
+
+from ..references import service as R
+from . import JSON, app, emit, loom
+
+
+@app.command()
+def backlinks(ctx: typer.Context,
+              entity: str = typer.Argument(..., help="Any address: node, tree:ID, doc:NAME[@REV], "
+                                           "coll:NAME[/ITEM], sha256:..."),
+              as_json: bool = JSON) -> None:
+    """Everything that references ENTITY (dangling references are marked, not errors)."""
+    links = R.backlinks(loom(ctx), entity)
+    emit(as_json, {"links": links},
+         "\n".join(f"{x['from']} -{x['type']}-> {x['to']}" + (" (dangling)" if x.get("dangling")
+                                                              else "") for x in links))

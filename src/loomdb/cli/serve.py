@@ -1,0 +1,69 @@
+"""`loomdb serve` and `loomdb user ...`: the store over HTTP, and who may use it."""
+
+from __future__ import annotations
+
+import typer
+
+from ..errors import InvalidInput
+from . import JSON, app, emit, loom
+from .models import providers_config
+
+user_app = typer.Typer(help="Users of the HTTP API: each sees only their own trees.",
+                       no_args_is_help=True)
+app.add_typer(user_app, name="user")
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    port: int = typer.Option(8000, "--port", help="Port to listen on."),
+) -> None:
+    """Serve the store over HTTP: the JSON API under /api and the web page at /."""
+    from ..server.state import is_loopback
+    from ..users import has_users
+
+    lm = loom(ctx)
+    if not has_users(lm) and not is_loopback(host):
+        raise InvalidInput("--host", f"{host} is not loopback: add a user first "
+                           "(`loomdb user add NAME`), or serve on 127.0.0.1")
+    try:
+        import uvicorn
+
+        from ..server import create_app
+    except ImportError:
+        from ..errors import MissingExtra
+
+        raise MissingExtra("loomdb serve", "server") from None
+    application = create_app(lm, config=providers_config(ctx))
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"loomdb: serving on http://{shown}:{port}/ (Ctrl-C stops)", err=True)
+    uvicorn.run(application, host=host, port=port, log_level="warning")
+
+
+@user_app.command("add")
+def user_add(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Create a user and print their token (shown this once; only its hash is stored)."""
+    from ..users import add_user
+
+    user, token = add_user(loom(ctx), name)
+    emit(as_json, {**user.to_json(), "token": token}, token)
+
+
+@user_app.command("list")
+def user_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """List users (never their tokens)."""
+    from ..users import list_users
+
+    found = list_users(loom(ctx))
+    emit(as_json, {"users": [u.to_json() for u in found]},
+         "\n".join(f"{u.name}\t{u.created_at}" for u in found) or "no users")
+
+
+@user_app.command("remove")
+def user_remove(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Delete a user; their trees stay in the store, visible to no one over HTTP."""
+    from ..users import remove_user
+
+    remove_user(loom(ctx), name)
+    emit(as_json, {"deleted": name}, f"deleted {name}")

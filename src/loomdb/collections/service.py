@@ -1,0 +1,299 @@
+"""Collection operations over a Loom: each one is one unit of work (one transaction).
+
+Siblings are ordered by fractional keys (strings that sort between any two others), so
+adding or moving an item rewrites that item's row only, whatever the number of moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CycleError, InvalidInput, MissingExtra, NotFound, check_choice
+from ..model import new_id, now
+from ..naming import check_name
+from ..store.areas import Unit
+from . import COLLECTIONS, KINDS
+from . import storage as S
+from .storage import Collection, Item
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+
+
+def _key_between(a: str | None, b: str | None) -> str:
+    try:
+        from fractional_indexing import generate_key_between
+    except ImportError:
+        raise MissingExtra("collection ordering", "collections") from None
+    return str(generate_key_between(a, b))
+
+
+def _check_tag(tag: str) -> str:
+    if not isinstance(tag, str) or not 1 <= len(tag) <= 100 or tag != tag.strip():
+        raise InvalidInput(f"tag {tag!r}", "tags are 1-100 characters without edge spaces")
+    return tag
+
+
+def _check_field(key: str) -> str:
+    if not isinstance(key, str) or not 1 <= len(key) <= 100 or "=" in key:
+        raise InvalidInput(f"field {key!r}", "field names are 1-100 characters without '='")
+    return key
+
+
+# == collections ====================================================================
+def new(loom: Loom, name: str, kind: str = "list") -> Collection:
+    check_name("collection", name)
+    check_choice("collection kind", kind, KINDS)
+    with loom.unit(COLLECTIONS) as db:
+        if S.find(db, name) is not None:
+            raise InvalidInput(f"collection {name!r}", "already exists")
+        coll = Collection(new_id(), name, kind, now())
+        S.insert(db, coll)
+        return coll
+
+
+def _coll(db: Unit, name: str) -> Collection:
+    coll = S.find(db, name)
+    if coll is None:
+        raise NotFound("collection", name, S.names_like(db, name))
+    return coll
+
+
+def collection(loom: Loom, name: str) -> Collection:
+    with loom.unit(COLLECTIONS) as db:
+        return _coll(db, name)
+
+
+def collection_by_id(loom: Loom, coll_id: str) -> Collection:
+    with loom.unit(COLLECTIONS) as db:
+        coll = S.by_id(db, coll_id)
+    if coll is None:
+        raise NotFound("collection", coll_id)
+    return coll
+
+
+def collections(loom: Loom) -> list[Collection]:
+    with loom.unit(COLLECTIONS) as db:
+        return [Collection(*r) for r in db.execute(
+            "SELECT id, name, kind, created_at FROM coll_collections ORDER BY name")]
+
+
+# == items ==========================================================================
+def _item(db: Unit, coll: Collection, spec: str) -> Item:
+    found = S.item(db, coll.id, spec)
+    if found is None and len(spec) >= 4:
+        ids = S.item_ids_like(db, coll.id, spec)
+        if len(ids) > 1:
+            from ..errors import AmbiguousName
+
+            raise AmbiguousName(f"item of coll:{coll.name}", spec, ids)
+        found = S.item(db, coll.id, ids[0]) if ids else None
+    if found is None:
+        raise NotFound(f"item of coll:{coll.name}", spec)
+    return found
+
+
+def item(loom: Loom, name: str, spec: str) -> Item:
+    with loom.unit(COLLECTIONS) as db:
+        return _item(db, _coll(db, name), spec)
+
+
+def item_by_id(loom: Loom, item_id: str) -> tuple[str, str]:
+    """(collection name, item id) of an item wherever it is now."""
+    with loom.unit(COLLECTIONS) as db:
+        found = S.item_anywhere(db, item_id)
+        coll = S.by_id(db, found.collection_id) if found else None
+    if found is None or coll is None:
+        raise NotFound("collection item", item_id)
+    return coll.name, found.id
+
+
+def add(loom: Loom, name: str, entity: str, *, parent: str | None = None,
+        after: str | None = None, tags: Sequence[str] = (),
+        fields: Mapping[str, str] | None = None) -> Item:
+    """Add an item pointing at `entity` (any address), last among its siblings unless
+    placed `after` one."""
+    from ..references.address import resolve
+
+    target = resolve(loom, entity)
+    for t in tags:
+        _check_tag(t)
+    for k in fields or {}:
+        _check_field(k)
+    with loom.unit(COLLECTIONS) as db:
+        coll = _coll(db, name)
+        parent_id, ord = _placement(db, coll, None, parent, after, first=False)
+        it = Item(new_id(), coll.id, parent_id, ord, target.address, target.key, now())
+        S.insert_item(db, it)
+        S.add_tags(db, it.id, list(dict.fromkeys(tags)))
+        for k, v in (fields or {}).items():
+            S.set_field(db, it.id, k, v)
+        return _reindexed(loom, db, coll, it.id)
+
+
+def _placement(db: Unit, coll: Collection, moving: Item | None, parent: str | None,
+               after: str | None, *, first: bool) -> tuple[str | None, str]:
+    """(parent id, ordering key) for an item placed under `parent` / after `after`."""
+    parent_id = moving.parent if moving is not None else None
+    if parent is not None:
+        if coll.kind != "tree":
+            raise InvalidInput(f"coll:{coll.name}", f"a {coll.kind} is flat; only a tree nests")
+        parent_id = _item(db, coll, parent).id
+        if moving is not None:
+            _refuse_cycle(db, coll, moving.id, parent_id)
+    anchor = _item(db, coll, after) if after is not None else None
+    if anchor is not None:
+        if parent is not None and anchor.parent != parent_id:
+            raise InvalidInput(f"--after {after}", f"is not a child of {parent}")
+        parent_id = anchor.parent
+        if moving is not None and anchor.id == moving.id:
+            raise InvalidInput(f"--after {after}", "an item cannot follow itself")
+    siblings = [(o, i) for o, i in S.sibling_keys(db, coll.id, parent_id)
+                if moving is None or i != moving.id]
+    if first:
+        return parent_id, _key_between(None, siblings[0][0] if siblings else None)
+    if anchor is None:
+        return parent_id, _key_between(siblings[-1][0] if siblings else None, None)
+    at = [i for _, i in siblings].index(anchor.id)
+    nxt = siblings[at + 1][0] if at + 1 < len(siblings) else None
+    if nxt == anchor.ord:  # two keys made equal by concurrent writers: spread them
+        nxt = None if at + 2 >= len(siblings) else siblings[at + 2][0]
+    return parent_id, _key_between(anchor.ord, nxt)
+
+
+def _refuse_cycle(db: Unit, coll: Collection, item_id: str, parent_id: str) -> None:
+    at: str | None = parent_id
+    while at is not None:
+        if at == item_id:
+            raise CycleError(f"coll:{coll.name}/{item_id}", "cannot move an item under itself")
+        up = S.item(db, coll.id, at)
+        at = up.parent if up else None
+
+
+def move(loom: Loom, name: str, item_spec: str, *, parent: str | None = None,
+         after: str | None = None, first: bool = False) -> Item:
+    """Move an item: under `parent`, after a sibling, or first. One row changes."""
+    if after is not None and first:
+        raise InvalidInput("coll move", "give --after or --first, not both")
+    with loom.unit(COLLECTIONS) as db:
+        coll = _coll(db, name)
+        it = _item(db, coll, item_spec)
+        parent_id, ord = _placement(db, coll, it, parent, after, first=first)
+        S.place(db, it.id, parent_id, ord)
+        return _one(db, coll, it.id)
+
+
+def tag(loom: Loom, name: str, item_spec: str, tags: Sequence[str],
+        remove: bool = False) -> Item:
+    for t in tags:
+        _check_tag(t)
+    with loom.unit(COLLECTIONS) as db:
+        coll = _coll(db, name)
+        it = _item(db, coll, item_spec)
+        (S.remove_tags if remove else S.add_tags)(db, it.id, list(dict.fromkeys(tags)))
+        return _reindexed(loom, db, coll, it.id)
+
+
+def set_fields(loom: Loom, name: str, item_spec: str, fields: Mapping[str, str | None]) -> Item:
+    """Set fields (a None or empty value removes the field)."""
+    for k in fields:
+        _check_field(k)
+    with loom.unit(COLLECTIONS) as db:
+        coll = _coll(db, name)
+        it = _item(db, coll, item_spec)
+        for k, v in fields.items():
+            S.set_field(db, it.id, k, v or None)
+        return _reindexed(loom, db, coll, it.id)
+
+
+def remove(loom: Loom, name: str, item_spec: str) -> list[str]:
+    """Remove an item and everything nested under it; returns the removed ids."""
+    from ..search import index
+
+    with loom.unit(COLLECTIONS) as db:
+        coll = _coll(db, name)
+        it = _item(db, coll, item_spec)
+        children: dict[str | None, list[str]] = {}
+        for x in S.items(db, coll.id):
+            children.setdefault(x.parent, []).append(x.id)
+        gone, todo = [], [it.id]
+        while todo:
+            cur = todo.pop()
+            gone.append(cur)
+            todo.extend(children.get(cur, []))
+        S.delete_items(db, gone)
+        for item_id in gone:
+            index.delete_entries(loom, f"coll:{name}/{item_id}")
+        return gone
+
+
+def _one(db: Unit, coll: Collection, item_id: str) -> Item:
+    found = S.item(db, coll.id, item_id)
+    assert found is not None
+    return found
+
+
+def _reindexed(loom: Loom, db: Unit, coll: Collection, item_id: str) -> Item:
+    from ..search import index
+
+    it = _one(db, coll, item_id)
+    words = [it.entity, *it.tags, *(f"{k} {v}" for k, v in it.fields.items())]
+    index.put_entry(loom, f"coll:{coll.name}/{it.id}", "item", " ".join(words))
+    return it
+
+
+# == reading ========================================================================
+def ordered(loom: Loom, name: str) -> tuple[Collection, list[Item]]:
+    """A collection's items in display order: siblings by key, children right after
+    their parent (depth-first), each with its depth."""
+    with loom.unit(COLLECTIONS) as db:
+        coll = _coll(db, name)
+        found = S.items(db, coll.id)
+    children: dict[str | None, list[Item]] = {}
+    for it in found:
+        children.setdefault(it.parent, []).append(it)
+    out: list[Item] = []
+    todo = [(it, 0) for it in reversed(children.get(None, []))]
+    while todo:
+        it, depth = todo.pop()
+        it.depth = depth
+        out.append(it)
+        todo.extend((c, depth + 1) for c in reversed(children.get(it.id, [])))
+    return coll, out
+
+
+def show(loom: Loom, name: str, *, tag: str | None = None,
+         where: Mapping[str, str] | None = None, group_by: str | None = None) -> dict[str, Any]:
+    """`{"items": [...]}` in order, filtered by tag and fields; with `group_by`,
+    `{"groups": {value: [...]}}` (items without the field under "")."""
+    from ..references.address import show as show_address
+
+    coll, found = ordered(loom, name)
+    keep = [it for it in found
+            if (tag is None or tag in it.tags)
+            and all(it.fields.get(k) == v for k, v in (where or {}).items())]
+    rows = []
+    for it in keep:
+        row = it.to_json()
+        row["entity"], dangling = show_address(loom, it.entity_key, it.entity)
+        if dangling:
+            row["dangling"] = True
+        rows.append(row)
+    head = {"collection": coll.name, "kind": coll.kind}
+    if group_by is None:
+        return {**head, "items": rows}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row, it in zip(rows, keep, strict=True):
+        groups.setdefault(it.fields.get(group_by, ""), []).append(row)
+    return {**head, "groups": groups}
+
+
+def holders(loom: Loom, key: str) -> list[tuple[str, str]]:
+    with loom.unit(COLLECTIONS) as db:
+        return S.holders(db, key)
+
+
+def item_tags(loom: Loom, item_id: str) -> list[str]:
+    with loom.unit(COLLECTIONS) as db:
+        return S.tags_of(db, item_id)

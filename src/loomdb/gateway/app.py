@@ -1,0 +1,232 @@
+"""The OpenAI-compatible HTTP face of the gateway: a FastAPI router and a standalone app.
+
+    POST /v1/chat/completions   (stream or not)   GET /v1/models
+    POST /v1/responses          (previous_response_id continues from that node)
+    POST /v1/completions        (buffer trees: the prompt is the document)
+
+Bodies are read as bytes and parsed once with the stdlib (no request model: a
+2,000-message history must not be validated field by field twice). The work runs in
+a worker thread; the event loop only moves bytes. Errors leave in OpenAI's shape,
+`{"error": {"message", "type", "param", "code"}}`: 400 for bad input, 404 for an
+unknown model or node, and an upstream model's failure with the status it gave (502
+when it gave none). Nothing is written for any of them.
+
+`X-Loomdb-Session: NAME` moves (or creates) that session to the first answer and
+restricts path matching to its tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from ..errors import InvalidInput, LoomError, NotFound, ProviderError, RefConflict
+from .convert import finish_reason, tool_call
+from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+    from ..providers.config import ProvidersConfig
+
+SESSION_HEADER = "x-loomdb-session"
+_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+          403: "permission_error", 404: "not_found_error", 409: "conflict_error",
+          429: "rate_limit_error"}
+
+
+def error_body(exc: LoomError) -> tuple[int, dict[str, Any]]:
+    """A typed error -> (HTTP status, OpenAI error body)."""
+    status = 400
+    param = getattr(exc, "where", None)
+    if isinstance(exc, NotFound):
+        status, param = 404, exc.what if exc.what == "model" else None
+    elif isinstance(exc, RefConflict):
+        status = 409
+    elif isinstance(exc, ProviderError):
+        status = int(getattr(exc, "status", 0) or 502)
+    kind = _TYPES.get(status, "upstream_error" if isinstance(exc, ProviderError) else "api_error")
+    code = "model_not_found" if status == 404 and param == "model" else None
+    return status, {"error": {"message": str(exc), "type": kind, "param": param, "code": code}}
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(json.dumps(value, ensure_ascii=False), status_code=status,
+                    media_type="application/json")
+
+
+def _failed(exc: LoomError) -> Response:
+    status, body = error_body(exc)
+    return _json(body, status)
+
+
+async def _body(request: Request) -> Any:
+    raw = await request.body()
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput("body", f"is not valid JSON ({exc})") from None
+
+
+def gateway_router(
+    loom: Loom,
+    *,
+    config: ProvidersConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+    clients: ClientFactory | None = None,
+) -> APIRouter:
+    """The `/v1` routes over one Loom (mount into any FastAPI app)."""
+    gw = Gateway(loom, config=config, environ=environ, clients=clients)
+    router = APIRouter(tags=["openai-compatible gateway"])
+
+    @router.get("/v1/models")
+    def list_models() -> Response:
+        return _json({"object": "list", "data": [
+            {"id": spec.name, "object": "model", "created": 0, "owned_by": spec.kind}
+            for spec in gw.models()
+        ]})
+
+    @router.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> Response:
+        try:
+            body = await _body(request)
+            session = request.headers.get(SESSION_HEADER)
+            if isinstance(body, dict) and body.get("stream"):
+                return await _stream(gw, await run_in_threadpool(gw.exchange, body), session, body)
+
+            def work() -> bytes:  # one trip to a worker thread: parse, ask, record, encode
+                ex = gw.exchange(body)
+                answers = gw.complete(ex)
+                out = chat_response(ex, answers, gw.record(ex, answers, session))
+                return json.dumps(out, ensure_ascii=False).encode()
+
+            return Response(await run_in_threadpool(work), media_type="application/json")
+        except LoomError as exc:
+            return _failed(exc)
+
+    @router.post("/v1/responses")
+    async def responses(request: Request) -> Response:
+        from .responses import respond
+
+        try:
+            body = await _body(request)
+            session = request.headers.get(SESSION_HEADER)
+            return _json(await run_in_threadpool(respond, gw, body, session))
+        except LoomError as exc:
+            return _failed(exc)
+
+    @router.post("/v1/completions")
+    async def completions(request: Request) -> Response:
+        from .buffers import complete
+
+        try:
+            body = await _body(request)
+            session = request.headers.get(SESSION_HEADER)
+            return _json(await run_in_threadpool(complete, gw, body, session))
+        except LoomError as exc:
+            return _failed(exc)
+
+    return router
+
+
+def create_gateway_app(
+    loom: Loom,
+    *,
+    config: ProvidersConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+    clients: ClientFactory | None = None,
+) -> FastAPI:
+    """A FastAPI app serving only the gateway (the main server mounts the same router)."""
+    app = FastAPI(title="loomdb gateway", version="0.1.0")
+    app.include_router(gateway_router(loom, config=config, environ=environ, clients=clients))
+    return app
+
+
+# == streaming ======================================================================
+_DONE = object()
+
+
+async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, Any]) -> Response:
+    """Server-sent chunks as the model writes; the closing chunk after the commit.
+
+    The model runs in a thread and hands events to the loop through a queue. The first
+    event is awaited before the response starts, so a model that fails at once still
+    gets its own HTTP status; a failure later arrives as an error event, and in every
+    case of failure nothing is recorded."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    usage_wanted = bool((body.get("stream_options") or {}).get("include_usage"))
+
+    def put(item: Any) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    started: set[int] = set()
+
+    def delta(i: int, text: str) -> None:
+        if i not in started:  # the role opens each choice, with its first text
+            started.add(i)
+            put(_chunk(ex, i, {"role": "assistant", "content": ""}))
+        if text:
+            put(_chunk(ex, i, {"content": text}))
+
+    def work() -> None:
+        try:
+            answers = gw.complete(ex, stream=delta)
+            rec = gw.record(ex, answers, session)
+            for i, answer in enumerate(answers):
+                delta(i, "")
+                calls = [b for b in answer.content if b["type"] == "tool_use"]
+                if calls:
+                    put(_chunk(ex, i, {"tool_calls": [tool_call(b, j) for j, b in enumerate(calls)]}))
+                put(_chunk(ex, i, {}, finish_reason(answer.stop_reason), rec))
+            if usage_wanted:
+                put({**_chunk(ex, 0, {}), "choices": [], "usage": usage(answers, rec)})
+        except LoomError as exc:
+            put(exc)
+        except Exception as exc:  # noqa: BLE001 - reported to the client, then re-raised
+            put(exc)
+            raise
+        finally:
+            put(_DONE)
+
+    threading.Thread(target=work, name="loomdb-gateway-stream", daemon=True).start()
+    first = await queue.get()
+    if isinstance(first, LoomError):
+        return _failed(first)
+
+    async def events() -> AsyncIterator[bytes]:
+        item = first
+        while item is not _DONE:
+            if isinstance(item, LoomError):
+                yield _sse(error_body(item)[1])
+            elif isinstance(item, Exception):
+                yield _sse({"error": {"message": "internal error", "type": "api_error",
+                                      "param": None, "code": None}})
+            else:
+                yield _sse(item)
+            item = await queue.get()
+        yield b"data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _sse(value: Any) -> bytes:
+    return b"data: " + json.dumps(value, ensure_ascii=False).encode() + b"\n\n"
+
+
+def _chunk(ex: Any, index: int, delta: dict[str, Any], finish: str | None = None,
+           rec: Any = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": ex.ids[0], "object": "chat.completion.chunk", "created": ex.created,
+        "model": ex.model,
+        "choices": [{"index": index, "delta": delta, "finish_reason": finish, "logprobs": None}],
+    }
+    if rec is not None:
+        out["loomdb"] = loomdb_part(ex, rec)
+    return out

@@ -1,0 +1,11 @@
+-- The gateway's memo: the running digest of a request's messages up to one of them ->
+-- the node holding that message on a path with the same contents (and the version
+-- selections that path needs). Re-sent histories are matched by one indexed look-up.
+CREATE TABLE gateway_paths (
+  digest text NOT NULL,
+  tree_id text NOT NULL,
+  node_id text NOT NULL,
+  depth integer NOT NULL,
+  selections text,
+  PRIMARY KEY (digest, tree_id)
+);

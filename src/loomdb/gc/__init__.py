@@ -1,0 +1,1 @@
+"""Garbage collection: contents and blobs that nothing reachable uses (see service)."""

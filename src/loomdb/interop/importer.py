@@ -1,0 +1,205 @@
+"""The import driver: an export file in, every conversation written, a report out.
+
+    import_file(loom, path, format="auto", stop_on_error=False) -> ImportReport
+
+It finds the format (loomdb's own export first, then the parsers of
+`loomdb.interop.detect`), reads the file unit by unit and gives each unit to its
+writer (`writer.write_conversation`, or `native.import_tree` for loomdb's own
+export), each inside its own transaction: a unit that fails leaves nothing and
+becomes an entry in `errors` while the others land.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ..errors import InvalidInput, LoomError
+from . import native
+from .detect import FORMATS, _document, detect
+from .model import EmptyConversation, ImportedConversation, ParseError
+from .report import ImportReport, Outcome
+from .stream import Input
+from .writer import write_conversation
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+
+#: format names accepted by `import_file` (besides "auto"); `loomdb` is the native export
+NATIVE = "loomdb"
+
+Progress = Callable[[ImportReport, int, int], None]
+
+
+# ---------------------------------------------------------------- reading
+
+
+class _Counter:
+    """Bytes read so far through the tracked input (for the progress bar)."""
+
+    def __init__(self) -> None:
+        self.read = 0
+
+
+class _CountingRaw:
+    """A file-like wrapper that counts the bytes read through it."""
+
+    def __init__(self, fh: IO[bytes], counter: _Counter) -> None:
+        self._fh = fh
+        self._counter = counter
+        counter.read = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._fh.read(size)
+        self._counter.read += len(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self._fh.readline(size)
+        self._counter.read += len(data)
+        return data
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            line = self.readline()
+            if not line:
+                return
+            yield line
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        pos = self._fh.seek(offset, whence)
+        self._counter.read = pos
+        return pos
+
+    def tell(self) -> int:
+        return self._fh.tell()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fh, name)
+
+
+@dataclass
+class _TrackedInput(Input):
+    """An Input whose reads are counted, so a progress bar can follow the parser."""
+
+    counter: _Counter = field(default_factory=_Counter, repr=False)
+
+    @contextmanager
+    def open(self) -> Iterator[IO[bytes]]:
+        with Input.open(self) as fh:
+            yield _CountingRaw(fh, self.counter)  # type: ignore[misc]
+
+
+def _size_of(inp: Input) -> int:
+    if inp.member is None:
+        return inp.path.stat().st_size
+    import zipfile
+
+    with zipfile.ZipFile(inp.path) as zf:
+        return zf.getinfo(inp.member).file_size
+
+
+def resolve_format(name: str) -> str:
+    """A format name as given on the command line (`openai-jsonl`) -> registry name."""
+    fmt = name.strip().lower().replace("-", "_")
+    if fmt in ("json", "jsonl", "native"):
+        fmt = NATIVE
+    if fmt != "auto" and fmt != NATIVE and fmt not in FORMATS:
+        names = ", ".join(["auto", *(f.replace("_", "-") for f in FORMATS), NATIVE])
+        raise InvalidInput("--format", f"unknown format {name!r}; supported: {names}")
+    return fmt
+
+
+def open_export(path: str | os.PathLike[str], format: str = "auto") -> tuple[str, _TrackedInput]:
+    """(format, the document to read) for an export file: native first, then the parsers."""
+    fmt = resolve_format(format)
+    doc = _document(Path(path))
+    inp = _TrackedInput(doc.path, doc.member)
+    if fmt == "auto":
+        fmt = NATIVE if native.is_native(inp) else detect(inp)
+    return fmt, inp
+
+
+# ---------------------------------------------------------------- importing
+
+
+def import_file(
+    loom: Loom,
+    path: str | os.PathLike[str],
+    format: str = "auto",
+    *,
+    stop_on_error: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import every conversation of an export file; see the module docstring.
+
+    Problems with the whole file (missing, not JSON, unknown format) raise InvalidInput
+    before anything is written. A conversation that cannot be read or written becomes
+    an entry in `errors` and the others are imported, unless `stop_on_error`, which
+    stops at the first one (conversations imported before it stay: each is its own
+    transaction). A file that breaks off half-way keeps the conversations before the
+    break and reports the break as the last error."""
+    fmt, inp = open_export(path, format)
+    report = ImportReport(format=fmt)
+    total = _size_of(inp)
+    if fmt == NATIVE:
+        units: Iterator[tuple[str, Any]] = native.read_units(inp)
+        trees: set[str] = set()
+        write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, trees)  # noqa: E731
+    else:
+        units = _labelled(FORMATS[fmt](inp), inp.name)
+        seen: dict[str, tuple[str, str]] = {}
+        write = lambda conv: write_conversation(loom, conv, seen)  # noqa: E731
+    try:
+        for where, item in units:
+            if isinstance(item, EmptyConversation):
+                report.skip(item.where, item.reason)
+            elif isinstance(item, ParseError):
+                report.error(item.where, item.reason)
+            else:
+                try:
+                    with loom.transaction():
+                        outcome = write(item)
+                except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
+                    report.error(where, _reason(exc))
+                else:
+                    report.add(outcome, where)
+            if progress is not None:
+                progress(report, inp.counter.read, total)
+            if stop_on_error and report.errors:
+                break
+    except InvalidInput as exc:
+        if report.conversations == 0:
+            raise
+        report.error(exc.where, exc.why)
+    return report
+
+
+def _native_tree(loom: Loom, doc: Any, trees: set[str]) -> Outcome:
+    """One tree document of a loomdb export; a tree met again in the same file that adds
+    nothing is a copy, said in a warning (one that adds nodes completes the tree)."""
+    outcome = native.import_tree(loom, doc)
+    if outcome.tree in trees and not outcome.nodes:
+        outcome.warnings.append(f"a copy of tree {outcome.tree} earlier in this file; skipped")
+    trees.add(outcome.tree)
+    return outcome
+
+
+def _labelled(
+    items: Iterable[ImportedConversation | ParseError], name: str
+) -> Iterator[tuple[str, ImportedConversation | ParseError]]:
+    for index, item in enumerate(items):
+        if isinstance(item, ParseError):
+            yield item.where, item
+        else:
+            yield f"{name}[{index}] (id {item.source_id})", item
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, LoomError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,112 @@
+"""Full-text search: one results contract on both backends.
+
+`{"entity", "kind", "tree"?, "snippet", "score"}` per hit, best first. A query is its
+words, all required, stemmed (FTS5 porter on SQLite, the `english` configuration on
+PostgreSQL); punctuation never reaches either query language, so any input is safe.
+Snippets mark matches with [brackets]. Scores are higher-is-better on both backends
+(negated bm25 on SQLite, ts_rank_cd on PostgreSQL): they order hits, they do not
+compare across backends.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput, check_choice
+from ..store.areas import Unit
+from . import SEARCH
+from .index import catch_up
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+
+KINDS = ("message", "document", "item")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_HEADLINE = ("StartSel=[, StopSel=], MaxWords=18, MinWords=6, ShortWord=2, "
+             "MaxFragments=1, FragmentDelimiter=…")
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    tree: str | None = None
+    role: str | None = None
+    author: str | None = None
+    tag: str | None = None
+    kind: str | None = None
+    limit: int = 20
+
+
+def words(text: str) -> list[str]:
+    found = _WORD.findall(text or "")
+    if not found:
+        raise InvalidInput("search query", "has no words to look for")
+    return found
+
+
+def search(loom: Loom, q: Query) -> list[dict[str, Any]]:
+    """Hits for a query, best first; nodes written since the last search are indexed
+    first, so an import is searchable right away."""
+    if q.kind is not None:
+        check_choice("--kind", q.kind, KINDS)
+    if not 1 <= q.limit <= 1000:
+        raise InvalidInput("--limit", "must be between 1 and 1000")
+    tree = loom.tree(q.tree).id if q.tree else None
+    catch_up(loom)
+    fetch = q.limit if q.tag is None else min(q.limit * 20, 5000)
+    with loom.unit(SEARCH) as db:
+        rows = _query(db, words(q.text), q, tree, fetch)
+    hits = [_hit(r) for r in rows]
+    if q.tag is not None:
+        hits = [h for h in hits if q.tag in _tags(loom, h)]
+    return hits[: q.limit]
+
+
+def _query(db: Unit, found: list[str], q: Query, tree: str | None,
+           limit: int) -> list[tuple[Any, ...]]:
+    where, args = _filters(q, tree)
+    if db.dialect == "postgres":
+        sql = ("WITH q AS (SELECT plainto_tsquery('english', ?) AS q), hits AS ("
+               "SELECT e.entity, e.kind, e.tree_id, e.body, ts_rank_cd(e.tsv, q.q) AS score "
+               "FROM search_entries e, q WHERE e.tsv @@ q.q" + where +
+               " ORDER BY score DESC, e.seq LIMIT ?) "
+               "SELECT h.entity, h.kind, h.tree_id, ts_headline('english', h.body, q.q, ?), "
+               "h.score FROM hits h, q ORDER BY h.score DESC")
+        return db.execute(sql, [" ".join(found), *args, limit, _HEADLINE])
+    match = " ".join('"' + w.replace('"', "") + '"' for w in found)
+    sql = ("SELECT e.entity, e.kind, e.tree_id, snippet(search_text, 0, '[', ']', '…', 12), "
+           "-bm25(search_text) FROM search_text JOIN search_entries e ON e.seq = search_text.rowid "
+           "WHERE search_text MATCH ?" + where + " ORDER BY bm25(search_text) LIMIT ?")
+    return db.execute(sql, [match, *args, limit])
+
+
+def _filters(q: Query, tree: str | None) -> tuple[str, list[Any]]:
+    where, args = "", []
+    for column, value in (("tree_id", tree), ("role", q.role), ("author", q.author),
+                          ("kind", q.kind)):
+        if value is not None:
+            where += f" AND e.{column} = ?"
+            args.append(value)
+    return where, args
+
+
+def _hit(row: tuple[Any, ...]) -> dict[str, Any]:
+    entity, kind, tree, snippet, score = row
+    hit: dict[str, Any] = {"entity": entity, "kind": kind}
+    if tree is not None:
+        hit["tree"] = tree
+    hit["snippet"] = snippet
+    hit["score"] = float(score)
+    return hit
+
+
+def _tags(loom: Loom, hit: dict[str, Any]) -> list[str]:
+    if hit["kind"] == "message":
+        return list(loom.meta(hit["entity"]).tags)
+    if hit["kind"] == "item":
+        from ..collections import service as K
+
+        return K.item_tags(loom, hit["entity"].rpartition("/")[2])
+    return []

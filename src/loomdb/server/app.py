@@ -1,0 +1,73 @@
+"""The app factory: one FastAPI app over one Loom, its API under /api and the web page
+at /, every asset served from this package (nothing from a CDN)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from ..api import Loom
+from ..errors import Unauthorized
+from ..gateway.app import gateway_router
+from . import errors
+from .routes import buffer, generate, meta, nodes, refs, trees
+from .state import ServerState
+
+STATIC = Path(str(resources.files("loomdb.server") / "static"))
+
+
+def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
+               environ: Mapping[str, str] | None = None) -> FastAPI:
+    """The app serving a Loom, or the store at a folder or URL (opened here, closed when
+    the app stops). `config` is the providers config generation uses (default: the
+    built-in models); `environ` where API keys are read (default: the process's)."""
+    owned = not isinstance(loom_or_url, Loom)
+    loom = loom_or_url if isinstance(loom_or_url, Loom) else Loom.open(loom_or_url)
+    state = ServerState(loom, owned=owned, config=config, environ=environ)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if state.owned:
+            loom.close()
+
+    app = FastAPI(title="loomdb", version=_version(), lifespan=lifespan,
+                  description="Git for LLM conversations, over HTTP. Send "
+                  "`Authorization: Bearer TOKEN` once the store has users.")
+    app.state.loomdb = state
+    errors.install(app)
+    for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
+                   buffer.router):
+        app.include_router(router)
+    app.include_router(gateway_router(loom, config=config, environ=environ),
+                       dependencies=[Depends(_gateway_allowed)])
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    return app
+
+
+def _gateway_allowed(request: Request) -> None:
+    """The OpenAI-compatible gateway (`/v1`) records into whichever tree a request's
+    messages match, across owners, so it serves single-user stores only (loopback, as the
+    rest of the API then is); a store with users refuses it rather than mix them."""
+    state: ServerState = request.app.state.loomdb
+    if state.has_users():
+        raise Unauthorized("the /v1 gateway serves stores without users only")
+    state.access_for(None, request.client.host if request.client else None)
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__

@@ -1,0 +1,118 @@
+"""Trees: list, create, export, and imports of other tools' exports."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tempfile
+from typing import Any
+
+from fastapi import APIRouter, Depends, File, Query, Request, UploadFile
+from fastapi.responses import Response
+
+from ...errors import InvalidInput
+from ...users import Access
+from ..schemas import ERRORS, Created, ImportOut, NewTree, TreesOut
+from ..state import access, state_of
+
+router = APIRouter(prefix="/api", responses=ERRORS, tags=["trees"])
+
+EXPORT_TYPES = {"json": "application/json", "jsonl": "application/x-ndjson",
+                "markdown": "text/markdown; charset=utf-8",
+                "openai-jsonl": "application/x-ndjson", "chatgpt": "application/json"}
+_SUFFIX = re.compile(r"\.(json|jsonl|zip)$", re.IGNORECASE)
+
+
+@router.get("/trees", response_model=TreesOut)
+def list_trees(request: Request, archived: bool = False,
+               who: Access = Depends(access)) -> dict[str, Any]:
+    """The caller's trees, newest first."""
+    with state_of(request).using():
+        return {"trees": [t.to_json() for t in who.trees(archived=archived)]}
+
+
+@router.post("/trees", response_model=Created, status_code=201)
+def new_tree(body: NewTree, request: Request, who: Access = Depends(access)) -> dict[str, str]:
+    """A new tree with its first message (and a session at it when `session` is given)."""
+    with state_of(request).using() as lm, who.atomic():
+        tree, node = lm.new_tree(body.text, system=body.system, session=body.session,
+                                 mode=body.mode, title=body.title)
+        who.claim([tree.id])
+    return {"tree": tree.id, "node": node.id}
+
+
+@router.get("/trees/{tree}/export",
+            responses={200: {"content": {t: {} for t in set(EXPORT_TYPES.values())}}})
+def export_tree(request: Request, tree: str,
+                format: str = Query("json", description=", ".join(EXPORT_TYPES)),
+                who: Access = Depends(access)) -> Response:
+    """One tree in a format other tools (or loomdb) read back."""
+    from ...interop.export import export
+
+    fmt = format.strip().lower().replace("_", "-")
+    if fmt not in EXPORT_TYPES:
+        raise InvalidInput("format", f"{format!r} is not one of {', '.join(EXPORT_TYPES)}")
+    out = io.StringIO()
+    with state_of(request).using():
+        found = who.tree(tree)
+        export(who.loom, out, target=found.id, format=fmt)
+    return Response(out.getvalue(), media_type=EXPORT_TYPES[fmt])
+
+
+@router.post("/import", response_model=ImportOut, status_code=201)
+def import_upload(request: Request, file: UploadFile = File(...),
+                  format: str = Query("auto"), who: Access = Depends(access)) -> dict[str, Any]:
+    """Every conversation of an uploaded export, one tree each (the caller's)."""
+    name = os.path.basename(file.filename or "upload.json")
+    suffix = m.group(0) if (m := _SUFFIX.search(name)) else ".json"
+    fd, tmp = tempfile.mkstemp(prefix="loomdb-import-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            while chunk := file.file.read(1 << 20):
+                fh.write(chunk)
+        with state_of(request).using() as lm:
+            if who.user is not None:
+                refuse_foreign(who, trees_in_file(tmp, format))
+            report = lm.import_file(tmp, format)
+            summary = report.to_json()
+            with who.atomic():
+                who.claim(report.trees)
+                who.record_import(name, summary)
+    finally:
+        os.unlink(tmp)
+    return summary
+
+
+def trees_in_file(path: str, format: str) -> set[str]:
+    """The ids of the trees an import of `path` would write or grow. Imported ids derive
+    from the source, so the same export imported by two users names the same trees."""
+    from ...interop.detect import FORMATS
+    from ...interop.model import ParseError
+    from ...interop.importer import NATIVE, open_export
+    from ...interop.writer import tree_id_for
+
+    fmt, inp = open_export(path, format)
+    if fmt == NATIVE:
+        from ...interop import native
+
+        return {str(doc["tree"]["id"]) for _, doc in native.read_units(inp)
+                if isinstance(doc, dict) and isinstance(doc.get("tree"), dict)
+                and isinstance(doc["tree"].get("id"), str)}
+    return {tree_id_for(conv) for conv in FORMATS[fmt](inp)
+            if not isinstance(conv, ParseError) and conv.messages}
+
+
+def refuse_foreign(who: Access, tree_ids: set[str]) -> None:
+    """Refuse (before writing anything) an import that would grow another user's tree."""
+    from ...errors import NotFound
+
+    for tid in sorted(tree_ids):
+        if who.sees(tid):
+            continue
+        try:
+            who.loom.tree(tid)
+        except NotFound:
+            continue  # new: it will be the caller's
+        raise InvalidInput("import", "this file holds conversations another user of this "
+                           "store imported; nothing was imported")

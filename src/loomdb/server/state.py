@@ -1,0 +1,91 @@
+"""What the app holds between requests: the Loom, how to reach models, who is asking.
+
+One Loom serves every worker thread (the store gives each thread its own connection
+and binds each transaction to its thread), so requests run side by side; only the
+in-process model is called one request at a time.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import Request
+
+from ..api import Loom
+from ..users import Access, Everyone, Owner, authenticate, has_users
+from .errors import Unauthorized
+
+
+class ServerState:
+    """The Loom served, the providers config, and who may use it."""
+
+    def __init__(self, loom: Loom, *, owned: bool, config: Any = None,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.loom = loom
+        self.owned = owned  # opened by the app from a URL: closed when it stops
+        self.config = config
+        self.environ = environ
+        self.model_lock = threading.Lock()  # one in-process model call at a time
+        self._users_seen = False
+        self._no_users_until = 0.0
+
+    def has_users(self) -> bool:
+        """Whether the store has users. Once seen, always (the safe direction); "none" is
+        trusted for a second, so `loomdb user add` takes effect within one."""
+        if self._users_seen:
+            return True
+        now = time.monotonic()
+        if now < self._no_users_until:
+            return False
+        self._users_seen = has_users(self.loom)
+        self._no_users_until = now + 1.0
+        return self._users_seen
+
+    @contextmanager
+    def using(self) -> Iterator[Loom]:
+        """The Loom, for one request's work (a block, so the routes read alike)."""
+        yield self.loom
+
+    def access_for(self, authorization: str | None, client: str | None) -> Access:
+        """The caller's view of the store: everyone's (no users, loopback only) or one user's."""
+        if not self.has_users():
+            if not is_loopback(client):
+                raise Unauthorized("this store has no users: it is served on loopback only")
+            return Everyone(self.loom)
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("send Authorization: Bearer <token> (see `loomdb user add`)")
+        user = authenticate(self.loom, token.strip())
+        if user is None:
+            raise Unauthorized("unknown token")
+        return Owner(self.loom, user)
+
+
+def is_loopback(host: str | None) -> bool:
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def state_of(request: Request) -> ServerState:
+    state: ServerState = request.app.state.loomdb
+    return state
+
+
+def access(request: Request) -> Access:
+    """Dependency: the caller's Access (401 when the store has users and no good token).
+
+    Synchronous like the routes: measured under load, running it (or the append route)
+    on the event loop starved the other connections and cut concurrent throughput."""
+    client = request.client.host if request.client else None
+    return state_of(request).access_for(request.headers.get("authorization"), client)

@@ -1,0 +1,73 @@
+"""A tree's shape for drawing: who continues whom, edited versions, refs and flags.
+
+The terminal drawing (the CLI) and the nested JSON (`loomdb tree --json`, later the
+web page) are both made from one `TreeView`, read in a few queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import content as C
+from .model import Meta, Node, Tree
+
+if TYPE_CHECKING:
+    from .loom import Loom
+
+
+@dataclass
+class TreeView:
+    """A tree's nodes arranged for drawing (originals by parent slot, versions by slot)."""
+
+    tree: Tree
+    roots: list[Node]
+    kids: dict[str, list[Node]]
+    versions: dict[str, list[Node]]
+    labels: dict[str, list[str]]
+    meta: dict[str, Meta]
+
+    def children(self, node: Node) -> list[Node]:
+        """The continuations of a node (of any of its versions), oldest first."""
+        return self.kids.get(node.slot, [])
+
+    def edited(self, node: Node) -> list[Node]:
+        """The edited versions of a node's slot (not the original)."""
+        return self.versions.get(node.slot, [])
+
+    def refs_at(self, node: Node) -> list[str]:
+        """`kind:name` of every ref at the node or at one of its versions."""
+        return [t for v in [node, *self.edited(node)] for t in self.labels.get(v.id, [])]
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"tree": ..., "roots": [{"id", "role", "text", "versions", "refs", "children"}]}`."""
+
+        def node(n: Node) -> dict[str, Any]:
+            return {
+                "id": n.id, "role": n.role, "text": C.plain_text(n.content)[:200],
+                "versions": [v.id for v in self.edited(n)],
+                "refs": self.labels.get(n.id, []),
+                "children": [node(c) for c in self.children(n)],
+            }
+
+        return {"tree": self.tree.to_json(), "roots": [node(r) for r in self.roots]}
+
+
+def tree_view(loom: Loom, name: str) -> TreeView:
+    """The view of the tree `name` (an id, prefix, or any headish inside it)."""
+    tree = loom.tree(name)
+    nodes = loom.tree_nodes(tree.id)
+    by_id = {n.id: n for n in nodes}
+    kids: dict[str, list[Node]] = {}
+    versions: dict[str, list[Node]] = {}
+    for n in nodes:
+        if n.edited_from:
+            versions.setdefault(n.slot, []).append(n)
+        elif n.parent is not None:
+            kids.setdefault(by_id[n.parent].slot, []).append(n)
+    labels: dict[str, list[str]] = {}
+    for ref in loom.refs(tree=tree.id):
+        labels.setdefault(ref.node, []).append(f"{ref.kind}:{ref.name}")
+    roots = [by_id[tree.root]] if tree.root and tree.root in by_id else []
+    shown = [n.id for vs in kids.values() for n in vs] + [r.id for r in roots]
+    return TreeView(tree, roots, kids, versions, labels, loom.metas(shown))

@@ -1,0 +1,138 @@
+"""Who may see what: every read and write of the HTTP API goes through an Access.
+
+`Everyone` is the single-user store (no users exist): all trees are visible. `Owner`
+is one user: a tree is visible only when the users area records them as its owner,
+and anything else (another user's tree, ref, node or draft) is reported exactly as an
+unknown name would be, so a user cannot even learn that it exists.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+
+from ..errors import NotFound
+from ..headish import Position
+from ..loom import Loom
+from ..model import Ref, Tree, new_id, now
+from ..store.areas import Unit
+from .accounts import USERS, User
+
+
+class Access:
+    """The single-user store: everything is visible, nothing is owned."""
+
+    user: User | None = None
+
+    def __init__(self, loom: Loom) -> None:
+        self.loom = loom
+
+    def sees(self, tree_id: str) -> bool:
+        return True
+
+    def visible(self, tree_ids: Iterable[str]) -> set[str]:
+        return set(tree_ids)
+
+    def atomic(self) -> AbstractContextManager[Unit]:
+        """One transaction over the core and the users area: a write and the ownership
+        it records commit or roll back together."""
+        return self.loom.unit(USERS)
+
+    def check(self, headish: str) -> None:
+        """Refuse a headish the caller may not use. The single-user store checks nothing
+        here: the operation itself reports an unknown name, without a second lookup."""
+
+    def claim(self, tree_ids: Iterable[str]) -> None:
+        """Record new trees as the caller's (call inside `atomic`, with the write)."""
+
+    def record_import(self, filename: str, summary: dict[str, object]) -> None:
+        """Remember an import and what it brought (users only)."""
+
+    # -- lookups that hide what is not the caller's ----------------------------------
+    def position(self, headish: str) -> Position:
+        """`loom.resolve`, refusing (as unknown) a headish in a tree that is not visible."""
+        try:
+            pos = self.loom.resolve(headish)
+        except NotFound:
+            if self.user is None:
+                raise
+            raise NotFound("headish", headish) from None
+        if not self.sees(pos.tree):
+            raise NotFound("headish", headish)
+        return pos
+
+    def tree(self, name: str) -> Tree:
+        """`loom.tree` (id, prefix or headish), refusing one that is not visible."""
+        try:
+            tree = self.loom.tree(name)
+        except NotFound:
+            if self.user is None:
+                raise
+            raise NotFound("tree", name) from None
+        if not self.sees(tree.id):
+            raise NotFound("tree", name)
+        return tree
+
+    def ref(self, name: str) -> Ref:
+        """`loom.ref`, refusing one whose tree is not visible."""
+        try:
+            ref = self.loom.ref(name)
+        except NotFound:
+            if self.user is None:
+                raise
+            raise NotFound("ref", name) from None
+        if not self.sees(ref.tree):
+            raise NotFound("ref", name)
+        return ref
+
+    def trees(self, archived: bool = False) -> list[Tree]:
+        found = self.loom.trees(archived=archived)
+        keep = self.visible(t.id for t in found)
+        return [t for t in found if t.id in keep]
+
+    def refs(self, kind: str | None = None, tree: str | None = None) -> list[Ref]:
+        found = self.loom.refs(kind, tree)
+        keep = self.visible({r.tree for r in found})
+        return [r for r in found if r.tree in keep]
+
+
+class Everyone(Access):
+    """No users exist: the store is one person's."""
+
+
+class Owner(Access):
+    """One user: sees and touches only the trees recorded as theirs."""
+
+    def check(self, headish: str) -> None:
+        self.position(headish)
+
+    def __init__(self, loom: Loom, user: User) -> None:
+        super().__init__(loom)
+        self.user = user
+        self._uid = user.id
+
+    def sees(self, tree_id: str) -> bool:
+        with self.loom.unit(USERS) as db:
+            row = db.one("SELECT user_id FROM user_trees WHERE tree_id = ?", (tree_id,))
+        return row is not None and row[0] == self._uid
+
+    def visible(self, tree_ids: Iterable[str]) -> set[str]:
+        wanted = set(tree_ids)
+        if not wanted:
+            return set()
+        with self.loom.unit(USERS) as db:
+            rows = db.execute("SELECT tree_id FROM user_trees WHERE user_id = ?",
+                              (self._uid,))
+        return wanted & {r[0] for r in rows}
+
+    def claim(self, tree_ids: Iterable[str]) -> None:
+        with self.loom.unit(USERS) as db:
+            db.executemany("INSERT INTO user_trees VALUES (?, ?)",
+                           [(t, self._uid) for t in tree_ids])
+
+    def record_import(self, filename: str, summary: dict[str, object]) -> None:
+        with self.loom.unit(USERS) as db:
+            db.execute("INSERT INTO user_imports VALUES (?, ?, ?, ?, ?)",
+                       (new_id(), self._uid, now(), filename,
+                        json.dumps(summary, ensure_ascii=False)))

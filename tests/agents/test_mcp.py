@@ -1,0 +1,105 @@
+"""loomdb as an MCP server, driven by the official SDK's own stdio client on both
+backends; and MCP servers (loomdb's own) as a tool source in the tool loop."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+import loomdb
+from loomdb import Loom
+from loomdb.agents.loop import run_turn
+
+SRC = str(Path(loomdb.__file__).parent.parent)
+TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn"}
+
+
+def server(store_url: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-m", "loomdb", "--db", store_url, "mcp"],
+            "env": {"PYTHONPATH": SRC, "PATH": os.environ.get("PATH", "")}}
+
+
+def session_with(store_url: str, job: Any) -> Any:
+    spec = server(store_url)
+    params = StdioServerParameters(command=spec["command"], args=spec["args"], env=spec["env"])
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return await job(s)
+
+    return anyio.run(main)
+
+
+def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> None:
+    tree, root = loom.new_tree("The heron is a wading bird.", session="main")
+    loom.close()
+
+    async def job(s: ClientSession) -> dict[str, Any]:
+        async def call(tool: str, **args: Any) -> Any:
+            done = await s.call_tool(tool, args)
+            assert not done.is_error, done.content
+            return json.loads(done.content[0].text)
+
+        out: dict[str, Any] = {"tools": {t.name for t in (await s.list_tools()).tools}}
+        out["append"] = await call("append", headish="main", text="Herons eat fish.")
+        out["fork"] = await call("fork", headish="main", name="side")
+        out["log"] = await call("log", headish="side")
+        out["tree"] = await call("tree", tree=tree.id)
+        out["context"] = await call("context", headish="main")
+        out["search"] = await call("search", query="heron fish")
+        out["generate"] = await call("generate", headish="side", max_steps=1, max_tokens=6)
+        out["spawn"] = await call("spawn", headish="main", task="Say ok.", max_steps=1,
+                                  max_tokens=4)
+        bad = await s.call_tool("append", {"headish": "ghost", "text": "x"})
+        out["bad"] = (bad.is_error, bad.content[0].text)
+        out["resources"] = {r.uri for r in (await s.list_resources()).resources}
+        out["templates"] = {t.uri_template for t in
+                            (await s.list_resource_templates()).resource_templates}
+        read = await s.read_resource(f"loomdb://tree/{tree.id}")
+        out["tree_res"] = json.loads(read.contents[0].text)
+        read = await s.read_resource("loomdb://session/main")
+        out["session_res"] = json.loads(read.contents[0].text)
+        return out
+
+    out = session_with(store_url, job)
+    assert out["tools"] == TOOLS
+    added = out["append"]["node"]
+    assert out["fork"] == {"name": "side", "node": added, "tree": tree.id}
+    assert [n["text"] for n in out["log"]["nodes"]] == ["The heron is a wading bird.",
+                                                        "Herons eat fish."]
+    assert out["tree"]["id"] == tree.id and {"name": "main", "node": added} in out["tree"]["sessions"]
+    assert out["context"]["messages"][-1]["content"][0]["text"] == "Herons eat fish."
+    assert [h["node"] for h in out["search"]["hits"]] == [added]
+    assert out["generate"]["stopped"] == "answer" and out["generate"]["text"] is not None
+    assert out["spawn"]["summary_node"] and out["spawn"]["tree"] != tree.id
+    assert out["bad"][0] and "unknown headish" in out["bad"][1]
+    assert out["resources"] == {"loomdb://trees", "loomdb://sessions"}
+    assert out["templates"] == {"loomdb://tree/{tree}", "loomdb://session/{name}"}
+    assert out["tree_res"]["root"] == root.id
+    assert [n["id"] for n in out["session_res"]["nodes"]][-1] == out["spawn"]["summary_node"]
+    with loomdb.open(store_url) as again:
+        assert again.node("side").parent == added and again.node("side").role == "assistant"
+        assert again.node("main").id == out["spawn"]["summary_node"]
+
+
+def test_the_tool_loop_calls_the_tools_of_an_mcp_server(loom: Loom, store_url: str) -> None:
+    loom.new_tree("Show the log of session main.", session="main", options={
+        "servers": {"loom": server(store_url)}, "tool_choice": {"name": "log"},
+        "seed": 3, "temperature": 0})
+    turn = run_turn(loom, "main", max_steps=1, max_tokens=40)
+    call, result = turn.nodes
+    assert call.content[0]["type"] == "tool_use" and call.content[0]["name"] == "log"
+    [block] = result.content
+    assert block["tool_use_id"] == call.content[0]["id"]
+    text = block["content"][0]["text"]
+    if block.get("is_error"):  # the model chose a headish that does not exist
+        assert "loomdb:" in text
+    else:
+        assert "Show the log of session main." in text

@@ -1,0 +1,68 @@
+"""Subagents on the real local model: the child's context starts with the parent's path
+(read through, not copied), its summary returns as a node in the parent's thread, both
+directions are linked; and a model can spawn one itself with the `spawn_subagent` tool."""
+
+from __future__ import annotations
+
+from loomdb import Loom
+from loomdb.agents.loop import run_turn
+from loomdb.agents.subagents import children, spawn
+from loomdb.agents.threads import thread_context
+
+
+def test_spawn_reads_the_parent_path_and_reports_back(loom: Loom) -> None:
+    _, root = loom.new_tree("We are naming a cat.", session="s", options={"seed": 1})
+    asked = loom.append("s", "Suggest a name.", role="user")
+    before = len(loom.tree_nodes(root.tree))
+    done = spawn(loom, "s", "Pick one short cat name.", max_steps=1, max_tokens=12)
+    child = loom.tree(done.tree)
+    assert child.lineage == {"spawned": {"tree": root.tree, "node": asked.id, "session": "s"}}
+    ctx = thread_context(loom, done.session)
+    texts = [m["content"][0]["text"] for m in ctx["messages"]]
+    assert texts[:3] == ["We are naming a cat.", "Suggest a name.", "Pick one short cat name."]
+    assert len(loom.tree_nodes(done.tree)) == 2  # the task and the answer: nothing copied
+    summary = loom.node("s")
+    assert summary.id == done.summary_node and summary.parent == asked.id
+    assert summary.origin["subagent"]["tree"] == done.tree and done.summary in summary.content[0]["text"]
+    assert len(loom.tree_nodes(root.tree)) == before + 1
+    [kid] = children(loom, asked.id)
+    assert (kid.tree, kid.session, kid.summary_node) == (done.tree, done.session, summary.id)
+
+
+def test_a_model_spawns_a_subagent_as_a_tool(loom: Loom) -> None:
+    # the built-in tool, its input narrowed by the thread so the grammar leaves the
+    # 135M model one task to write (it still writes the call itself)
+    narrowed = {"name": "spawn_subagent", "description": "Give a task to a subagent.",
+                "input_schema": {"type": "object", "required": ["task"], "properties": {
+                    "task": {"type": "string", "enum": ["Pick a picnic spot."]}}}}
+    _, root = loom.new_tree("Plan a picnic.", session="s", options={
+        "tools": [narrowed], "tool_choice": {"name": "spawn_subagent"}, "seed": 2,
+        "temperature": 0})
+    turn = run_turn(loom, "s", max_steps=1, max_tokens=32)
+    call, result = turn.nodes
+    assert call.content[0]["name"] == "spawn_subagent"
+    [kid] = children(loom, call.id)
+    assert kid.task == call.content[0]["input"]["task"] == "Pick a picnic spot."
+    assert kid.summary_node == result.id
+    assert result.content[0]["tool_use_id"] == call.content[0]["id"]
+    child_ctx = thread_context(loom, kid.session)
+    assert child_ctx["messages"][0]["content"][0]["text"] == "Plan a picnic."
+    assert loom.tree(kid.tree).lineage["spawned"]["node"] == call.id
+
+
+def test_a_child_does_not_inherit_a_forced_call_and_nesting_is_bounded(loom: Loom) -> None:
+    import pytest
+
+    from loomdb import InvalidInput
+    from loomdb.agents.subagents import MAX_DEPTH, start_child
+
+    loom.new_tree("root", session="s", options={"tools": ["spawn_subagent"],
+                                                 "tool_choice": "required", "top_k": 3})
+    at = "s"
+    for _ in range(MAX_DEPTH):
+        _tree, at = start_child(loom, at, "go deeper", None)
+    options = thread_context(loom, at)["options"]
+    assert options["tools"] == ["spawn_subagent"] and options["top_k"] == 3
+    assert "tool_choice" not in options
+    with pytest.raises(InvalidInput, match="nest"):
+        start_child(loom, at, "too deep", None)
