@@ -39,3 +39,16 @@ def loom(store_url: str) -> Iterator[Loom]:
 @pytest.fixture
 def backend_kind(store_url: str) -> str:
     return "postgres" if store_url.startswith("postgres") else "sqlite"
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[object]:
+    """A PostgreSQL primary with two hot standbys of the tests' own (see cluster.py),
+    started once per test process and stopped at its end."""
+    from cluster import Cluster
+
+    running = Cluster.start(2)
+    try:
+        yield running
+    finally:
+        running.stop()

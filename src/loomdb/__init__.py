@@ -29,6 +29,7 @@ from .errors import (
     NotCompacted,
     NotFound,
     ProviderError,
+    ReadOnlyStore,
     RefConflict,
     StoreBusy,
     TooLarge,
@@ -45,7 +46,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AmbiguousName", "Buffer", "CycleError", "Edge", "Generated", "IntegrityError",
     "InvalidInput", "Loom", "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted",
-    "NotFound", "Position", "ProviderError", "Ref", "RefConflict", "RefMove", "StoreBusy",
+    "NotFound", "Position", "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "StoreBusy",
     "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
     "load_providers", "open", "text", "validate_blocks",
 ]

@@ -98,6 +98,20 @@ class StoreBusy(LoomError):
         super().__init__(f"{store}: busy ({why}); nothing was written, try again")
 
 
+class ReadOnlyStore(LoomError):
+    """The server refused the write because it is read-only: a hot standby named as the
+    primary (a configuration left stale by a failover) or a database in read-only mode.
+    Nothing was written; point the store URL at the primary."""
+
+    def __init__(self, store: str, why: str) -> None:
+        self.store = store
+        self.why = why
+        super().__init__(
+            f"{store}: the server is read-only ({why}); nothing was written. Is this a "
+            "standby? Point the store URL at the primary"
+        )
+
+
 class Unauthorized(LoomError):
     """A caller that did not prove who it is (missing or wrong token); said without
     telling which part was wrong."""

@@ -116,7 +116,11 @@ class Loom(RefOps, OverlayOps, StorageOps):
         from .store import open_store
 
         backend, blobs = open_store(db)
-        backend.migrate()
+        try:
+            backend.migrate()
+        except BaseException:
+            backend.close()  # a refused open leaves no connection behind
+            raise
         return cls(backend, blobs, **options)
 
     def close(self) -> None:
@@ -301,7 +305,12 @@ class Loom(RefOps, OverlayOps, StorageOps):
                       kind=kind, created_at=created_at, provenance=provenance, origin=origin,
                       node_id=node_id, tokens=tokens)
         # `fail` compares against the head as the caller saw it before this call
-        seen = at if isinstance(at, Position) or policy == "retry" else self.resolve(at)
+        # (from the primary: a standby may not have replayed the head yet)
+        if isinstance(at, Position) or policy == "retry":
+            seen: str | Position = at
+        else:
+            with self.backend.on_primary():
+                seen = self.resolve(at)
         for attempt in range(_CAS_RETRIES):
             try:
                 return self._append(seen, also, expect, policy, blocks, fields)

@@ -12,13 +12,15 @@ def migrate(
     source: str = typer.Option(..., "--from", help="Store to copy from (folder, sqlite:///, postgresql://)."),
     target: str = typer.Option(..., "--to", help="Store to copy into; must be empty unless --force."),
     force: bool = typer.Option(False, "--force", help="Write into a store that already holds data."),
+    partitions: int = typer.Option(0, "--partitions", min=0, max=1024, help="PostgreSQL target: split the new store's per-tree tables into N hash partitions of the tree id."),
     as_json: bool = JSON,
 ) -> None:
     """Copy a whole store (trees, refs and their logs, overlay, edges, blobs); the hash
     chain is verified at the target before the copy commits."""
     from ..api import copy_store
+    from ..store.partitions import with_partitions
 
-    report = copy_store(source, target, force=force)
+    report = copy_store(source, with_partitions(target, partitions), force=force)
     data = report.to_json()
     emit(as_json, data, ", ".join(f"{k} {v}" for k, v in data.items() if v and k != "kept")
          + " — verified at the target")

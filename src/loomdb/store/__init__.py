@@ -5,7 +5,9 @@
     sqlite:///file.db       that SQLite file, blobs in `file.db.blobs/`
     ...?synchronous=full    (SQLite, URL or folder) sync the WAL at every commit;
                             default `normal`, or $LOOMDB_SQLITE_SYNCHRONOUS
-    postgresql://...        the PostgreSQL backend (extra `postgres`)
+    postgresql://...        the PostgreSQL backend (extra `postgres`); loomdb's own
+                            options: blobs=, replicas=H:P,... with max_lag_ms= and
+                            replica_wait_ms= (replicas.py), partitions=N (partitions.py)
 """
 
 from __future__ import annotations

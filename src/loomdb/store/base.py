@@ -32,7 +32,7 @@ from __future__ import annotations
 import threading
 from abc import abstractmethod
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .blobmeta import BlobMetaStore
@@ -108,6 +108,11 @@ class Backend(TreeStore, NodeStore, EdgeStore, MetaStore, RefStore, ProvenanceSt
         """True when the calling thread has no transaction open (what it wrote is durable
         and visible to every other thread)."""
         return self._local.depth == 0
+
+    def on_primary(self) -> AbstractContextManager[None]:
+        """Reads of the calling thread inside the block come from the primary, never a
+        standby (PostgreSQL with replicas; elsewhere there is only one server)."""
+        return nullcontext()
 
     @abstractmethod
     def close(self) -> None:

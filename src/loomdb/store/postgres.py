@@ -23,6 +23,12 @@ Semantics mirror `sqlite.py` row for row (same results, same order). What differ
   id lists are bound as one array parameter, so every query text is constant.
 * Blobs live at the URL's `blobs=` (any fsspec URL), else $LOOMDB_BLOBS, else
   ./.loomdb-blobs (see `open_postgres`).
+* Every statement goes through one of two seams: `_read` (outside a transaction: the
+  router of replicas.py may send it to a hot standby that has this store's writes)
+  and `_write` or the transaction's connection (the primary). A server that refuses a
+  write as read-only raises `ReadOnlyStore`.
+* A store split by tree (`partitions=N`, partitions.py) pins walk, children and
+  subtree to the node's tree, so each prunes to one partition.
 """
 
 from __future__ import annotations
@@ -30,14 +36,15 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
-from ..errors import InvalidInput, LoomError, MissingExtra, RefConflict, StoreBusy
+from ..errors import InvalidInput, LoomError, MissingExtra, ReadOnlyStore, RefConflict, StoreBusy
 from ..model import Anchor, Edge, Node, Ref, RefMove, now
-from . import migrations
+from . import migrations, partitions
 from .base import Backend, ThreadState
 from .blobmeta import BlobMetaSQL
 from .drafts import DraftsPostgres
@@ -45,6 +52,8 @@ from .nodes import DEPTH, HAS_SELECTIONS, HAS_SOURCES, ChainRow, PathRow
 from .overlay import MetaSQL
 from .provenance import ProvenanceSQL
 from .refs import RefSQL, refs_from_rows
+from .replicas import CONNECT_TIMEOUT, ReplicaOptions, Router, parse_options
+from .replicas import OPTIONS as REPLICA_OPTIONS
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
 from .trees import TREE_COLUMNS, TreeSQL
 
@@ -54,6 +63,8 @@ try:
     from psycopg import errors as pg_errors
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
+
+T = TypeVar("T")
 
 #: key of the advisory lock that serializes concurrent migrations of one database
 _MIGRATION_LOCK = 0x6C6F6F6D  # "loom"
@@ -83,7 +94,7 @@ _WALK = (
     f" FROM nodes n WHERE n.id = %s{{pin}}"
     f" UNION ALL"
     f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
-    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id)"
+    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}})"
     f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
     f" FROM w WHERE body IS NOT NULL"
 )
@@ -97,8 +108,16 @@ _LEAVES = (
     " (SELECT 1 FROM nodes c WHERE c.parent_slot = n.slot_id AND c.tree_id = n.tree_id)"
     " ORDER BY n.created_at, n.id"
 )
+#: pinned to the node's tree, in a store split by tree (partitions.py): one partition
+_PIN = " AND n.tree_id = %s"
+_WALK_PINNED = _WALK.format(pin=_PIN, rpin=_PIN)
+_CHILDREN_PINNED = (
+    "SELECT id FROM nodes WHERE parent_slot = %s AND tree_id = %s AND edited_from IS NULL"
+    " ORDER BY created_at, id"
+)
 #: the hot reads by name, for `explain` (tests and tools check their plans)
-HOT_QUERIES = {"walk": _WALK.format(pin=""), "children": _CHILDREN, "leaves": _LEAVES}
+HOT_QUERIES = {"walk": _WALK.format(pin="", rpin=""), "children": _CHILDREN, "leaves": _LEAVES,
+               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED}
 
 _TREE_SELECT = (
     TREE_COLUMNS + " s.count, s.last FROM trees t"
@@ -140,10 +159,16 @@ def _qmark(sql: str) -> str:
 
 
 class _Thread(ThreadState):
-    """One thread's open transaction: the pooled connection it holds, and its block."""
+    """One thread's open transaction: the pooled connection it holds, and its block;
+    and whether its reads are pinned to the primary (`on_primary`)."""
 
     conn: Any = None
     tx: Any = None
+    pinned: int = 0
+
+
+def _read_only(exc: BaseException) -> bool:
+    return psycopg is not None and isinstance(exc, pg_errors.ReadOnlySqlTransaction)
 
 
 class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, BlobMetaSQL,
@@ -154,7 +179,8 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     def __init__(self, url: str, *, conninfo: str | None = None,
                  prepare_threshold: int | None = 1, pool_size: int = 8,
-                 timeout: float = 60.0) -> None:
+                 timeout: float = 60.0, replicas: ReplicaOptions | None = None,
+                 partitions: int = 0) -> None:
         if psycopg is None:
             raise MissingExtra("the PostgreSQL backend", "postgres")
         self.url = url
@@ -167,10 +193,28 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             found = first.execute(
                 "SELECT count(*) FROM pg_extension WHERE extname = 'citus'").fetchone()
         self._citus = bool(found and found[0])
+        #: partitions asked for by the URL, and how many `nodes` has (set by migrate)
+        self._partitions, self.split = partitions, 0
         self._pool = psycopg_pool.ConnectionPool(
             conninfo or url, kwargs=options, min_size=1, max_size=max(1, pool_size),
             timeout=timeout, num_workers=1, open=True, name=f"loomdb-{id(self):x}",
         )
+        self._router = self._make_router(conninfo or url, options, replicas, pool_size)
+
+    @staticmethod
+    def _make_router(conninfo: str, options: dict[str, Any], replicas: ReplicaOptions | None,
+                     pool_size: int) -> Router:
+        """The read router: standbys share the primary's database, user and options."""
+        from psycopg.conninfo import make_conninfo
+
+        def connect(host: str, port: int) -> Any:
+            return psycopg.connect(make_conninfo(conninfo, host=host, port=port,
+                                                 connect_timeout=CONNECT_TIMEOUT), **options)
+
+        # a standby that fails, drops the connection or cancels a read on a replay
+        # conflict (SQLSTATE 40001) is skipped; any other error is the caller's
+        skippable = (psycopg.OperationalError, pg_errors.SerializationFailure)
+        return Router(replicas or ReplicaOptions(), connect, pool_size, skippable)
 
     # -- plumbing --------------------------------------------------------------------
     def _borrow(self) -> Any:
@@ -181,35 +225,71 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             raise StoreBusy("postgresql", f"no free connection within {self.timeout:g} s"
                             ) from exc
 
-    def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        conn = self._local.conn
-        if conn is not None:
-            return conn.execute(sql, args)
+    def _on_primary(self, work: Callable[[Any], T]) -> T:
+        """`work(conn)` on a pooled connection to the primary, outside any transaction."""
         conn = self._borrow()
         try:
-            return conn.execute(sql, args)
+            return work(conn)
         finally:
             self._pool.putconn(conn)
+
+    def _read(self, work: Callable[[Any], T]) -> T:
+        """The read seam: inside the thread's transaction on its connection; otherwise
+        where the router says (a standby that has this store's writes, or the primary)."""
+        conn = self._local.conn
+        if conn is not None:
+            return work(conn)
+        if self._router.active and not self._local.pinned:
+            return self._router.read(work, self._on_primary)
+        return self._on_primary(work)
+
+    def _write(self, work: Callable[[Any], T]) -> T:
+        """The write seam outside a transaction (one autocommitted statement): always
+        the primary; its WAL position is recorded for read-your-writes."""
+        conn = self._local.conn
+        if conn is not None:
+            return work(conn)
+
+        def run(conn: Any) -> T:
+            try:
+                out = work(conn)
+            except pg_errors.ReadOnlySqlTransaction as exc:
+                raise ReadOnlyStore("postgresql", str(exc).strip()) from exc
+            self._note_commit(conn)
+            return out
+
+        return self._on_primary(run)
+
+    def _note_commit(self, conn: Any) -> None:
+        """After a commit on `conn`: record its WAL position when standbys serve reads."""
+        if self._router.active:
+            self._router.note_write(
+                conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0])
+
+    @contextmanager
+    def on_primary(self) -> Iterator[None]:
+        """Reads of the calling thread inside the block go to the primary (a session's
+        head read for an append must not come from a standby)."""
+        self._local.pinned += 1
+        try:
+            yield
+        finally:
+            self._local.pinned -= 1
+
+    @property
+    def served(self) -> dict[str, int]:
+        """Reads outside transactions served per server ("primary" or HOST:PORT)."""
+        return dict(self._router.served)
+
+    def _run(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        return self._write(lambda conn: conn.execute(sql, args))
 
     def _all(self, sql: str, args: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        conn = self._local.conn
-        if conn is not None:
-            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
-        conn = self._borrow()
-        try:
-            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
-        finally:
-            self._pool.putconn(conn)
+        return self._read(lambda conn: conn.execute(sql, args).fetchall())
 
     def _one(self, sql: str, args: Sequence[Any] | None = None) -> tuple[Any, ...] | None:
-        conn = self._local.conn
-        if conn is not None:
-            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
-        conn = self._borrow()
-        try:
-            return conn.execute(sql, args).fetchone()  # type: ignore[no-any-return]
-        finally:
-            self._pool.putconn(conn)
+        row: tuple[Any, ...] | None = self._read(lambda conn: conn.execute(sql, args).fetchone())
+        return row
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         conn = self._local.conn
@@ -240,14 +320,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
     def execute(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run raw SQL (tests tamper with rows, tools read plans). `?` placeholders are
         accepted as in the SQLite backend; without args the SQL is sent as written."""
-        conn = self._local.conn
-        if conn is None:
-            conn = self._borrow()
-            try:
-                return self._execute_on(conn, sql, args)
-            finally:
-                self._pool.putconn(conn)
-        return self._execute_on(conn, sql, args)
+        return self._write(lambda conn: self._execute_on(conn, sql, args))
 
     @staticmethod
     def _execute_on(conn: Any, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -263,7 +336,8 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:
-        """Close the pool and its connections."""
+        """Close the pools and their connections."""
+        self._router.close()
         self._pool.close()
 
     # psycopg's transaction block on a pooled connection, entered and left by hand
@@ -289,8 +363,11 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         conn, tx = self._end()
         try:
             tx.__exit__(None, None, None)
+            self._note_commit(conn)
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             raise TransientConflict(type(exc).__name__) from exc
+        except pg_errors.ReadOnlySqlTransaction as exc:
+            raise ReadOnlyStore("postgresql", str(exc).strip()) from exc
         finally:
             self._pool.putconn(conn)
 
@@ -302,9 +379,34 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             self._pool.putconn(conn)
         if isinstance(exc, (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)):
             return TransientConflict(type(exc).__name__)
+        if _read_only(exc):
+            return ReadOnlyStore("postgresql", str(exc).strip())
         return None
 
     def migrate(self) -> list[str]:
+        applied = self._migrate()
+        self._split()
+        return applied
+
+    def _split(self) -> None:
+        """Split a new store by tree when the URL asks (partitions.py); learn whether
+        the store is split either way, so hot reads pin themselves to one tree."""
+        count = self._one(partitions.COUNT_SQL)
+        self.split = int(count[0]) if count else 0
+        if not self._partitions or self.split:
+            return
+        with self.transaction():
+            self._run("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            if self._one(partitions.COUNT_SQL)[0]:  # type: ignore[index]
+                self.split = int(self._one(partitions.COUNT_SQL)[0])  # type: ignore[index]
+                return
+            if self._one("SELECT EXISTS (SELECT 1 FROM nodes)")[0]:  # type: ignore[index]
+                raise InvalidInput("partitions", "only a new, empty store can be split by "
+                                   "tree; copy into one: loomdb migrate --to URL --partitions N")
+            self._local.conn.execute(partitions.split_sql(self._partitions), prepare=False)
+        self.split = self._partitions
+
+    def _migrate(self) -> list[str]:
         scripts = migrations.scripts("postgres")
         if {name for name, _ in scripts} <= set(self.applied_migrations()):
             return []
@@ -413,13 +515,16 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         return None if row is None else row[0]
 
     def walk(self, node_id: str) -> list[PathRow]:
-        if not self._citus:
-            rows = self._all(_WALK.format(pin=""), (node_id,))
+        if not (self._citus or self.split):
+            rows = self._all(_WALK.format(pin="", rpin=""), (node_id,))
         else:
             tree = self._tree_of(node_id)
             if tree is None:
                 return []
-            rows = self._all(_WALK.format(pin=" AND n.tree_id = %s"), (node_id, tree))
+            if self.split:  # every step in the tree's partition
+                rows = self._all(_WALK_PINNED, (node_id, tree, tree))
+            else:
+                rows = self._all(_WALK.format(pin=_PIN, rpin=""), (node_id, tree))
         if not all(a[DEPTH] > b[DEPTH] for a, b in zip(rows, rows[1:], strict=False)):
             rows.sort(key=lambda r: -r[DEPTH])  # depth strictly decreases from the head
         return rows
@@ -459,6 +564,10 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         return out
 
     def children(self, slot: str) -> list[str]:
+        if self.split:
+            tree = self._tree_of(slot)
+            rows = self._all(_CHILDREN_PINNED, (slot, tree)) if tree else []
+            return [r[0] for r in rows]
         rows = self._all(_CHILDREN, (slot,))
         return [r[0] for r in rows]
 
@@ -526,7 +635,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     def subtree(self, slot: str) -> list[str]:
         pin, args = "", [slot]
-        if self._citus:  # a recursive query must stay inside one shard: pin every scan
+        if self._citus or self.split:  # stay inside one shard or partition: pin every scan
             tree = self._tree_of(slot)
             if tree is None:
                 return []
@@ -639,17 +748,24 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def split_url(url: str) -> tuple[str, str | None]:
-    """(connection URL without `blobs=`, the blob location it named or None). The other
-    parameters are passed to libpq byte for byte (libpq does not read `+` as a space)."""
+    """(connection URL without loomdb's own options, the blob location it named or
+    None). The other parameters are passed to libpq byte for byte (libpq does not read
+    `+` as a space)."""
+    conninfo, ours = split_options(url)
+    return conninfo, ours.get("blobs")
+
+
+def split_options(url: str) -> tuple[str, dict[str, str]]:
+    """(connection URL for libpq, loomdb's options: `blobs` and the replica settings)."""
     parts = urlsplit(url)
-    kept, blobs = [], None
+    kept, ours = [], {}
     for item in parts.query.split("&") if parts.query else []:
         key, _, value = item.partition("=")
-        if unquote(key) == "blobs":
-            blobs = unquote(value)
+        if unquote(key) in ("blobs", "partitions", *REPLICA_OPTIONS):
+            ours[unquote(key)] = unquote(value)
         else:
             kept.append(item)
-    return urlunsplit(parts._replace(query="&".join(kept))), blobs
+    return urlunsplit(parts._replace(query="&".join(kept))), ours
 
 
 def blob_store(location: str) -> Any:
@@ -669,9 +785,11 @@ def open_postgres(url: str) -> tuple[PostgresBackend, Any]:
 
     Blobs go to the URL's `blobs=` (stripped before connecting), else $LOOMDB_BLOBS,
     else the local folder ./.loomdb-blobs."""
-    conninfo, blobs = split_url(url)
+    conninfo, ours = split_options(url)
     if conninfo.startswith("postgres://"):
         conninfo = "postgresql://" + conninfo[len("postgres://"):]
-    location = blobs or os.environ.get("LOOMDB_BLOBS") or DEFAULT_BLOBS
+    replicas = parse_options(ours)
+    split = partitions.parse(ours.get("partitions"))
+    location = ours.get("blobs") or os.environ.get("LOOMDB_BLOBS") or DEFAULT_BLOBS
     store = blob_store(location)
-    return PostgresBackend(url, conninfo=conninfo), store
+    return PostgresBackend(url, conninfo=conninfo, replicas=replicas, partitions=split), store
