@@ -24,7 +24,7 @@ import pytest
 
 import loomdb
 from loomdb import Loom
-from loomdb.interop.writer import import_file
+from loomdb.interop.importer import import_file
 
 pytestmark = pytest.mark.slow
 

@@ -27,7 +27,7 @@ from loomdb import Loom, LoomError
 from loomdb.content import validate_blocks
 from loomdb.headish import parse
 from loomdb.interop.export import export
-from loomdb.interop.writer import import_file
+from loomdb.interop.importer import import_file
 from loomdb.providers.config import load_config, parse_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "interop"

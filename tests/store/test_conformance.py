@@ -4,6 +4,7 @@ Transactions are per thread, and a store that stays locked is `StoreBusy`."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BACKENDS
 from loomdb import Loom, StoreBusy
 from loomdb.errors import InvalidInput
 from loomdb.model import RefMove, Tree
@@ -19,6 +19,8 @@ from loomdb.store import open_store
 from loomdb.store.base import Backend
 from loomdb.store.blobmeta import BlobMeta
 from loomdb.store.provenance import Compaction, Generation
+
+BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
 AT = "2026-01-01T00:00:00.000Z"
 HASH = "sha256:" + "ab" * 32

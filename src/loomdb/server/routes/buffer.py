@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 
 from ... import buffer as B
-from ...errors import InvalidInput
 from ...api import Loom
+from ...errors import InvalidInput
 from ...users import Access
 from ..schemas import ERRORS, BufferIn, BufferOut
 from ..state import access, state_of

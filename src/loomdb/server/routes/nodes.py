@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from ...errors import InvalidInput
 from ...api import Loom
+from ...errors import InvalidInput
 from ...users import Access
 from ..render import blocks_html
 from ..schemas import ERRORS, AppendIn, EditIn, MetaOut, NodeId, NodeIds, NodeOut, OverlayIn

@@ -88,8 +88,8 @@ def trees_in_file(path: str, format: str) -> set[str]:
     """The ids of the trees an import of `path` would write or grow. Imported ids derive
     from the source, so the same export imported by two users names the same trees."""
     from ...interop.detect import FORMATS
-    from ...interop.model import ParseError
     from ...interop.importer import NATIVE, open_export
+    from ...interop.model import ParseError
     from ...interop.writer import tree_id_for
 
     fmt, inp = open_export(path, format)
