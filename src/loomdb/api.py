@@ -247,9 +247,13 @@ def open(db: str | Path | None = None, **options: Any) -> Loom:  # noqa: A001 - 
     return Loom.open(db, **options)
 
 
-def copy_store(source: str, target: str, *, force: bool = False) -> CopyReport:
-    """Copy the whole store at `source` into the one at `target` (`loomdb migrate`)."""
-    with Loom.open(source) as src, Loom.open(target) as dst:
+def copy_store(source: str, target: str, *, force: bool = False,
+               partitions: int = 0) -> CopyReport:
+    """Copy the whole store at `source` into the one at `target` (`loomdb migrate`);
+    `partitions` > 0 splits a new PostgreSQL target's per-tree tables by tree id."""
+    from .store.partitions import with_partitions
+
+    with Loom.open(source) as src, Loom.open(with_partitions(target, partitions)) as dst:
         return src.copy_to(dst, force=force)
 
 

@@ -53,7 +53,7 @@ def backup(loom: Loom, dest: str | Path) -> BackupReport:
     file, blob_dir = _target(str(dest))
     _copy_database(backend.path, file)
     count = _copy_blobs(loom.blobs, BlobStore(blob_dir))
-    return BackupReport(str(dest), file.stat().st_size, count, _verify(str(dest)))
+    return BackupReport(str(dest), file.stat().st_size, count, _verify(type(loom), str(dest)))
 
 
 def _target(dest: str) -> tuple[Path, Path]:
@@ -121,11 +121,10 @@ def _copy_blobs(src: BlobStore, dst: BlobStore) -> int:
     return count
 
 
-def _verify(dest: str) -> int:
-    """Open the copy as a store and check its chain; returns the nodes checked."""
-    from .loom import Loom
-
-    with Loom.open(dest) as copy:
+def _verify(kind: type[Loom], dest: str) -> int:
+    """Open the copy as a store (with the same kind of Loom as the original, so this
+    module needs none of its own) and check its chain; returns the nodes checked."""
+    with kind.open(dest) as copy:
         report = copy.verify()
     if not report.ok:
         first = report.broken[0]

@@ -100,7 +100,7 @@ def of_node(loom: Loom, node: Node) -> Compact:
     compact = prov.get("logprobs")
     if not compact:
         raise InvalidInput(f"node {node.id}", "has no logprobs (generate it with --logprobs K)")
-    record = loom.backend.get_generation(prov.get("generation") or "")
+    record = loom.generation(prov.get("generation") or "")
     if record is None:
         raise IntegrityError(f"generation record of {node.id}", "present", "missing")
     raw = json.loads(record["raw_response"])

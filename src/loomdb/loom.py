@@ -17,10 +17,11 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from . import content as C
 from . import refs as R
+from .backup import backup
 from .blobs import BlobStore, check_id
 from .chain import chain_hash
 from .context import assemble
@@ -47,9 +48,7 @@ from .storage_ops import StorageOps
 from .store import areas
 from .store.areas import Area, Unit
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
-
-if TYPE_CHECKING:
-    from .verify import Report
+from .verify import Report, verify
 
 ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
@@ -687,13 +686,9 @@ class Loom(RefOps, OverlayOps, StorageOps):
 
     def backup(self, dest: str | Path) -> Any:
         """A consistent online copy of this SQLite store at `dest`; see `loomdb.backup`."""
-        from .backup import backup
-
         return backup(self, dest)
 
     def verify(self, tree: str | None = None) -> Report:
         """Check the hash chain and what it claims (raw responses, blob bytes) of one
         tree (default: every tree, archived ones too); see `loomdb.verify.verify`."""
-        from .verify import verify
-
         return verify(self, self._find_tree(tree, stats=False).id if tree else None)

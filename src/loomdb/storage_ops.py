@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from .model import Edge, Meta, Node, Ref, RefMove, Tree, now
+from .model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
 from .ref_ops import LoomParts
 
 if TYPE_CHECKING:
@@ -63,6 +63,11 @@ class StorageOps(LoomParts):
         """Move `ref` from where it was read to `to`, logged with `reason`; RefConflict
         when someone moved it since (compare-and-swap on its log)."""
         return self._move(ref, to, reason)
+
+    def anchor(self, node_id: str) -> Anchor | None:
+        """What a child of the node is built from (tree, slot, depth, chain hash), without
+        its content; None when no such node is stored."""
+        return self.backend.anchor(node_id)
 
     def nodes_by_id(self, ids: Sequence[str]) -> dict[str, Node]:
         """The nodes that exist among `ids`, by id (missing ids are left out)."""

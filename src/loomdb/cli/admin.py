@@ -18,9 +18,8 @@ def migrate(
     """Copy a whole store (trees, refs and their logs, overlay, edges, blobs); the hash
     chain is verified at the target before the copy commits."""
     from ..api import copy_store
-    from ..store.partitions import with_partitions
 
-    report = copy_store(source, with_partitions(target, partitions), force=force)
+    report = copy_store(source, target, force=force, partitions=partitions)
     data = report.to_json()
     emit(as_json, data, ", ".join(f"{k} {v}" for k, v in data.items() if v and k != "kept")
          + " — verified at the target")

@@ -140,7 +140,7 @@ def branch(loom: Loom, name: str, branch_name: str, at: str | None = None) -> di
     check_name("branch", branch_name)
     with loom.unit(DOCUMENTS) as db:
         doc = S.document(db, name)
-        rev = _resolve(db, doc, at)
+        rev = resolve_revision(db, doc, at)
         if not S.create_branch(db, doc.id, branch_name, rev.id):
             raise InvalidInput(f"doc:{name} branch {branch_name!r}", "already exists")
         return {"document": name, "branch": branch_name, "revision": rev.id}
@@ -154,7 +154,7 @@ def checkout(loom: Loom, name: str, target: str) -> dict[str, str | None]:
         if head is not None:
             S.set_current(db, doc.id, target, None)
             return {"document": name, "branch": target, "revision": head}
-        rev = _resolve(db, doc, target)
+        rev = resolve_revision(db, doc, target)
         S.set_current(db, doc.id, None, rev.id)
         return {"document": name, "branch": None, "revision": rev.id}
 
@@ -272,7 +272,7 @@ def blocks_of(loom: Loom, db: Unit, content_id: str) -> list[dict[str, Any]]:
     return blocks
 
 
-def _resolve(db: Unit, doc: Document, spec: str | None) -> Revision:
+def resolve_revision(db: Unit, doc: Document, spec: str | None) -> Revision:
     """A revision from a branch name, a revision id or unique prefix, or None (current)."""
     if spec is None:
         spec = doc.current_rev or doc.current_branch or MAIN
@@ -303,7 +303,7 @@ def show(loom: Loom, spec: str) -> Shown:
     name, at = split_spec(spec)
     with loom.unit(DOCUMENTS) as db:
         doc = S.document(db, name)
-        rev = _resolve(db, doc, at)
+        rev = resolve_revision(db, doc, at)
         return Shown(name, rev.id, blocks_of(loom, db, rev.content_id))
 
 
@@ -314,7 +314,7 @@ def revision_of(loom: Loom, name: str, at: str | None) -> tuple[Document, Revisi
         if doc is None:
             return None
         try:
-            return doc, _resolve(db, doc, at)
+            return doc, resolve_revision(db, doc, at)
         except NotFound:
             return None
 
@@ -323,7 +323,7 @@ def log(loom: Loom, name: str, branch_name: str | None = None) -> list[Revision]
     """The revisions reachable from a branch head (default: current), newest first."""
     with loom.unit(DOCUMENTS) as db:
         doc = S.document(db, name)
-        start = _resolve(db, doc, branch_name)
+        start = resolve_revision(db, doc, branch_name)
         revs = S.revisions(db, doc.id)
     return sorted((revs[r] for r in _ancestors(revs, start.id)),
                   key=lambda r: r.id, reverse=True)
@@ -333,7 +333,7 @@ def diff(loom: Loom, name: str, rev1: str, rev2: str) -> str:
     """A unified diff between two revisions (or branches) of a text document."""
     with loom.unit(DOCUMENTS) as db:
         doc = S.document(db, name)
-        a, b = _resolve(db, doc, rev1), _resolve(db, doc, rev2)
+        a, b = resolve_revision(db, doc, rev1), resolve_revision(db, doc, rev2)
         texts = [text_of(blocks_of(loom, db, r.content_id)) for r in (a, b)]
     if texts[0] is None or texts[1] is None:
         raise InvalidInput(f"doc:{name} diff", "only text documents have a line diff")
@@ -350,5 +350,5 @@ def documents(loom: Loom) -> list[dict[str, Any]]:
         for (name,) in rows:
             doc = S.document(db, name)
             out.append({"document": name, "branch": doc.current_branch,
-                        "revision": _resolve(db, doc, None).id})
+                        "revision": resolve_revision(db, doc, None).id})
         return out

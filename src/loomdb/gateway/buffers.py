@@ -99,7 +99,7 @@ def record(loom: Loom, prompt: str, answers: list[Completion], body: dict[str, A
             remember(db, prompt + answer.text, node)
             nodes.append(node)
         if session is not None:
-            if loom.backend.get_ref(session) is None:
+            if loom.find_ref(session) is None:
                 loom.fork(Position(nodes[0].id, nodes[0].tree), session)
             else:
                 loom.set_ref(session, Position(nodes[0].id, nodes[0].tree))
@@ -114,7 +114,7 @@ def find(db: Unit, loom: Loom, prompt: str) -> tuple[int, Node] | None:
         "SELECT length, digest, node_id FROM gateway_buffers"
         f" WHERE head IN ({marks}) AND length <= ? ORDER BY length DESC", [*heads, len(prompt)])
     for length, digest, node_id in rows[:64]:
-        if _digest(prompt[:length]) == digest and loom.backend.anchor(node_id) is not None:
+        if _digest(prompt[:length]) == digest and loom.anchor(node_id) is not None:
             return length, loom.node(node_id)
     return None
 

@@ -105,7 +105,7 @@ def record(
 def _session_tree(loom: Loom, session: str | None) -> str | None:
     if session is None:
         return None
-    ref = loom.backend.get_ref(session)
+    ref = loom.find_ref(session)
     if ref is None:
         return None
     if ref.kind != "session":
@@ -229,7 +229,7 @@ def _elided(body: Mapping[str, Any], through: str) -> dict[str, Any]:
 
 
 def _move_session(loom: Loom, name: str, node: Node) -> None:
-    if loom.backend.get_ref(name) is None:
+    if loom.find_ref(name) is None:
         loom.fork(Position(node.id, node.tree), name)
     else:
         loom.set_ref(name, Position(node.id, node.tree))

@@ -68,7 +68,7 @@ def _document(loom: Loom, spec: str) -> Target:
             return Target(f"doc:{name}", f"doc:{doc.id}", "document")
         if DS.branch_head(db, doc.id, at) is not None:
             return Target(f"doc:{name}@{at}", f"doc:{doc.id}@{at}", "revision")
-        rev = D._resolve(db, doc, at)
+        rev = D.resolve_revision(db, doc, at)
     return Target(f"doc:{name}@{rev.id}", f"doc:{doc.id}@{rev.id}", "revision")
 
 
