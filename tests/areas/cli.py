@@ -21,5 +21,7 @@ class Cli:
         code, out, err = run_cli(self.db, *args, "--json")
         assert code == 2, (code, out, err)
         assert "Traceback" not in err
-        error: str = json.loads(out)["error"]
-        return error
+        error = json.loads(out)["error"]
+        assert error["type"] and err.startswith("loomdb: error: ")
+        message: str = error["message"]
+        return message
