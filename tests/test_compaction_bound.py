@@ -80,4 +80,4 @@ class TestCompactionBound:
             [sys.executable, "-m", "loomdb", "--db", store_url, "compact", "tiny", "--keep",
              "1", "--json"],
             capture_output=True, text=True, env=dict(os.environ), timeout=300, check=False)
-        assert run.returncode == 2 and "not compacted" in json.loads(run.stdout)["error"]
+        assert run.returncode == 2 and "not compacted" in json.loads(run.stdout)["error"]["message"]
