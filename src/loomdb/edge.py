@@ -13,6 +13,7 @@ thing everywhere:
     NotFound, AmbiguousName         2    404   -32004
     RefConflict                     2    409   -32009
     StoreBusy                       2    503   -32003
+    ReadOnlyStore                   2    503   -32007
     ProviderError                   2    502   -32002
     MissingExtra                    2    501   -32005
     IntegrityError                  2    500   -32006
@@ -40,6 +41,7 @@ from .errors import (
     NotFound,
     ProviderError,
     RefConflict,
+    ReadOnlyStore,
     StoreBusy,
     TooLarge,
     Unauthorized,
@@ -55,6 +57,7 @@ _TABLE: tuple[tuple[type[BaseException], int, int], ...] = (
     (NotFound, 404, -32004),
     (RefConflict, 409, -32009),
     (StoreBusy, 503, -32003),
+    (ReadOnlyStore, 503, -32007),
     (ProviderError, 502, -32002),
     (MissingExtra, 501, -32005),
     (IntegrityError, 500, -32006),

@@ -46,8 +46,9 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router):
         app.include_router(router)
+    # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
     app.include_router(gateway_router(loom, config=config, environ=environ),
-                       dependencies=[Depends(_gateway_allowed)])
+                       dependencies=[Depends(_gateway_allowed)], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
