@@ -46,6 +46,13 @@ class State:
             self._loom = open_store(self.db)
         return self._loom
 
+    def close(self) -> None:
+        """Close the store if a command opened it (its connections and pools with it,
+        rather than whenever the garbage collector gets to them)."""
+        if self._loom is not None:
+            self._loom.close()
+            self._loom = None
+
 
 @app.callback()
 def _root(
@@ -58,7 +65,9 @@ def _root(
 ) -> None:
     import os
 
-    ctx.obj = State(db or os.environ.get("LOOMDB_HOME") or ".loomdb")
+    state = State(db or os.environ.get("LOOMDB_HOME") or ".loomdb")
+    ctx.obj = state
+    ctx.call_on_close(state.close)
 
 
 def loom(ctx: typer.Context) -> Loom:
