@@ -98,6 +98,18 @@ class StoreBusy(LoomError):
         super().__init__(f"{store}: busy ({why}); nothing was written, try again")
 
 
+class StoreUnavailable(LoomError):
+    """The store named cannot be opened as a loomdb store: its database does not exist,
+    its server does not answer, its file is unreadable, not SQLite, or another program's
+    database. Nothing was written; `fix` says what to do."""
+
+    def __init__(self, store: str, why: str, fix: str) -> None:
+        self.store = store
+        self.why = why
+        self.fix = fix
+        super().__init__(f"cannot open {store}: {why}; {fix}")
+
+
 class ReadOnlyStore(LoomError):
     """The server refused the write because it is read-only: a hot standby named as the
     primary (a configuration left stale by a failover) or a database in read-only mode.

@@ -42,7 +42,15 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
-from ..errors import InvalidInput, LoomError, MissingExtra, ReadOnlyStore, RefConflict, StoreBusy
+from ..errors import (
+    InvalidInput,
+    LoomError,
+    MissingExtra,
+    ReadOnlyStore,
+    RefConflict,
+    StoreBusy,
+    StoreUnavailable,
+)
 from ..model import Anchor, Edge, Node, Ref, RefMove, now
 from . import migrations, partitions
 from .base import Backend, ThreadState
@@ -188,7 +196,11 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         self._local = _Thread()
         options = {"autocommit": True, "prepare_threshold": prepare_threshold}
         # connect once up front: a bad URL or a server that is down fails here, plainly
-        with psycopg.connect(conninfo or url, **options) as first:  # type: ignore[arg-type]
+        try:
+            first = psycopg.connect(conninfo or url, **options)  # type: ignore[arg-type]
+        except psycopg.OperationalError as exc:
+            raise unavailable(conninfo or url, exc) from None
+        with first:
             # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
             found = first.execute(
                 "SELECT count(*) FROM pg_extension WHERE extname = 'citus'").fetchone()
@@ -778,6 +790,25 @@ def blob_store(location: str) -> Any:
     from ..objectstore import ObjectBlobStore
 
     return ObjectBlobStore(location)
+
+
+def unavailable(conninfo: str, exc: Exception) -> StoreUnavailable:
+    """A failed first connection as one line that says what to do: the database to
+    create, the server to start, or the server's own first line (credentials...)."""
+    info = psycopg.conninfo.conninfo_to_dict(conninfo)
+    host, port = info.get("host") or "localhost", info.get("port") or "5432"
+    db = info.get("dbname") or info.get("user") or "the database"
+    shown = f"postgresql://{host}:{port}/{db}"
+    text = str(exc)
+    if f'database "{db}" does not exist' in text:
+        return StoreUnavailable(shown, f'database "{db}" does not exist',
+                                f"create it with `createdb -h {host} -p {port} {db}`")
+    if "Connection refused" in text or "No such file or directory" in text:
+        return StoreUnavailable(shown, f"no PostgreSQL server answers on {host}:{port}",
+                                "start the server or correct the host and port in the URL")
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return StoreUnavailable(shown, first.removeprefix("connection failed: "),
+                            "check the URL, the user and the server")
 
 
 def open_postgres(url: str) -> tuple[PostgresBackend, Any]:
