@@ -71,13 +71,28 @@ def show(
     if logprobs:
         _show_logprobs(lm, n, as_json)
         return
-    data = {**n.to_json(), "meta": lm.meta(n.id).to_json()}
+    meta = lm.meta(n.id)
+    data = {**n.to_json(), "meta": meta.to_json()}
     text = (f"node    {n.id}\ntree    {n.tree}\nparent  {n.parent or '-'}\nrole    {n.role}"
             f"  kind {n.kind}  author {n.author}  source {n.source}\ncreated {n.created_at}\n"
             f"hash    {n.chain_hash}\n"
             + (f"edited from {n.edited_from}\n" if n.edited_from else "")
+            + _overlay_lines(meta)
             + "\n" + _render(n.content))
     emit(as_json, data, text)
+
+
+def _overlay_lines(meta: Any) -> str:
+    """The overlay as `show` prints it: bookmark, tags and flags, a line each when set."""
+    lines = []
+    if meta.bookmarked or meta.label:
+        lines.append(f"bookmark {meta.label or '(unnamed)'}")
+    if meta.tags:
+        lines.append("tags    " + ", ".join(meta.tags))
+    flags = [f for f in ("excluded", "pruned") if getattr(meta, f)]
+    if flags:
+        lines.append("flags   " + ", ".join(flags))
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _show_logprobs(lm: Any, n: Any, as_json: bool) -> None:
