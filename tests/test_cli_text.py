@@ -70,3 +70,66 @@ def test_select_refuses_a_node_off_the_sessions_path(store: tuple[str, dict[str,
     code, _, err = run_cli(db, "select", "s", version, "--json")
     assert code == 0, err
     assert version in json.loads(run_cli(db, "path", "s", "--json")[1])["nodes"]
+
+
+def test_bookmark_list_and_view_delete(store: tuple[str, dict[str, str]]) -> None:
+    db, ids = store
+    code, out, err = run_cli(db, "bookmark", "list", "--json")
+    assert code == 0, err
+    assert [(b["name"], b["node"]) for b in json.loads(out)["bookmarks"]] == [("best", ids["look"])]
+    code, out, _ = run_cli(db, "bookmark", "list")
+    assert out.startswith(f"best\t{ids['look']}")
+    assert run_cli(db, "view", "new", "v", ids["root"], "--json")[0] == 0
+    code, out, err = run_cli(db, "view", "delete", "v", "--json")
+    assert code == 0 and json.loads(out) == {"deleted": "v"}
+    code, out, _ = run_cli(db, "view", "delete", "s", "--json")  # a session is no view
+    assert code == 2 and "is a session, not a view" in json.loads(out)["error"]["message"]
+    assert json.loads(run_cli(db, "session", "show", "s", "--json")[1])["name"] == "s"
+
+
+def test_edges_in_and_out_by_type(store: tuple[str, dict[str, str]]) -> None:
+    db, ids = store
+    code, out, err = run_cli(db, "link", ids["root"], ids["look"], "--type", "annotation", "--json")
+    assert code == 0, err
+    edge = json.loads(out)["id"]
+    code, out, err = run_cli(db, "edges", ids["look"], "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["node"] == ids["look"]
+    assert shown["incoming"] == {"continuation": [{"node": ids["root"]}],
+                                 "annotation": [{"node": ids["root"], "edge": edge}]}
+    assert shown["outgoing"] == {"continuation": [{"node": ids["call"]}]}
+    code, out, _ = run_cli(db, "edges", ids["root"], "--json")
+    outgoing = json.loads(out)["outgoing"]
+    assert outgoing["annotation"] == [{"node": ids["look"], "edge": edge}]
+    assert {e["node"] for e in outgoing["continuation"]} == {ids["look"], ids["other"]}
+    code, out, _ = run_cli(db, "edges", ids["look"])
+    assert f"<- annotation   {ids['root']}  (edge {edge})" in out
+
+
+def test_rename_a_tree(store: tuple[str, dict[str, str]]) -> None:
+    db, _ = store
+    code, out, err = run_cli(db, "rename", "s", "Weather talk", "--json")
+    assert code == 0, err
+    assert json.loads(out)["title"] == "Weather talk"
+    assert json.loads(run_cli(db, "trees", "--json")[1])["trees"][0]["title"] == "Weather talk"
+    code, out, _ = run_cli(db, "rename", "s", "  ", "--json")
+    assert code == 2 and "title" in json.loads(out)["error"]["message"]
+
+
+def test_fork_lineage_in_session_show_trees_and_tree(store: tuple[str, dict[str, str]]) -> None:
+    db, ids = store
+    assert run_cli(db, "fork", "s~2", "alt", "--json")[0] == 0
+    assert run_cli(db, "fork", "alt", "beta", "--json")[0] == 0
+    shown = json.loads(run_cli(db, "session", "show", "beta", "--json")[1])
+    at = json.loads(run_cli(db, "path", "s~2", "--json")[1])["nodes"][-1]
+    assert shown["forked_from"] == {"ref": "alt", "node": at}
+    assert json.loads(run_cli(db, "session", "show", "s", "--json")[1])["forked_from"] is None
+    tree = json.loads(run_cli(db, "trees", "--json")[1])["trees"][0]
+    assert [(f["name"], f["from"]["ref"]) for f in tree["forks"]] == [("alt", "s"), ("beta", "alt")]
+    code, out, _ = run_cli(db, "trees")
+    assert f"session alt: forked from s at {at[-8:]}" in out
+    code, out, _ = run_cli(db, "tree", "s")
+    assert f"session beta: forked from alt at {at[-8:]}" in " ".join(out.split())
+    view = json.loads(run_cli(db, "tree", "s", "--json")[1])
+    assert {f["name"] for f in view["forks"]} == {"alt", "beta"}

@@ -37,6 +37,8 @@ def draw(view: TreeView) -> RichTree:
             label.append("  " + " ".join(f"#{t}" for t in m.tags), style="magenta")
         return label
 
+    for fork in view.forks:
+        top.add(Text(f"{fork['kind']} {fork['name']}: {breadcrumb(fork['from'])}", style="dim green"))
     stack = [(top, r) for r in reversed(view.roots)]
     while stack:
         parent, n = stack.pop()
@@ -62,3 +64,9 @@ def summary(blocks: list[dict[str, Any]]) -> str:
         else:  # image, audio, thinking
             parts.append(f"[{kind}]")
     return " ".join(p for p in parts if p)
+
+
+def breadcrumb(forked_from: dict[str, Any]) -> str:
+    """`forked from main at 7T1YNZ3X`: where a session or view was forked."""
+    at = f"at {forked_from['node'][-8:]}"
+    return f"forked from {forked_from['ref']} {at}" if forked_from.get("ref") else f"forked {at}"

@@ -58,6 +58,18 @@ def branch_points(ctx: typer.Context, tree: str = typer.Argument(...), as_json: 
 
 
 @app.command()
+def edges(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """A node's edges, incoming and outgoing, by type (continuation, annotation, link...)."""
+    found = loom(ctx).edge_map(node)
+    lines = [f"node {found['node']}"]
+    for way, arrow in (("incoming", "<-"), ("outgoing", "->")):
+        for kind, ends in found[way].items():
+            lines += [f"  {arrow} {kind:<12} {e['node']}" + (f"  (edge {e['edge']})" if "edge" in e else "")
+                      for e in ends]
+    emit(as_json, found, "\n".join(lines))
+
+
+@app.command()
 def show(
     ctx: typer.Context,
     node: str = typer.Argument(...),
@@ -162,10 +174,21 @@ def trees(
     as_json: bool = JSON,
 ) -> None:
     """All trees, newest first, with node counts."""
-    found = loom(ctx).trees(archived=archived)
-    rows = [t.to_json() for t in found]
-    emit(as_json, {"trees": rows}, "\n".join(
-        f"{t.id}  {t.mode:8}  {t.nodes:6} nodes  {t.title}" for t in found) or "no trees")
+    lm = loom(ctx)
+    found = lm.trees(archived=archived)
+    forks: dict[str, list[Any]] = {}
+    for ref in lm.refs():
+        if ref.forked_from:
+            forks.setdefault(ref.tree, []).append(ref)
+    rows = [{**t.to_json(), "forks": [{"name": r.name, "kind": r.kind, "from": r.forked_from}
+                                      for r in forks.get(t.id, [])]} for t in found]
+    from .drawing import breadcrumb
+
+    lines = []
+    for t in found:
+        lines.append(f"{t.id}  {t.mode:8}  {t.nodes:6} nodes  {t.title}")
+        lines += [f"    {r.kind} {r.name}: {breadcrumb(r.forked_from)}" for r in forks.get(t.id, [])]
+    emit(as_json, {"trees": rows}, "\n".join(lines) or "no trees")
 
 
 @app.command()
