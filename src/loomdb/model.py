@@ -238,6 +238,9 @@ class RefMove:
     new: str | None
     actor: str
     reason: str
+    #: the tree of the ref the line belongs to (what a store split by tree keys it by);
+    #: None: the ref's own tree, looked up when the line is written
+    tree: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -60,7 +60,7 @@ class RefOps(LoomParts):
     ) -> Ref:
         """Create a ref at a node, its creation logged (inside or outside a transaction)."""
         R.check_name(name)
-        line = R.creation(name, node, actor=self.actor, reason=f"create {kind}")
+        line = R.creation(name, node, actor=self.actor, reason=f"create {kind}", tree=tree)
         ref = Ref(name, kind, tree, node, line.at, line.at, selections, origin)
         if not self.backend.insert_ref(ref, line):
             existing = self.backend.get_ref(name)

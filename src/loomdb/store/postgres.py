@@ -59,7 +59,7 @@ from .drafts import DraftsPostgres
 from .nodes import DEPTH, HAS_SELECTIONS, HAS_SOURCES, ChainRow, PathRow
 from .overlay import MetaSQL
 from .provenance import ProvenanceSQL
-from .refs import RefSQL, refs_from_rows
+from .refs import REF_LOG, RefSQL, refs_from_rows
 from .replicas import CONNECT_TIMEOUT, ReplicaOptions, Router, parse_options
 from .replicas import OPTIONS as REPLICA_OPTIONS
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
@@ -125,7 +125,9 @@ _CHILDREN_PINNED = (
 )
 #: the hot reads by name, for `explain` (tests and tools check their plans)
 HOT_QUERIES = {"walk": _WALK.format(pin="", rpin=""), "children": _CHILDREN, "leaves": _LEAVES,
-               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED}
+               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED,
+               "ref_log_pinned": REF_LOG.replace("?", "%s")
+               + " WHERE tree_id = %s AND ref_name = %s ORDER BY seq"}
 
 _TREE_SELECT = (
     TREE_COLUMNS + " s.count, s.last FROM trees t"
@@ -746,9 +748,11 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         if not cur.rowcount:
             return False
         self._run(
-            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
+            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason, tree_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, coalesce(%s,"
+            " (SELECT tree_id FROM refs WHERE name = %s)))",
+            (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason,
+             move.tree, move.ref),
         )
         return True
 

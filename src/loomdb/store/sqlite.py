@@ -673,8 +673,9 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
     def move_ref(self, move: RefMove) -> bool:
         try:
             self._db.execute(
-                "INSERT INTO ref_log VALUES (?,?,?,?,?,?,?)",
-                (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
+                "INSERT INTO ref_log VALUES (?,?,?,?,?,?,?,?)",
+                (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason,
+                 move.tree),
             )
         except sqlite3.IntegrityError:
             return False  # line seq is taken: the ref changed since it was read
