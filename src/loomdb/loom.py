@@ -584,6 +584,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
         tree = self.tree(name)
         if not title.strip():
             raise InvalidInput("title", "must not be empty")
+        C.check_text(title, "title")
         with self.backend.transaction():
             self.backend.update_tree(tree.id, {"title": title, "updated_at": now()})
         return self.tree(tree.id)
