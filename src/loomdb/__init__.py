@@ -17,8 +17,9 @@ to exit codes, HTTP statuses and MCP errors.
 
 from __future__ import annotations
 
-from .api import Buffer, Loom, copy_store, load_providers, open
-from .content import content_id, text, validate_blocks
+import importlib
+import typing
+
 from .errors import (
     AmbiguousName,
     CycleError,
@@ -37,10 +38,14 @@ from .errors import (
     Unauthorized,
     UsageError,
 )
-from .generation import Generated
-from .headish import Position
-from .model import Edge, Meta, Node, Ref, RefMove, Tree
-from .treeview import TreeView
+
+if typing.TYPE_CHECKING:
+    from .api import Buffer, Loom, copy_store, load_providers, open
+    from .content import content_id, text, validate_blocks
+    from .generation import Generated
+    from .headish import Position
+    from .model import Edge, Meta, Node, Ref, RefMove, Tree
+    from .treeview import TreeView
 
 __version__ = "0.1.0"
 
@@ -51,3 +56,26 @@ __all__ = [
     "StoreUnavailable", "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
     "load_providers", "open", "text", "validate_blocks",
 ]
+
+#: where each public name lives, imported on first use: `import loomdb` (and every CLI
+#: call, which imports the package) stays cheap, and a command loads what it uses
+_LAZY = {
+    "Buffer": "api", "Loom": "api", "copy_store": "api", "load_providers": "api", "open": "api",
+    "content_id": "content", "text": "content", "validate_blocks": "content",
+    "Generated": "generation", "Position": "headish", "TreeView": "treeview",
+    "Edge": "model", "Meta": "model", "Node": "model", "Ref": "model", "RefMove": "model",
+    "Tree": "model",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'loomdb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

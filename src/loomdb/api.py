@@ -17,14 +17,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from . import buffer as B  # registers buffer trees' own way to generate
-from .generation import Generated, Stream, generate_at
 from .headish import Position
 from .loom import Loom as CoreLoom
 from .model import Node
 
 if TYPE_CHECKING:
+    from . import buffer as B
     from .chat import Turn
+    from .generation import Generated, Stream
     from .interop.report import ImportReport
     from .providers.config import ModelSpec, ProvidersConfig
     from .transfer import CopyReport
@@ -35,50 +35,72 @@ Progress = Any  # (report, bytes read, total bytes) -> None; see interop.importe
 
 
 class Buffer:
-    """Buffer trees as documents (`loom.buffer.<op>`): see `loomdb.buffer`."""
+    """Buffer trees as documents (`loom.buffer.<op>`): see `loomdb.buffer`, imported by
+    each operation on first use, so a command that never touches a buffer never loads
+    it (importing it registers buffer trees' own way to generate)."""
 
     def __init__(self, loom: Loom) -> None:
         self._loom = loom
 
     def text(self, at: At) -> str:
         """The committed document at `at` (the path's text, joined)."""
+        from . import buffer as B
+
         return B.text(self._loom, at)
 
     def document(self, at: At) -> B.Document:
         """The document with its pieces, draft and authorship spans."""
+        from . import buffer as B
+
         return B.document(self._loom, at)
 
     def draft(self, at: At, *, strict: bool = True) -> str:
         """The draft of a session or view (`strict=False`: '' at any other point)."""
+        from . import buffer as B
+
         return B.get_draft(self._loom, at, strict=strict)
 
     def set_draft(self, at: At, text: str) -> str:
         """Replace the draft of a session or view; returns it."""
+        from . import buffer as B
+
         return B.set_draft(self._loom, at, text)
 
     def append_draft(self, at: At, text: str) -> str:
         """Add text at the end of the draft (atomically); returns the whole draft."""
+        from . import buffer as B
+
         return B.append_draft(self._loom, at, text)
 
     def commit(self, at: At, *, author: str | None = None) -> Node | None:
         """The draft as a node after the ref's head, the ref moved; None when empty."""
+        from . import buffer as B
+
         return B.commit_draft(self._loom, at, author=author)
 
     def edit(self, at: At, start: int, end: int, text: str, *,
              author: str | None = None) -> list[Node]:
         """Replace `document.text[start:end]` by new versions of the nodes it touches."""
+        from . import buffer as B
+
         return B.edit_span(self._loom, at, start, end, text, author=author)
 
     def alternatives(self, at: At, index: int | str) -> B.Alternatives:
         """What could fill a position of the path: branches and versions."""
+        from . import buffer as B
+
         return B.alternatives(self._loom, at, index)
 
     def switch(self, at: At, node: At) -> B.Switched:
         """Show another branch or version through the ref at `at`."""
+        from . import buffer as B
+
         return B.switch(self._loom, at, node)
 
     def diverge(self, a: At, b: At) -> B.Divergence:
         """Where two paths part."""
+        from . import buffer as B
+
         return B.diverge(self._loom, a, b)
 
 
@@ -108,6 +130,9 @@ class Loom(CoreLoom):
         """N alternatives per model at `at` as sibling nodes with provenance; a session
         moves to the first (buffer trees commit their draft first). Then, when the
         session moved and its options ask for it, the thread is compacted."""
+        from . import buffer  # noqa: F401  (registers buffer trees' own way to generate)
+        from .generation import generate_at
+
         result = generate_at(
             self, at, models=models, n=n, max_tokens=max_tokens, stream=stream,
             config=config, environ=environ, keep_partial=keep_partial, options=options,

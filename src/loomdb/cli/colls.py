@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from ..collections import service as K
-from ..collections.storage import Item
 from ..errors import InvalidInput
 from . import JSON, app, emit, loom
+
+if TYPE_CHECKING:
+    from ..collections.storage import Item
 
 coll_app = typer.Typer(help="Collections: lists, trees, tagged sets and tables of anything.",
                        no_args_is_help=True)
@@ -33,6 +36,8 @@ def coll_new(ctx: typer.Context, name: str = typer.Argument(...),
              kind: str = typer.Option("list", "--kind", help="list, tree, tagged or table."),
              as_json: bool = JSON) -> None:
     """Create a collection."""
+    from ..collections import service as K
+
     coll = K.new(loom(ctx), name, kind)
     emit(as_json, {"collection": coll.name, "kind": coll.kind}, coll.name)
 
@@ -47,6 +52,8 @@ def coll_add(ctx: typer.Context, name: str = typer.Argument(...),
              field: list[str] = typer.Option([], "--field", help="K=V (repeatable)."),
              as_json: bool = JSON) -> None:
     """Add an item pointing at ENTITY (last, unless --after)."""
+    from ..collections import service as K
+
     it = K.add(loom(ctx), name, entity, parent=parent, after=after, tags=tag,
                fields=_pairs(field, "--field"))
     emit(as_json, {"item": it.id}, it.id)
@@ -58,6 +65,8 @@ def coll_move(ctx: typer.Context, name: str = typer.Argument(...), item: str = t
               after: str = typer.Option(None, "--after"),
               first: bool = typer.Option(False, "--first"), as_json: bool = JSON) -> None:
     """Move an item (only its own row changes)."""
+    from ..collections import service as K
+
     it = K.move(loom(ctx), name, item, parent=parent, after=after, first=first)
     emit(as_json, {"item": it.id, "parent": it.parent}, _item_text(it))
 
@@ -67,6 +76,8 @@ def coll_tag(ctx: typer.Context, name: str = typer.Argument(...), item: str = ty
              tags: list[str] = typer.Argument(...),
              remove: bool = typer.Option(False, "--remove"), as_json: bool = JSON) -> None:
     """Add (or --remove) tags on an item."""
+    from ..collections import service as K
+
     it = K.tag(loom(ctx), name, item, tags, remove=remove)
     emit(as_json, {"item": it.id, "tags": it.tags}, " ".join(it.tags))
 
@@ -76,6 +87,8 @@ def coll_set(ctx: typer.Context, name: str = typer.Argument(...), item: str = ty
              pairs: list[str] = typer.Argument(..., metavar="K=V..."),
              as_json: bool = JSON) -> None:
     """Set fields on an item (K= removes K)."""
+    from ..collections import service as K
+
     it = K.set_fields(loom(ctx), name, item, dict(_pairs(pairs, "field")))
     emit(as_json, {"item": it.id, "fields": it.fields},
          " ".join(f"{k}={v}" for k, v in it.fields.items()))
@@ -88,6 +101,8 @@ def coll_show(ctx: typer.Context, name: str = typer.Argument(...),
               group_by: str = typer.Option(None, "--group-by", help="Group by a field (kanban)."),
               as_json: bool = JSON) -> None:
     """Items in order (tree: depth-first), filtered, optionally grouped by a field."""
+    from ..collections import service as K
+
     out = K.show(loom(ctx), name, tag=tag, where=_pairs(where, "--where"), group_by=group_by)
     if "groups" in out:
         text = "\n".join(f"[{g}]\n" + "\n".join(f"  {r['id']}\t{r['entity']}" for r in rows)
@@ -101,6 +116,8 @@ def coll_show(ctx: typer.Context, name: str = typer.Argument(...),
 def coll_rm(ctx: typer.Context, name: str = typer.Argument(...), item: str = typer.Argument(...),
             as_json: bool = JSON) -> None:
     """Remove an item and what is nested under it."""
+    from ..collections import service as K
+
     gone = K.remove(loom(ctx), name, item)
     emit(as_json, {"removed": gone}, " ".join(gone))
 
@@ -108,6 +125,8 @@ def coll_rm(ctx: typer.Context, name: str = typer.Argument(...), item: str = typ
 @coll_app.command("list")
 def coll_list(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Every collection."""
+    from ..collections import service as K
+
     rows = [{"collection": c.name, "kind": c.kind} for c in K.collections(loom(ctx))]
     emit(as_json, {"collections": rows},
          "\n".join(f"{r['collection']}\t{r['kind']}" for r in rows))

@@ -8,7 +8,6 @@ from typing import Any
 
 import typer
 
-from ..documents import service as D
 from ..errors import InvalidInput
 from . import JSON, app, emit, loom
 
@@ -34,6 +33,8 @@ def doc_new(ctx: typer.Context, name: str = typer.Argument(...), text: str = TEX
             file: Path = FILE, message: str = typer.Option("", "-m", "--message"),
             as_json: bool = JSON) -> None:
     """Create a document with its first revision (branch main)."""
+    from ..documents import service as D
+
     doc, rev = D.new(loom(ctx), name, _content(ctx, text, file), message)
     emit(as_json, {"document": doc.name, "revision": rev.id}, f"{doc.name} {rev.id}")
 
@@ -44,6 +45,8 @@ def doc_commit(ctx: typer.Context, name: str = typer.Argument(...), text: str = 
                branch: str = typer.Option(None, "--branch", help="Default: the current branch."),
                as_json: bool = JSON) -> None:
     """A new revision after the branch head (refused when nothing changed)."""
+    from ..documents import service as D
+
     rev = D.commit(loom(ctx), name, _content(ctx, text, file), message, branch)
     emit(as_json, {"revision": rev.id}, rev.id)
 
@@ -52,6 +55,8 @@ def doc_commit(ctx: typer.Context, name: str = typer.Argument(...), text: str = 
 def doc_log(ctx: typer.Context, name: str = typer.Argument(...),
             branch: str = typer.Option(None, "--branch"), as_json: bool = JSON) -> None:
     """Revisions reachable from a branch head, newest first."""
+    from ..documents import service as D
+
     revs = D.log(loom(ctx), name, branch)
     rows = [{"id": r.id, "message": r.message, "parents": list(r.parents),
              "created_at": r.created_at} for r in revs]
@@ -65,6 +70,8 @@ def doc_branch(ctx: typer.Context, name: str = typer.Argument(...),
                at: str = typer.Option(None, "--at", help="Revision or branch (default: current)."),
                as_json: bool = JSON) -> None:
     """Start a branch at a revision."""
+    from ..documents import service as D
+
     out = D.branch(loom(ctx), name, branch, at)
     emit(as_json, out, f"{out['branch']} -> {out['revision']}")
 
@@ -74,6 +81,8 @@ def doc_checkout(ctx: typer.Context, name: str = typer.Argument(...),
                  target: str = typer.Argument(..., help="A branch or a revision."),
                  as_json: bool = JSON) -> None:
     """Move the document's current pointer."""
+    from ..documents import service as D
+
     out = D.checkout(loom(ctx), name, target)
     emit(as_json, out, f"{name} at {out['branch'] or out['revision']}")
 
@@ -83,6 +92,8 @@ def doc_merge(ctx: typer.Context, name: str = typer.Argument(...),
               branch: str = typer.Argument(...),
               message: str = typer.Option("", "-m", "--message"), as_json: bool = JSON) -> None:
     """Merge BRANCH into the current branch (conflicts are reported; nothing is written)."""
+    from ..documents import service as D
+
     rev = D.merge(loom(ctx), name, branch, message)
     emit(as_json, {"revision": rev.id, "parents": list(rev.parents)}, rev.id)
 
@@ -91,6 +102,8 @@ def doc_merge(ctx: typer.Context, name: str = typer.Argument(...),
 def doc_show(ctx: typer.Context, spec: str = typer.Argument(..., metavar="NAME[@REV|@BRANCH]"),
              as_json: bool = JSON) -> None:
     """A document's content at its current state, a revision or a branch."""
+    from ..documents import service as D
+
     shown = D.show(loom(ctx), spec).to_json()
     emit(as_json, shown, shown.get("text"))
 
@@ -100,6 +113,8 @@ def doc_diff(ctx: typer.Context, name: str = typer.Argument(...),
              rev1: str = typer.Argument(...), rev2: str = typer.Argument(...),
              as_json: bool = JSON) -> None:
     """Unified diff between two revisions (or branches)."""
+    from ..documents import service as D
+
     text = D.diff(loom(ctx), name, rev1, rev2)
     emit(as_json, {"diff": text}, text.rstrip("\n"))
 
@@ -110,6 +125,8 @@ def doc_from_message(ctx: typer.Context, headish: str = typer.Argument(...),
                      message: str = typer.Option("", "-m", "--message"),
                      as_json: bool = JSON) -> None:
     """A document (or new revision) whose content IS a message's content (same id)."""
+    from ..documents import service as D
+
     doc, rev = D.from_message(loom(ctx), headish, name, message)
     emit(as_json, {"document": doc.name, "revision": rev.id, "content_id": rev.content_id},
          f"{doc.name} {rev.id}")
@@ -118,6 +135,8 @@ def doc_from_message(ctx: typer.Context, headish: str = typer.Argument(...),
 @doc_app.command("list")
 def doc_list(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Every document with its current branch and revision."""
+    from ..documents import service as D
+
     rows = D.documents(loom(ctx))
     emit(as_json, {"documents": rows},
          "\n".join(f"{r['document']}\t{r['branch'] or '-'}\t{r['revision']}" for r in rows))
@@ -126,5 +145,7 @@ def doc_list(ctx: typer.Context, as_json: bool = JSON) -> None:
 @doc_app.command("rm")
 def doc_rm(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
     """Delete a document (references to it then read as dangling)."""
+    from ..documents import service as D
+
     D.delete(loom(ctx), name)
     emit(as_json, {"deleted": name}, f"deleted {name}")

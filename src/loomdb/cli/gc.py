@@ -7,17 +7,20 @@ from datetime import timedelta
 import typer
 
 from ..errors import InvalidInput
-from ..gc import service as G
 from . import JSON, app, emit, loom
 
 
 @app.command()
 def gc(ctx: typer.Context,
        dry_run: bool = typer.Option(False, "--dry-run", help="Count, delete nothing."),
-       grace: float = typer.Option(G.DEFAULT_GRACE.total_seconds(), "--grace",
-                                   help="Seconds: anything newer is kept (writers in flight)."),
+       grace: float = typer.Option(None, "--grace", help="Seconds: anything newer is kept "
+                                   "(writers in flight); default an hour."),
        as_json: bool = JSON) -> None:
     """Delete unreachable contents and blobs: {contents, blobs, bytes}."""
+    from ..gc import service as G
+
+    if grace is None:
+        grace = G.DEFAULT_GRACE.total_seconds()
     if grace < 0:
         raise InvalidInput("--grace", "must be zero or more seconds")
     out = G.collect(loom(ctx), dry_run=dry_run, grace=timedelta(seconds=grace))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from ..references import service as R
 from . import JSON, app, emit, loom
 
 
@@ -14,6 +13,8 @@ def backlinks(ctx: typer.Context,
                                            "coll:NAME[/ITEM], sha256:..."),
               as_json: bool = JSON) -> None:
     """Everything that references ENTITY (dangling references are marked, not errors)."""
+    from ..references import service as R
+
     links = R.backlinks(loom(ctx), entity)
     emit(as_json, {"links": links},
          "\n".join(f"{x['from']} -{x['type']}-> {x['to']}" + (" (dangling)" if x.get("dangling")

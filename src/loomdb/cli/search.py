@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from ..search import service as S
 from . import JSON, app, emit, loom
 
 
@@ -15,6 +14,8 @@ def search(ctx: typer.Context, query: str = typer.Argument(...),
            kind: str = typer.Option(None, "--kind", help="message, document or item."),
            limit: int = typer.Option(20, "--limit"), as_json: bool = JSON) -> None:
     """Find messages, document revisions and collection items by their words."""
+    from ..search import service as S
+
     hits = S.search(loom(ctx), S.Query(query, tree, role, author, tag, kind, limit))
     emit(as_json, {"hits": hits},
          "\n".join(f"{h['entity']}\t{h['snippet']}" for h in hits) or "no hits")

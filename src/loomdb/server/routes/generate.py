@@ -50,6 +50,7 @@ def run(state: ServerState, pos: Position, body: GenerateIn, stream: Any) -> lis
     """Generate and store: read the context, ask the models (the in-process model one
     request at a time), store the answers in one transaction. A buffer tree commits its
     draft first, so it goes through the library's one call."""
+    from ... import buffer  # noqa: F401  (registers buffer trees' own way to generate)
     from ...compaction import maybe_compact
     from ...generation import generate_at, pick_models, store
     from ...providers.clients import complete_many
