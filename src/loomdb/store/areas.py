@@ -34,6 +34,7 @@ from ..errors import InvalidInput
 from ..model import now
 from . import migrations
 from .base import Backend
+from .extensions import Extension
 
 #: advisory lock key taken while an area's migrations are applied on PostgreSQL
 _AREA_LOCK = 0x6C6F6F6D_61726561
@@ -45,6 +46,8 @@ class Area:
 
     name: str
     package: str
+    #: SQLite extensions its SQL needs, loaded before its units (SQLite stores only)
+    extensions: tuple[Extension, ...] = ()
 
     def scripts(self, dialect: str) -> list[tuple[str, str]]:
         """(recorded name, sql) of this area's migrations for a dialect, in order."""
@@ -101,6 +104,9 @@ def dialect_of(backend: Backend) -> str:
 @contextmanager
 def unit(backend: Backend, area: Area) -> Iterator[Unit]:
     """A unit of work for `area` on `backend`, its migrations applied first."""
+    if area.extensions and dialect_of(backend) == "sqlite":
+        for ext in area.extensions:
+            backend.load_extension(ext)  # type: ignore[attr-defined]
     _ensure(backend, area)
     with backend.transaction():
         yield Unit(backend)

@@ -1,0 +1,78 @@
+"""Writing vectors: entries queued by a trigger (see the migrations) are embedded in
+batches before a semantic query, never on the append path. Embedding runs outside any
+transaction; the vectors of a batch are then written in one, for the queued entries
+that are still there."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ...store.areas import Unit
+from .. import index as text_index
+from . import SEMANTIC
+from .model import MAX_CHARS, embed
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ...loom import Loom
+
+_BATCH = 256
+#: advisory lock key held by PostgreSQL writers of vectors, so `vseq` follows commits
+VECTOR_LOCK = 0x6C6F6F6D_76656373
+
+_PENDING = {
+    "sqlite": ("SELECT p.seq, substr(t.body, 1, ?) FROM search_vec_pending p "
+               "JOIN search_text t ON t.rowid = p.seq ORDER BY p.seq LIMIT ?"),
+    "postgres": ("SELECT p.seq, left(e.body, ?) FROM search_vec_pending p "
+                 "JOIN search_entries e ON e.seq = p.seq ORDER BY p.seq LIMIT ?"),
+}
+
+
+def catch_up(loom: Loom) -> int:
+    """Index new messages for full text, then embed every queued entry; how many."""
+    text_index.catch_up(loom)
+    done = 0
+    while True:
+        with loom.unit(SEMANTIC) as db:
+            rows = db.execute(_PENDING[db.dialect], (MAX_CHARS, _BATCH))
+        if not rows:
+            return done
+        vectors = embed([r[1] or "" for r in rows])
+        with loom.unit(SEMANTIC) as db:
+            _store(db, [int(r[0]) for r in rows], vectors)
+        done += len(rows)
+
+
+def reindex(loom: Loom) -> int:
+    """Embed every entry again (after a model change, or to repair); how many."""
+    text_index.catch_up(loom)
+    with loom.unit(SEMANTIC) as db:
+        db.execute("DELETE FROM search_vectors")
+        db.execute("INSERT INTO search_vec_pending (seq) SELECT seq FROM search_entries WHERE true "
+                   "ON CONFLICT DO NOTHING")
+    return catch_up(loom)
+
+
+def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
+    if db.dialect == "postgres":
+        db.execute("SELECT pg_advisory_xact_lock(?)", (VECTOR_LOCK,))
+    marks = ",".join("?" * len(seqs))
+    queued = {int(r[0]) for r in db.execute(
+        f"SELECT seq FROM search_vec_pending WHERE seq IN ({marks})", list(seqs))}
+    rows = [(s, v.tobytes()) for s, v in zip(seqs, vectors, strict=True) if s in queued]
+    if not rows:
+        return
+    db.execute(f"DELETE FROM search_vec_pending WHERE seq IN ({marks})", list(seqs))
+    for i in range(0, len(rows), 200):
+        part = rows[i:i + 200]
+        args = [v for row in part for v in row]
+        if db.dialect == "sqlite":
+            db.execute("INSERT OR REPLACE INTO search_vectors (seq, embedding) VALUES "
+                       + ",".join(["(?, ?)"] * len(part)), args)
+            continue
+        db.execute("INSERT INTO search_vectors (seq, vseq, embedding) VALUES "
+                   + ",".join(["(?, nextval('search_vectors_vseq'), ?)"] * len(part))
+                   + " ON CONFLICT (seq) DO UPDATE SET vseq = excluded.vseq, "
+                   "embedding = excluded.embedding", args)
