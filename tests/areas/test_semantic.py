@@ -197,3 +197,70 @@ except SystemExit as exc:
     assert error["type"] == "MissingExtra"
     assert error["message"] == ("semantic search needs the 'semantic' extra: "
                                 "pip install 'loomdb[semantic]'")
+
+
+def test_connections_opened_before_the_first_semantic_query_get_sqlite_vec(
+        tmp_path: Path) -> None:
+    """In a fresh process, threads whose connections were opened by full-text searches
+    run semantic queries afterwards: each connection gets sqlite-vec (loaded, or
+    reopened where this Python cannot load it into an open connection)."""
+    code = f"""
+import threading
+import loomdb
+from loomdb.search import service as S
+with loomdb.open({str(tmp_path / "store")!r}) as lm:
+    lm.new_tree("The automobile engine would not turn over.", session="s")
+    lm.append("s", "Our kitten sleeps all afternoon.", role="user")
+    results = {{}}
+    ready, go = threading.Event(), threading.Event()
+    def worker():
+        S.search(lm, S.Query("kitten"))  # this thread's connection, without sqlite-vec
+        ready.set()
+        go.wait(60)
+        results["worker"] = S.search(lm, S.Query("sleepy cat", mode="semantic", limit=1))
+    t = threading.Thread(target=worker)
+    t.start()
+    ready.wait(60)
+    S.search(lm, S.Query("automobile"))
+    main = S.search(lm, S.Query("car will not start", mode="semantic", limit=1))
+    go.set()
+    t.join(120)
+    print(main[0]["snippet"], "|", results["worker"][0]["snippet"])
+"""
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ("The automobile engine would not turn over. | "
+                                   "Our kitten sleeps all afternoon.")
+
+
+def test_a_store_that_used_semantic_search_writes_without_sqlite_vec(tmp_path: Path) -> None:
+    """Edits and deletes re-index entries; in a process without sqlite-vec they still
+    work on a store that has the vector tables (the bits to drop are only queued), and
+    the next semantic query drops them."""
+    db = str(tmp_path / "store")
+    cli = Cli(db)
+    cli("doc", "new", "notes", "--text", "Glaciers carve valleys.")
+    cli("coll", "new", "shelf", "--kind", "list")
+    item = cli("coll", "add", "shelf", "doc:notes")["item"]
+    assert cli("search", "ice shaping land", "--semantic")["hits"]
+    code = f"""
+import sys
+sys.modules["sqlite_vec"] = None
+import loomdb
+from loomdb.cli import main
+for args in (["doc", "commit", "notes", "--text", "Volcanoes erupt lava."],
+             ["coll", "rm", "shelf", {item!r}], ["search", "lava"]):
+    try:
+        main(["--db", {db!r}, *args, "--json"])
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+"""
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    hits = cli("search", "molten rock", "--semantic")["hits"]
+    assert "Volcanoes" in hits[0]["snippet"]
+    assert not any(h["kind"] == "item" for h in hits)
+    from loomdb import open as open_store
+
+    with open_store(db) as lm:
+        assert lm.backend.execute("SELECT count(*) FROM search_vec_gone") == [(0,)]

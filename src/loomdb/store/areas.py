@@ -17,7 +17,9 @@ A unit is one transaction; it joins an enclosing one (`loom.unit` inside another
 or inside a core write), so an area write and a core write commit or roll back
 together. Placeholders are `?` in both dialects. The area's migrations are applied on
 its first unit in a store and recorded as `<area>/NNNN_name` in `loomdb_migrations`,
-in the same transaction, exactly once even when processes race.
+in the same transaction, exactly once even when processes race. An area whose SQLite
+SQL needs a loadable extension names it (`Area.extensions`); it is loaded on the
+calling thread's connection before the area's units (see `loomdb.store.extensions`).
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ _PENDING = {
 def catch_up(loom: Loom) -> int:
     """Index new messages for full text, then embed every queued entry; how many."""
     text_index.catch_up(loom)
+    _drop_gone(loom)
     done = 0
     while True:
         with loom.unit(SEMANTIC) as db:
@@ -50,9 +51,20 @@ def reindex(loom: Loom) -> int:
     text_index.catch_up(loom)
     with loom.unit(SEMANTIC) as db:
         db.execute("DELETE FROM search_vectors")
+        if db.dialect == "sqlite":
+            db.execute("DELETE FROM search_vec_bits")
         db.execute("INSERT INTO search_vec_pending (seq) SELECT seq FROM search_entries WHERE true "
                    "ON CONFLICT DO NOTHING")
     return catch_up(loom)
+
+
+def _drop_gone(loom: Loom) -> None:
+    """Drop the quantized vectors of deleted entries (SQLite; see the migration)."""
+    with loom.unit(SEMANTIC) as db:
+        if db.dialect != "sqlite" or db.one("SELECT 1 FROM search_vec_gone LIMIT 1") is None:
+            return
+        db.execute("DELETE FROM search_vec_bits WHERE seq IN (SELECT seq FROM search_vec_gone)")
+        db.execute("DELETE FROM search_vec_gone")
 
 
 def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
@@ -71,8 +83,19 @@ def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
         if db.dialect == "sqlite":
             db.execute("INSERT OR REPLACE INTO search_vectors (seq, embedding) VALUES "
                        + ",".join(["(?, ?)"] * len(part)), args)
+            _store_bits(db, [row[0] for row in part])
             continue
         db.execute("INSERT INTO search_vectors (seq, vseq, embedding) VALUES "
                    + ",".join(["(?, nextval('search_vectors_vseq'), ?)"] * len(part))
                    + " ON CONFLICT (seq) DO UPDATE SET vseq = excluded.vseq, "
                    "embedding = excluded.embedding", args)
+
+
+def _store_bits(db: Unit, seqs: Sequence[int]) -> None:
+    marks = ",".join("?" * len(seqs))
+    db.execute(f"DELETE FROM search_vec_bits WHERE seq IN ({marks})", list(seqs))
+    db.execute("INSERT INTO search_vec_bits (seq, bits, kind, tree_id, role, author) "
+               "SELECT v.seq, vec_quantize_binary(v.embedding), e.kind, "
+               "coalesce(e.tree_id, ''), coalesce(e.role, ''), coalesce(e.author, '') "
+               "FROM search_vectors v JOIN search_entries e ON e.seq = v.seq "
+               f"WHERE v.seq IN ({marks})", list(seqs))
