@@ -162,7 +162,7 @@ def semantic_queries(kind: str, n: int, embed_budget: float) -> dict[str, float]
         nrng = np.random.default_rng(5)
         while True:
             with lm.unit(SEMANTIC) as db:
-                rows = db.execute(V._PENDING[db.dialect], (M.MAX_CHARS, 256))
+                rows = V.pending(db, 256)
             if not rows:
                 break
             if time.perf_counter() - t0 < embed_budget:
@@ -173,7 +173,7 @@ def semantic_queries(kind: str, n: int, embed_budget: float) -> dict[str, float]
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
                 synthetic += len(rows)
             with lm.unit(SEMANTIC) as db:
-                V._store(db, [int(r[0]) for r in rows], vectors)
+                V._store(db, [r[0] for r in rows], vectors)
         qrng = random.Random(6)
         mid = VOCAB[50:2000]
         queries = [" ".join(qrng.sample(mid, qrng.choice([1, 2]))) for _ in range(60)]

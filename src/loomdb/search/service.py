@@ -12,7 +12,8 @@
   similarity, the snippet the entry's opening.
 * Hybrid (`mode="hybrid"`): reciprocal rank fusion of both rankings, score
   `sum(1 / (RRF_K + rank))` over the rankings a hit is in (rank from 1), with
-  RRF_K = 60; the snippet is the full-text one when the words matched.
+  RRF_K = 60 (the semantic ranking taken as deep as the hits wanted, the full-text
+  one at least 50 deep); the snippet is the full-text one when the words matched.
 """
 
 from __future__ import annotations
@@ -74,9 +75,8 @@ def search(loom: Loom, q: Query) -> list[dict[str, Any]]:
     elif q.mode == "semantic":
         hits = [_hit(r) for r in _semantic(loom, q, tree, fetch)]
     else:
-        depth = max(fetch, 50)
-        hits = fuse([_hit(r) for r in _semantic(loom, q, tree, depth)],
-                    [_hit(r) for r in _text(loom, found, q, tree, depth)])
+        hits = fuse([_hit(r) for r in _semantic(loom, q, tree, fetch)],
+                    [_hit(r) for r in _text(loom, found, q, tree, max(fetch, 50))])
     if q.tag is not None:
         hits = [h for h in hits if q.tag in _tags(loom, h)]
     return hits[: q.limit]

@@ -22,12 +22,21 @@ _BATCH = 256
 #: advisory lock key held by PostgreSQL writers of vectors, so `vseq` follows commits
 VECTOR_LOCK = 0x6C6F6F6D_76656373
 
-_PENDING = {
-    "sqlite": ("SELECT p.seq, substr(t.body, 1, ?) FROM search_vec_pending p "
-               "JOIN search_text t ON t.rowid = p.seq ORDER BY p.seq LIMIT ?"),
-    "postgres": ("SELECT p.seq, left(e.body, ?) FROM search_vec_pending p "
-                 "JOIN search_entries e ON e.seq = p.seq ORDER BY p.seq LIMIT ?"),
+_BODIES = {
+    "sqlite": "SELECT rowid, substr(body, 1, ?) FROM search_text WHERE rowid IN ({})",
+    "postgres": "SELECT seq, left(body, ?) FROM search_entries WHERE seq IN ({})",
 }
+
+
+def pending(db: Unit, n: int) -> list[tuple[int, str]]:
+    """Up to `n` queued entries, (seq, text), oldest first."""
+    seqs = [int(r[0]) for r in db.execute(
+        "SELECT seq FROM search_vec_pending ORDER BY seq LIMIT ?", (n,))]
+    if not seqs:
+        return []
+    body = {int(r[0]): r[1] or "" for r in db.execute(
+        _BODIES[db.dialect].format(",".join("?" * len(seqs))), [MAX_CHARS, *seqs])}
+    return [(s, body.get(s, "")) for s in seqs]
 
 
 def catch_up(loom: Loom) -> int:
@@ -37,12 +46,12 @@ def catch_up(loom: Loom) -> int:
     done = 0
     while True:
         with loom.unit(SEMANTIC) as db:
-            rows = db.execute(_PENDING[db.dialect], (MAX_CHARS, _BATCH))
+            rows = pending(db, _BATCH)
         if not rows:
             return done
-        vectors = embed([r[1] or "" for r in rows])
+        vectors = embed([r[1] for r in rows])
         with loom.unit(SEMANTIC) as db:
-            _store(db, [int(r[0]) for r in rows], vectors)
+            _store(db, [r[0] for r in rows], vectors)
         done += len(rows)
 
 

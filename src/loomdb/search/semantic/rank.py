@@ -3,8 +3,8 @@ filters as full text. Rows are `(entity, kind, tree, snippet, score)`; the score
 cosine similarity (higher is better, at most 1); the snippet is the entry's opening.
 
 SQLite ranks in SQL with sqlite-vec: a scan of the vectors quantized to one bit per
-dimension (a vec0 table, hamming distance, filters applied in the scan) picks ten
-candidates per hit wanted (200 at least), which `vec_distance_cosine` over the full
+dimension (a vec0 table, hamming distance, filters applied in the scan) picks five
+candidates per hit wanted (100 at least), which `vec_distance_cosine` over the full
 vectors ranks exactly; a hit outside the candidates is missed (an approximation,
 bought for speed: the exact scan of 100k vectors takes ~250 ms here). PostgreSQL
 has no vector type here (Debian packages no pgvector for the server), so vectors are
@@ -32,8 +32,8 @@ Row = tuple[Any, ...]
 _SNIPPET = 200
 _FILTERS = ("tree_id", "role", "author", "kind")
 #: SQLite: candidates taken from the quantized scan per hit wanted, at least, at most
-_OVERSAMPLE = 10
-_MIN_CANDIDATES = 200
+_OVERSAMPLE = 5
+_MIN_CANDIDATES = 100
 _MAX_K = 4096  # sqlite-vec's largest k
 
 
