@@ -219,3 +219,18 @@ def test_a_message_chain_document_is_written_exactly_as_rfc8785(
             _message_doc(doc["content"], parents, created, author, role, kind, edited)
         return
     assert _message_doc(doc["content"], parents, created, author, role, kind, edited) == expected
+
+
+@given(st.integers(min_value=0, max_value=4_102_444_800_000_000_000))
+def test_timestamps_are_written_as_datetime_isoformat_writes_them(ns: int) -> None:
+    from datetime import UTC, datetime
+    from unittest import mock
+
+    from loomdb import model
+
+    with mock.patch.object(model.time, "time_ns", return_value=ns):
+        stamp = model.now()
+    moment = datetime.fromtimestamp(ns // 1000 // 1_000_000, UTC).replace(
+        microsecond=ns // 1000 % 1_000_000)
+    assert stamp == moment.isoformat(timespec="microseconds")[:-6] + "Z"
+    assert stamp == model.iso(moment)

@@ -110,12 +110,10 @@ def test_one_loom_shared_by_threads(loom: Loom) -> None:
     start = threading.Barrier(THREADS)
     workers = [Worker(loom, n, start) for n in range(THREADS)]
     threads = [threading.Thread(target=w.run, name=f"worker-{w.n}") for w in workers]
-    began = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=300)
-    elapsed = time.monotonic() - began
     assert not any(t.is_alive() for t in threads), "a worker hung"
     assert [e for w in workers for e in w.errors] == []
     assert all(w.reads for w in workers)
@@ -140,7 +138,6 @@ def test_one_loom_shared_by_threads(loom: Loom) -> None:
     with loom.unit(NOTES) as db:
         assert db.execute("SELECT count(*) FROM notes") == [(0,)]
     assert loom.verify(tree.id).ok
-    assert elapsed < 120, f"{THREADS} x {OPS} operations took {elapsed:.1f} s"
 
 
 def test_a_unit_belongs_to_its_thread(loom: Loom) -> None:

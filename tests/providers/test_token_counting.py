@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loomdb import tokens
 from loomdb.tokens import count_block, count_blocks, count_message, count_messages, count_text
@@ -41,6 +43,20 @@ class TestCountText:
 
     def test_the_encoding_is_built_once(self):
         assert tokens.encoding() is tokens.encoding()
+        assert tokens.counter() is tokens.counter()
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
+           | st.lists(st.sampled_from(["the", " the", "'s", "'ll", " 123", "4567", "\n", "\r\n",
+                                       "  ", "\t", "é", "日本", "🙂", "👨\u200d👩", "<|endoftext|>",
+                                       ".,!?", "  x", "ﬁ", "\x00"]), max_size=60).map("".join))
+    def test_the_counter_counts_what_tiktoken_encodes(self, text):
+        # counting runs on rs-bpe; tiktoken's encoder over the offline file is the reference
+        assert count_text(text) == len(tokens.encoding().encode_ordinary(text))
+
+    def test_long_unbroken_text_counts_like_the_reference(self):
+        for text in ("a" * 20_000, "ab1" * 7_000, "日本語" * 5_000, " " * 10_000):
+            assert count_text(text) == len(tokens.encoding().encode_ordinary(text))
 
 
 class TestCountBlocks:
