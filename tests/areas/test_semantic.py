@@ -264,3 +264,21 @@ for args in (["doc", "commit", "notes", "--text", "Volcanoes erupt lava."],
 
     with open_store(db) as lm:
         assert lm.backend.execute("SELECT count(*) FROM search_vec_gone") == [(0,)]
+
+
+def test_only_a_semantic_query_loads_the_model(tmp_path: Path) -> None:
+    code = f"""
+import sys
+from loomdb.cli import main
+for args in (["new", "--text", "hello"], ["search", "hello"],
+             ["search", "hello", "--semantic"]):
+    try:
+        main(["--db", {str(tmp_path / "store")!r}, *args, "--json"])
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+    print(args[-1], "torch" in sys.modules, "sentence_transformers" in sys.modules)
+"""
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.endswith(("True", "False"))]
+    assert lines[-3:] == ["hello False False", "hello False False", "--semantic True True"]
