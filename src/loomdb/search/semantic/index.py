@@ -61,18 +61,18 @@ def reindex(loom: Loom) -> int:
     with loom.unit(SEMANTIC) as db:
         db.execute("DELETE FROM search_vectors")
         if db.dialect == "sqlite":
-            db.execute("DELETE FROM search_vec_bits")
+            db.execute("DELETE FROM search_vec_index")
         db.execute("INSERT INTO search_vec_pending (seq) SELECT seq FROM search_entries WHERE true "
                    "ON CONFLICT DO NOTHING")
     return catch_up(loom)
 
 
 def _drop_gone(loom: Loom) -> None:
-    """Drop the quantized vectors of deleted entries (SQLite; see the migration)."""
+    """Drop the vec0 rows of deleted entries (SQLite; see the migration)."""
     with loom.unit(SEMANTIC) as db:
         if db.dialect != "sqlite" or db.one("SELECT 1 FROM search_vec_gone LIMIT 1") is None:
             return
-        db.execute("DELETE FROM search_vec_bits WHERE seq IN (SELECT seq FROM search_vec_gone)")
+        db.execute("DELETE FROM search_vec_index WHERE seq IN (SELECT seq FROM search_vec_gone)")
         db.execute("DELETE FROM search_vec_gone")
 
 
@@ -92,7 +92,7 @@ def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
         if db.dialect == "sqlite":
             db.execute("INSERT OR REPLACE INTO search_vectors (seq, embedding) VALUES "
                        + ",".join(["(?, ?)"] * len(part)), args)
-            _store_bits(db, [row[0] for row in part])
+            _store_index(db, [row[0] for row in part])
             continue
         db.execute("INSERT INTO search_vectors (seq, vseq, embedding) VALUES "
                    + ",".join(["(?, nextval('search_vectors_vseq'), ?)"] * len(part))
@@ -100,11 +100,11 @@ def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
                    "embedding = excluded.embedding", args)
 
 
-def _store_bits(db: Unit, seqs: Sequence[int]) -> None:
+def _store_index(db: Unit, seqs: Sequence[int]) -> None:
     marks = ",".join("?" * len(seqs))
-    db.execute(f"DELETE FROM search_vec_bits WHERE seq IN ({marks})", list(seqs))
-    db.execute("INSERT INTO search_vec_bits (seq, bits, kind, tree_id, role, author) "
-               "SELECT v.seq, vec_quantize_binary(v.embedding), e.kind, "
+    db.execute(f"DELETE FROM search_vec_index WHERE seq IN ({marks})", list(seqs))
+    db.execute("INSERT INTO search_vec_index (seq, embedding, kind, tree_id, role, author) "
+               "SELECT v.seq, v.embedding, e.kind, "
                "coalesce(e.tree_id, ''), coalesce(e.role, ''), coalesce(e.author, '') "
                "FROM search_vectors v JOIN search_entries e ON e.seq = v.seq "
                f"WHERE v.seq IN ({marks})", list(seqs))

@@ -2,11 +2,8 @@
 filters as full text. Rows are `(entity, kind, tree, snippet, score)`; the score is the
 cosine similarity (higher is better, at most 1); the snippet is the entry's opening.
 
-SQLite ranks in SQL with sqlite-vec: a scan of the vectors quantized to one bit per
-dimension (a vec0 table, hamming distance, filters applied in the scan) picks five
-candidates per hit wanted (100 at least), which `vec_distance_cosine` over the full
-vectors ranks exactly; a hit outside the candidates is missed (an approximation,
-bought for speed: the exact scan of 100k vectors takes ~250 ms here). PostgreSQL
+SQLite ranks in SQL with sqlite-vec: an exact k-nearest scan of a vec0 table (cosine
+distance, the filter columns stored beside the vectors and applied in the scan). PostgreSQL
 has no vector type here (Debian packages no pgvector for the server), so vectors are
 bytea and ranked in the process: a per-store cache of the matrix and the filter
 columns follows `vseq` (only new vectors are read), numpy scores it, and the best are
@@ -31,9 +28,6 @@ if TYPE_CHECKING:
 Row = tuple[Any, ...]
 _SNIPPET = 200
 _FILTERS = ("tree_id", "role", "author", "kind")
-#: SQLite: candidates taken from the quantized scan per hit wanted, at least, at most
-_OVERSAMPLE = 5
-_MIN_CANDIDATES = 100
 _MAX_K = 4096  # sqlite-vec's largest k
 
 
@@ -55,20 +49,15 @@ def snippet(text: str) -> str:
 
 
 def _sqlite(db: Unit, vector: np.ndarray, filters: dict[str, str], n: int) -> list[Row]:
-    """Candidates by hamming distance over the quantized vectors (filters applied in
-    the scan), ranked exactly by cosine over the full vectors."""
+    """The k nearest by cosine in the vec0 table (exact; filters applied in the scan)."""
     where = "".join(f" AND {c} = ?" for c in filters)
-    coarse = min(_MAX_K, max(n * _OVERSAMPLE, _MIN_CANDIDATES))
-    ranked = ("SELECT c.seq, 1 - vec_distance_cosine(v.embedding, ?) AS score "
-              "FROM (SELECT seq FROM search_vec_bits WHERE bits MATCH vec_quantize_binary(?) "
-              f"AND k = ?{where}) c JOIN search_vectors v ON v.seq = c.seq "
-              "ORDER BY score DESC LIMIT ?")
-    blob = vector.tobytes()
+    nearest = ("SELECT seq, 1 - distance AS score FROM search_vec_index "
+               f"WHERE embedding MATCH ? AND k = ?{where}")
     rows = db.execute(
         f"SELECT e.entity, e.kind, e.tree_id, substr(t.body, 1, {_SNIPPET * 2}), h.score "
-        f"FROM ({ranked}) h JOIN search_entries e ON e.seq = h.seq "
+        f"FROM ({nearest}) h JOIN search_entries e ON e.seq = h.seq "
         "JOIN search_text t ON t.rowid = h.seq ORDER BY h.score DESC",
-        [blob, blob, coarse, *filters.values(), n])
+        [vector.tobytes(), min(n, _MAX_K), *filters.values()])
     return [(*r[:3], snippet(r[3]), r[4]) for r in rows]
 
 

@@ -1,15 +1,14 @@
 -- Semantic search: one embedding per search entry (float32 little-endian, unit length)
--- in search_vectors, the truth; and search_vec_bits, a sqlite-vec vec0 table of the
--- same vectors quantized to one bit per dimension with the filter columns, which a
--- query scans (hamming distance) for candidates that it then ranks exactly
--- (vec_distance_cosine on search_vectors). Entries are embedded lazily: a trigger
+-- in search_vectors, the truth; and search_vec_index, a sqlite-vec vec0 table of the
+-- same vectors with the filter columns, which a query scans (cosine distance, exact
+-- k nearest, filters applied in the scan). Entries are embedded lazily: a trigger
 -- queues each new entry and a semantic query embeds the queue first. A vector goes
--- with its entry; its bits are dropped at the next semantic query (search_vec_gone),
+-- with its entry; its row in the vec0 table is dropped at the next semantic query (search_vec_gone),
 -- since only a connection with sqlite-vec loaded may write a vec0 table.
 CREATE TABLE search_vectors (seq INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
-CREATE VIRTUAL TABLE search_vec_bits USING vec0(
+CREATE VIRTUAL TABLE search_vec_index USING vec0(
   seq integer primary key,
-  bits bit[384],
+  embedding float[384] distance_metric=cosine,
   kind text,
   tree_id text,
   role text,
