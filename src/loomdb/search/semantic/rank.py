@@ -3,7 +3,8 @@ filters as full text. Rows are `(entity, kind, tree, snippet, score)`; the score
 cosine similarity (higher is better, at most 1); the snippet is the entry's opening.
 
 SQLite ranks in SQL with sqlite-vec: an exact k-nearest scan of a vec0 table (cosine
-distance, the filter columns stored beside the vectors and applied in the scan). PostgreSQL
+distance, the filter columns stored beside the vectors and applied in the scan), the
+file read memory-mapped. PostgreSQL
 has no vector type here (Debian packages no pgvector for the server), so vectors are
 bytea and ranked in the process: a per-store cache of the matrix and the filter
 columns follows `vseq` (only new vectors are read), numpy scores it, and the best are
@@ -29,6 +30,9 @@ Row = tuple[Any, ...]
 _SNIPPET = 200
 _FILTERS = ("tree_id", "role", "author", "kind")
 _MAX_K = 4096  # sqlite-vec's largest k
+#: SQLite: the scan reads the file memory-mapped (about twice as fast as through the
+#: page cache for 100k vectors); set on the connections that run semantic queries
+_MMAP = 1 << 30
 
 
 def nearest(loom: Loom, vector: np.ndarray, filters: dict[str, str], n: int) -> list[Row]:
@@ -50,6 +54,7 @@ def snippet(text: str) -> str:
 
 def _sqlite(db: Unit, vector: np.ndarray, filters: dict[str, str], n: int) -> list[Row]:
     """The k nearest by cosine in the vec0 table (exact; filters applied in the scan)."""
+    db.execute(f"PRAGMA mmap_size = {_MMAP}")
     where = "".join(f" AND {c} = ?" for c in filters)
     nearest = ("SELECT seq, 1 - distance AS score FROM search_vec_index "
                f"WHERE embedding MATCH ? AND k = ?{where}")
