@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -282,3 +283,21 @@ for args in (["new", "--text", "hello"], ["search", "hello"],
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.endswith(("True", "False"))]
     assert lines[-3:] == ["hello False False", "hello False False", "--semantic True True"]
+
+
+def test_one_store_handle_follows_writes_made_elsewhere(loom: Loom, cli: Cli,
+                                                       corpus: dict[str, str]) -> None:
+    """The same `Loom` keeps answering right while other handles write: new entries
+    appear, deleted ones disappear (on PostgreSQL its in-process cache drops them)."""
+    def semantic(text: str, **kw: Any) -> list[str]:
+        return [h["entity"] for h in S.search(loom, S.Query(text, mode="semantic", **kw))]
+
+    assert corpus["item"] in semantic("baking sourdough loaves")
+    cli("coll", "rm", "shelf", corpus["item"].rpartition("/")[2])
+    assert corpus["item"] not in semantic("baking sourdough loaves")
+    assert semantic("baking", kind="item") == []
+    added = cli("add", "trip", "--role", "user", "--text", "A thunderstorm is coming tonight.")
+    assert semantic("bad weather ahead", limit=1)[0] == added["node"]
+    assert cli("search", "--reindex")["embedded"] > 0
+    assert semantic("bad weather ahead", limit=1)[0] == added["node"]
+    assert semantic("a sleepy cat", limit=1) == [corpus["cat"]]
