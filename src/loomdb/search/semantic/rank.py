@@ -140,6 +140,9 @@ class _Cache:
         """Read the vectors written since the last refresh (in `vseq` order)."""
         import numpy as np
 
+        latest = db.one("SELECT max(vseq) FROM search_vectors")
+        if latest is None or latest[0] is None or int(latest[0]) <= self.vseq:
+            return  # (one index probe: the join below may be planned as a full scan)
         rows = db.execute(
             "SELECT v.vseq, v.seq, v.embedding, e.tree_id, e.role, e.author, e.kind "
             "FROM search_vectors v JOIN search_entries e ON e.seq = v.seq "
