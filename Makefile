@@ -49,6 +49,7 @@ bench: install pg-up
 	$(PY) benchmarks/bench_postgres.py
 	$(PY) benchmarks/bench_tokens.py
 	$(PY) benchmarks/bench_http.py
+	$(PY) benchmarks/bench_cli.py
 
 clean:
 	rm -rf $(VENV) .loomdb .loomdb-demo .pytest_cache .hypothesis

@@ -37,7 +37,7 @@ class TestContract:
         assert set(made) == {"tree", "node"}
         a = cli("add", "main", "--role", "assistant", "--text", "hi")["node"]
         assert cli("session", "show", "main") == {"name": "main", "node": a, "tree": made["tree"],
-                                                  "selections": {}}
+                                                  "selections": {}, "forked_from": None}
         b = cli("add", made["node"], "--role", "assistant", "--text", "hey")["node"]
         assert cli("session", "show", "main")["node"] == a  # a node id moves nothing
         assert cli("fork", "main^", "alt") == {"name": "alt", "node": made["node"]}

@@ -24,6 +24,7 @@ CASES = [
     (errors.AmbiguousName("node", "01", ["01A", "01B"]), "AmbiguousName", 404, -32004),
     (errors.RefConflict("main", "A", "B"), "RefConflict", 409, -32009),
     (errors.StoreBusy("store", "locked"), "StoreBusy", 503, -32003),
+    (errors.StoreUnavailable("x.db", "not SQLite", "fix it"), "StoreUnavailable", 503, -32008),
     (errors.ReadOnlyStore("postgresql://standby/db", "cannot execute INSERT in a read-only transaction"), "ReadOnlyStore", 503, -32007),
     (errors.NotCompacted(10, 12), "NotCompacted", 422, -32602),
     (errors.ProviderError("openai", "timed out"), "ProviderError", 502, -32002),

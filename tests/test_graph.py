@@ -115,6 +115,22 @@ class TestHeadish:
             loom.resolve(common)
         assert len(err.value.candidates) >= 2
 
+    def test_an_ambiguous_prefix_counts_every_candidate(self, loom: Loom) -> None:
+        _, root = loom.new_tree("root", session="s")
+        for i in range(24):
+            loom.append("s", str(i))
+        ids = loom.path("s")
+        # the longest prefix that more than ten of them share (ids made close in time
+        # share their first characters)
+        prefix = max((i[:k] for i in ids for k in range(6, 26)
+                      if sum(j.startswith(i[:k]) for j in ids) > 10), key=len)
+        matching = [i for i in ids if i.startswith(prefix)]
+        with pytest.raises(AmbiguousName) as err:
+            loom.resolve(prefix)
+        assert sorted(err.value.candidates) == sorted(matching)
+        shown = str(err.value)
+        assert f"matches {len(matching)}: " in shown and f"and {len(matching) - 10} more" in shown
+
     def test_going_above_the_root_is_an_error(self, loom: Loom) -> None:
         thread(loom, ["1", "2"])
         with pytest.raises(InvalidInput, match="goes 5 up"):

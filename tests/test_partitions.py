@@ -43,8 +43,8 @@ def backend_kind() -> str:
     return "postgres"
 
 
-def _partitions_in(plan: str) -> set[str]:
-    return set(re.findall(r"\bnodes_p\d+\b", plan))
+def _partitions_in(plan: str, table: str = "nodes") -> set[str]:
+    return set(re.findall(rf"\b{table}_p\d+\b", plan))
 
 
 def test_every_hot_read_prunes_to_one_partition(loom: Loom) -> None:
@@ -66,6 +66,27 @@ def test_every_hot_read_prunes_to_one_partition(loom: Loom) -> None:
     for name, plan in plans.items():
         assert len(_partitions_in(plan)) == 1, f"{name}:\n{plan}"
     assert len(loom.path(head)) == 21 and loom.children(root) == [loom.path(head)[1]]
+    # the ref log: each append's line is in its tree's partition, read from there alone
+    plan = explain("ref_log_pinned", (tree, "s3"), analyze=True)
+    assert len(_partitions_in(plan, "ref_log")) == 1, plan
+    assert "ref_log_name" not in plan  # the tree's key, not the index over every tree
+    log = loom.ref_log("s3")
+    assert [m.seq for m in log] == list(range(1, 22)) and {m.tree for m in log} == {tree}
+    where = loom.backend.execute(  # type: ignore[attr-defined]
+        "SELECT DISTINCT tableoid::regclass::text FROM ref_log WHERE ref_name = ?", ("s3",))
+    assert len(where) == 1 and where[0][0].startswith("ref_log_p")
+
+
+def test_a_name_made_again_in_another_tree_keeps_its_whole_log(loom: Loom) -> None:
+    first, _ = loom.new_tree("first", session="wanderer")
+    loom.append("wanderer", "one")
+    loom.delete_ref("wanderer")
+    second, _ = loom.new_tree("second", session="wanderer")
+    loom.append("wanderer", "two")
+    log = loom.ref_log("wanderer")
+    assert [m.seq for m in log] == [1, 2, 3, 4, 5]
+    assert [m.tree for m in log] == [first.id] * 3 + [second.id] * 2
+    assert [m.reason for m in log][2:] == ["delete", "create session", "append user"]
 
 
 def test_a_store_with_nodes_is_not_split_in_place(tmp_path: Path) -> None:

@@ -128,7 +128,13 @@ def _check_history(loom: Loom, ops: list[tuple[str, int, int]]) -> None:
             naive.add(n.id, naive.parent[old], naive.slot[old], naive.delta(naive.parent[old], sel))
         elif op == "select":
             versions = [v for v in naive.order if naive.slot[v] == naive.slot[target]]
-            loom.select(view, versions[b % len(versions)])
+            on_path = {naive.slot[n] for n in naive.path(ref.node, ref.selections)}
+            if naive.slot[target] in on_path:
+                loom.select(view, versions[b % len(versions)])
+            else:  # a version of a message off the view's path: refused, nothing moves
+                with pytest.raises(InvalidInput, match="is not a version of a message on"):
+                    loom.select(view, versions[b % len(versions)])
+                assert loom.ref(view) == ref
         else:
             loom.set_ref(view, target)
     ref = loom.ref(view)

@@ -37,7 +37,7 @@ def upgraded(tmp_path: Path) -> tuple[Loom, dict[str, Any]]:
 class TestUpgradeFrom0003:
     def test_the_migration_runs_once(self, upgraded: tuple[Loom, dict[str, Any]]) -> None:
         loom, _ = upgraded
-        assert loom.backend.applied_migrations()[-1] == "0004_lean_append"
+        assert "0004_lean_append" in loom.backend.applied_migrations()
         assert loom.backend.migrate() == []
 
     def test_every_read_answers_as_before(self, upgraded: tuple[Loom, dict[str, Any]]) -> None:

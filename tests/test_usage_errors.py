@@ -35,6 +35,8 @@ CORPUS: list[tuple[str, ...]] = [
     ("session",), ("session", "show", "nosuchsession"), ("view", "nosuchsub"),
     ("doc",), ("doc", "show", "nosuchdoc"), ("coll",), ("coll", "show", "nosuchcoll"),
     ("agent", "add"), ("persona", "show", "nosuchpersona"), ("user", "add"),
+    ("edges",), ("edges", NODE), ("rename",), ("rename", "nosuchtree", "title"),
+    ("view", "delete", "nosuchview"), ("bookmark", "somenode"), ("bookmark", "list", "--bogus"),
 ]
 
 

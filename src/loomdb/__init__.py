@@ -32,6 +32,7 @@ from .errors import (
     ReadOnlyStore,
     RefConflict,
     StoreBusy,
+    StoreUnavailable,
     TooLarge,
     Unauthorized,
     UsageError,
@@ -47,6 +48,6 @@ __all__ = [
     "AmbiguousName", "Buffer", "CycleError", "Edge", "Generated", "IntegrityError",
     "InvalidInput", "Loom", "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted",
     "NotFound", "Position", "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "StoreBusy",
-    "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
+    "StoreUnavailable", "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
     "load_providers", "open", "text", "validate_blocks",
 ]

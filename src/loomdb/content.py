@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from json.encoder import encode_basestring  # a JSON string, escaped as RFC 8785 does
 from typing import TYPE_CHECKING, Any
 
@@ -131,13 +132,21 @@ def is_plain(value: Any) -> bool:
 
 
 def check_text(value: str | None, where: str) -> None:
-    """Refuse strings that cannot be stored as UTF-8 (lone surrogates)."""
+    """Refuse strings that cannot be stored as UTF-8 (lone surrogates) or as a text
+    column on every backend (NUL: PostgreSQL refuses it). Message content is JSON and
+    keeps any character; this is for titles, system prompts and other plain fields."""
     if value is None:
         return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInput(where, f"text is not valid Unicode ({exc.reason})") from None
+    if "\x00" in value:
+        raise InvalidInput(where, "text contains a NUL character (\\x00)")
+
+
+#: C0 and C1 control characters but tab, newline and carriage return
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def digest(data: bytes) -> str:
@@ -208,8 +217,10 @@ def blob_refs(blocks: list[dict[str, Any]]) -> list[str]:
 
 
 def title_from(blocks: list[dict[str, Any]]) -> str:
-    """A tree's default title: the first words of its root, else "Untitled"."""
-    words = plain_text(blocks).split()
+    """A tree's default title: the first words of its root, else "Untitled". Control
+    characters (a NUL, an escape) separate words: a title is for reading, and
+    PostgreSQL's text columns refuse NUL, which message content may hold."""
+    words = _CONTROL.sub(" ", plain_text(blocks)).split()
     if not words:
         return "Untitled"
     title = " ".join(words[:8])

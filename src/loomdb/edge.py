@@ -13,6 +13,7 @@ thing everywhere:
     NotFound, AmbiguousName         2    404   -32004
     RefConflict                     2    409   -32009
     StoreBusy                       2    503   -32003
+    StoreUnavailable                2    503   -32008
     ReadOnlyStore                   2    503   -32007
     ProviderError                   2    502   -32002
     MissingExtra                    2    501   -32005
@@ -43,6 +44,7 @@ from .errors import (
     ReadOnlyStore,
     RefConflict,
     StoreBusy,
+    StoreUnavailable,
     TooLarge,
     Unauthorized,
 )
@@ -57,6 +59,7 @@ _TABLE: tuple[tuple[type[BaseException], int, int], ...] = (
     (NotFound, 404, -32004),
     (RefConflict, 409, -32009),
     (StoreBusy, 503, -32003),
+    (StoreUnavailable, 503, -32008),
     (ReadOnlyStore, 503, -32007),
     (ProviderError, 502, -32002),
     (MissingExtra, 501, -32005),

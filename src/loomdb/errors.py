@@ -45,12 +45,24 @@ class NotFound(LoomError, KeyError):
 
 
 class AmbiguousName(NotFound):
-    """A prefix or name matched more than one thing; the candidates are listed."""
+    """A prefix or name matched more than one thing; the candidates are listed (ten of
+    them, and how many more). `capped`: the lookup stopped at len(candidates), so there
+    may be more than it counted."""
+
+    #: how many candidates a lookup fetches for this error at most
+    LOOKUP = 1001
+
+    def __init__(self, what: str, name: str, candidates: Sequence[str] = ()) -> None:
+        candidates = list(candidates)
+        self.capped = len(candidates) >= self.LOOKUP
+        super().__init__(what, name, candidates)
 
     def __str__(self) -> str:
         shown = ", ".join(self.candidates[:10])
-        more = "" if len(self.candidates) <= 10 else f" and {len(self.candidates) - 10} more"
-        return f"ambiguous {self.what}: {self.name!r} matches {shown}{more}"
+        rest = len(self.candidates) - 10
+        more = "" if rest <= 0 else f" and {'at least ' if self.capped else ''}{rest} more"
+        return (f"ambiguous {self.what}: {self.name!r} matches {len(self.candidates)}"
+                f"{'+' if self.capped else ''}: {shown}{more}")
 
 
 class InvalidInput(LoomError, ValueError):
@@ -96,6 +108,18 @@ class StoreBusy(LoomError):
         self.store = store
         self.why = why
         super().__init__(f"{store}: busy ({why}); nothing was written, try again")
+
+
+class StoreUnavailable(LoomError):
+    """The store named cannot be opened as a loomdb store: its database does not exist,
+    its server does not answer, its file is unreadable, not SQLite, or another program's
+    database. Nothing was written; `fix` says what to do."""
+
+    def __init__(self, store: str, why: str, fix: str) -> None:
+        self.store = store
+        self.why = why
+        self.fix = fix
+        super().__init__(f"cannot open {store}: {why}; {fix}")
 
 
 class ReadOnlyStore(LoomError):

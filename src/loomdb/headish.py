@@ -66,7 +66,7 @@ def resolve_base(backend: Backend, base: str) -> tuple[str, Ref | None]:
         return ref.node, ref
     upper = base.upper()
     if len(base) >= MIN_PREFIX and _ID_CHARS.match(upper):
-        found = backend.node_ids_with_prefix(upper, 11)
+        found = backend.node_ids_with_prefix(upper, AmbiguousName.LOOKUP)
         if len(found) == 1:
             return found[0], None
         if len(found) > 1:

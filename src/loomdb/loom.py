@@ -555,14 +555,15 @@ class Loom(RefOps, OverlayOps, StorageOps):
         whole tree (see Backend.get_tree), which mode checks and context do not need."""
         tree = self.backend.get_tree(name, stats=stats)
         if tree is None:
-            found = self.backend.tree_ids_with_prefix(name.upper(), 11) if len(name) >= 6 else []
+            from .errors import AmbiguousName
+
+            found = (self.backend.tree_ids_with_prefix(name.upper(), AmbiguousName.LOOKUP)
+                     if len(name) >= 6 else [])
             if len(found) == 1:
                 tree = self.backend.get_tree(found[0], stats=stats)
             elif not found:
                 tree = self.backend.get_tree(self.resolve(name).tree, stats=stats)
             else:
-                from .errors import AmbiguousName
-
                 raise AmbiguousName("tree", name, found)
         assert tree is not None
         return tree
@@ -583,6 +584,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
         tree = self.tree(name)
         if not title.strip():
             raise InvalidInput("title", "must not be empty")
+        C.check_text(title, "title")
         with self.backend.transaction():
             self.backend.update_tree(tree.id, {"title": title, "updated_at": now()})
         return self.tree(tree.id)

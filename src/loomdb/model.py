@@ -213,6 +213,12 @@ class Ref:
     #: the line of the ref's log that brought it here: a move must write line seq + 1
     seq: int = 0
 
+    @property
+    def forked_from(self) -> dict[str, Any] | None:
+        """`{"ref", "node"}` this session or view was forked from (None: not a fork)."""
+        found = (self.origin or {}).get("forked_from")
+        return found if isinstance(found, dict) else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name, "kind": self.kind, "tree": self.tree, "node": self.node,
@@ -232,6 +238,9 @@ class RefMove:
     new: str | None
     actor: str
     reason: str
+    #: the tree of the ref the line belongs to (what a store split by tree keys it by);
+    #: None: the ref's own tree, looked up when the line is written
+    tree: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -3,6 +3,8 @@ annotation and link edges. None of it is part of a node's hash."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .errors import CycleError, InvalidInput, check_choice
 from .headish import Position
 from .model import EDGE_TYPES, Edge, Meta, new_id, now
@@ -65,4 +67,27 @@ class OverlayOps(LoomParts):
         """The annotation and link edges touching a node."""
         pos = at if isinstance(at, Position) else self.resolve(at)
         return self.backend.edges_of(pos.node)
+
+    def edge_map(self, at: str | Position) -> dict[str, Any]:
+        """Every edge of a node by direction and type: `{"node", "incoming": {type:
+        [{"node", "edge"?}]}, "outgoing": {...}}`. Continuations count as edges of type
+        `continuation` (the parent and extra sources in, the children out), with the
+        annotation and link edges (and any other type) beside them."""
+        pos = at if isinstance(at, Position) else self.resolve(at)
+        node = self._get(pos.node)
+        incoming: dict[str, list[dict[str, str]]] = {}
+        outgoing: dict[str, list[dict[str, str]]] = {}
+        if node.parent is not None:
+            incoming["continuation"] = [{"node": node.parent}]
+            incoming["continuation"] += [{"node": src} for src, _ in node.sources]
+        kids = self.backend.children(node.slot)
+        if kids:
+            outgoing["continuation"] = [{"node": k} for k in kids]
+        for edge in self.backend.edges_of(node.id):
+            if edge.target == node.id:
+                incoming.setdefault(edge.type, []).extend(
+                    {"node": src, "edge": edge.id} for src, _ in edge.sources)
+            if any(src == node.id for src, _ in edge.sources):
+                outgoing.setdefault(edge.type, []).append({"node": edge.target, "edge": edge.id})
+        return {"node": node.id, "incoming": incoming, "outgoing": outgoing}
 

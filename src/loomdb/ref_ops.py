@@ -12,6 +12,7 @@ from . import refs as R
 from .errors import InvalidInput, NotFound, RefConflict, check_choice
 from .headish import Position
 from .model import Meta, Node, Ref, RefMove
+from .store.nodes import SLOT
 
 if TYPE_CHECKING:
     from .store.base import Backend
@@ -28,6 +29,7 @@ class LoomParts:
         def resolve(self, headish: str) -> Position: ...
         def _get(self, node_id: str) -> Node: ...
         def path(self, at: str | Position) -> list[str]: ...
+        def path_rows(self, at: str | Position) -> list[tuple[Any, ...]]: ...
         def meta(self, at: str | Position) -> Meta: ...
 
 
@@ -58,7 +60,7 @@ class RefOps(LoomParts):
     ) -> Ref:
         """Create a ref at a node, its creation logged (inside or outside a transaction)."""
         R.check_name(name)
-        line = R.creation(name, node, actor=self.actor, reason=f"create {kind}")
+        line = R.creation(name, node, actor=self.actor, reason=f"create {kind}", tree=tree)
         ref = Ref(name, kind, tree, node, line.at, line.at, selections, origin)
         if not self.backend.insert_ref(ref, line):
             existing = self.backend.get_ref(name)
@@ -114,7 +116,12 @@ class RefOps(LoomParts):
                 raise InvalidInput(f"ref {ref_name!r}", "a bookmark holds no selections")
             if pos.tree != ref.tree:
                 raise InvalidInput(f"node {pos.node}", f"is not in the tree of {ref_name!r}")
-            self._select(ref.name, self._get(pos.node))
+            node = self._get(pos.node)
+            if node.slot not in {row[SLOT] for row in self.path_rows(ref.name)}:
+                raise InvalidInput(
+                    f"node {node.id}", f"is not a version of a message on {ref_name!r}'s path;"
+                    f" to continue from it, fork there (`loomdb fork {node.id} NAME`)")
+            self._select(ref.name, node)
         return self.ref(ref_name)
 
     def _select(self, name: str, node: Node) -> None:

@@ -41,7 +41,7 @@ def move(
     The compare-and-swap is on the ref's log: the move is line `ref.seq + 1`, which
     another writer can only have taken by changing the ref since `ref` was read (a move,
     a selection, a deletion). Raise RefConflict then; return the ref as it now is."""
-    line = RefMove(ref.seq + 1, ref.name, at or now(), ref.node, new, actor, reason)
+    line = RefMove(ref.seq + 1, ref.name, at or now(), ref.node, new, actor, reason, ref.tree)
     if not backend.move_ref(line):
         current = backend.get_ref(ref.name)
         raise RefConflict(ref.name, ref.node, current.node if current else None)
@@ -49,6 +49,6 @@ def move(
                ref.selections, ref.origin, line.seq)
 
 
-def creation(name: str, node: str, *, actor: str, reason: str) -> RefMove:
+def creation(name: str, node: str, *, actor: str, reason: str, tree: str | None = None) -> RefMove:
     """The first line a new ref writes to its log (the backend numbers it)."""
-    return RefMove(0, name, now(), None, node, actor, reason)
+    return RefMove(0, name, now(), None, node, actor, reason, tree)

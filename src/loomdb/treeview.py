@@ -6,7 +6,7 @@ web page) are both made from one `TreeView`, read in a few queries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import content as C
@@ -26,6 +26,8 @@ class TreeView:
     versions: dict[str, list[Node]]
     labels: dict[str, list[str]]
     meta: dict[str, Meta]
+    #: sessions and views of the tree that were forked: `{"name", "kind", "from"}`
+    forks: list[dict[str, Any]] = field(default_factory=list)
 
     def children(self, node: Node) -> list[Node]:
         """The continuations of a node (of any of its versions), oldest first."""
@@ -50,7 +52,8 @@ class TreeView:
                 "children": [node(c) for c in self.children(n)],
             }
 
-        return {"tree": self.tree.to_json(), "roots": [node(r) for r in self.roots]}
+        return {"tree": self.tree.to_json(), "roots": [node(r) for r in self.roots],
+                "forks": self.forks}
 
 
 def tree_view(loom: Loom, name: str) -> TreeView:
@@ -66,8 +69,10 @@ def tree_view(loom: Loom, name: str) -> TreeView:
         elif n.parent is not None:
             kids.setdefault(by_id[n.parent].slot, []).append(n)
     labels: dict[str, list[str]] = {}
-    for ref in loom.refs(tree=tree.id):
+    refs = loom.refs(tree=tree.id)
+    for ref in refs:
         labels.setdefault(ref.node, []).append(f"{ref.kind}:{ref.name}")
     roots = [by_id[tree.root]] if tree.root and tree.root in by_id else []
     shown = [n.id for vs in kids.values() for n in vs] + [r.id for r in roots]
-    return TreeView(tree, roots, kids, versions, labels, loom.metas(shown))
+    forks = [{"name": r.name, "kind": r.kind, "from": r.forked_from} for r in refs if r.forked_from]
+    return TreeView(tree, roots, kids, versions, labels, loom.metas(shown), forks)

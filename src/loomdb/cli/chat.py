@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
 
 from rich.console import Console
 
+from ..edge import error_json
 from ..errors import LoomError, ProviderError
 
 
 def run(
     loom: Any, headish: str | None, *, model: str | None, system: str | None,
-    max_tokens: int | None, session: str | None, config: Any,
+    max_tokens: int | None, session: str | None, config: Any, as_json: bool = False,
 ) -> None:
-    """Read a line, append it to the session, stream the model's answer; Ctrl-D ends."""
+    """Read a line, append it to the session, stream the model's answer; Ctrl-D ends.
+
+    With `as_json` nothing streams: each turn prints one JSON object on its own line
+    (`{"session", "node", "text", "moved"}`, or `{"error": ...}` for a turn that failed,
+    the loop going on), so a program can drive the chat through a pipe."""
     console = Console(highlight=False, stderr=True)
     name = loom.chat_session(headish, session)
     where = f"session {name}" if loom.find_ref(name) is not None else "a new tree"
@@ -23,7 +29,7 @@ def run(
                   "Ctrl-D or 'exit' ends.[/dim]")
     while True:
         try:
-            line = input("> ")
+            line = input("" if as_json else "> ")  # JSON mode: stdout holds only JSON
         except EOFError:
             break
         if line.strip() in ("exit", "quit"):
@@ -32,18 +38,31 @@ def run(
             continue
         try:
             turn = loom.chat_turn(name, line, model=model, system=system, max_tokens=max_tokens,
-                                  stream=_echo, config=config, environ=os.environ)
-            sys.stdout.write("\n")
-        except ProviderError as exc:
-            console.print(f"[red]model error:[/red] {exc} (your message is kept)")
-            continue
+                                  stream=None if as_json else _echo, config=config,
+                                  environ=os.environ)
+            sys.stdout.write(_turn_json(turn) if as_json else "\n")
         except LoomError as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            if as_json:
+                sys.stdout.write(json.dumps(error_json(exc), ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            elif isinstance(exc, ProviderError):
+                console.print(f"[red]model error:[/red] {exc} (your message is kept)")
+            else:
+                console.print(f"[red]error:[/red] {exc}")
             continue
         if not turn.moved:
             console.print("[yellow]the session moved meanwhile; the answer is kept as a branch[/yellow]")
     known = loom.find_ref(name) is not None
     console.print(f"[dim]bye — continue with: loomdb chat {name}[/dim]" if known else "")
+
+
+def _turn_json(turn: Any) -> str:
+    """One turn as one JSON line: the session, the answer's node and text."""
+    node = turn.generated.nodes[0] if turn.generated.nodes else None
+    text = "".join(b.get("text", "") for b in node.content) if node is not None else ""
+    line = {"session": turn.session, "node": node.id if node else None, "text": text,
+            "moved": turn.moved}
+    return json.dumps(line, ensure_ascii=False) + "\n"
 
 
 def _echo(job: int, index: int, delta: str) -> None:

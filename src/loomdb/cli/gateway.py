@@ -7,7 +7,7 @@ import os
 import typer
 
 from ..errors import InvalidInput, MissingExtra
-from . import app, loom
+from . import JSON, app, emit, loom
 from .models import providers_config
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -18,6 +18,7 @@ def gateway(
     ctx: typer.Context,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback only)."),
     port: int = typer.Option(8000, "--port"),
+    as_json: bool = JSON,
 ) -> None:
     """Serve /v1/chat/completions, /v1/responses, /v1/completions and /v1/models: point
     an OpenAI client's base_url at http://HOST:PORT/v1 and every call is recorded."""
@@ -30,5 +31,9 @@ def gateway(
     except ImportError:
         raise MissingExtra("the gateway", "server") from None
     application = create_gateway_app(loom(ctx), config=providers_config(ctx), environ=os.environ)
-    typer.echo(f"loomdb gateway on http://{host}:{port}/v1 (Ctrl-C stops it)", err=True)
+    url = f"http://{host}:{port}/v1"
+    if as_json:
+        emit(True, {"url": url})
+    else:
+        typer.echo(f"loomdb gateway on {url} (Ctrl-C stops it)", err=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")

@@ -3,18 +3,21 @@
     loomdb import FILE [--format auto|chatgpt|claude|openwebui|librechat|loom|oasst|
                         openai-jsonl|sharegpt|loomdb] [--stop-on-error] [--json]
     loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt]
-                  [--paths leaves|sessions] [-o FILE]
+                  [--paths leaves|sessions] [-o FILE] [--json]
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
 "errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
 empty one, an exact copy: `warnings` says why), 1 when some were reported in
 `errors` (the others landed), 2 when the file could not be read at all (nothing
 written). A progress bar runs on stderr when it is a terminal; stdout stays clean.
-`export` streams to stdout, or to FILE (written beside it, then renamed into place).
+`export` streams to stdout, or to FILE (written beside it, then renamed into place);
+with `--json` it prints one object `{"format", "trees", "output", "bytes"}`, plus
+`"text"`, the export itself, when there is no FILE.
 """
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -102,14 +105,27 @@ def export(
         "leaves", "--paths", help="openai-jsonl: one line per leaf, or per session."
     ),
     output: Path = typer.Option(None, "--output", "-o", help="Write to FILE (default: stdout)."),
+    as_json: bool = JSON,
 ) -> None:
-    """Write a tree (or --all) in a format other tools (or loomdb) read back."""
+    """Write a tree (or --all) in a format other tools (or loomdb) read back. With --json
+    one object: {"format", "trees", "output", "bytes"}, and "text" (the export itself)
+    when it went to no file."""
     if (tree is None) == (not all_trees):
         raise InvalidInput("export", "give a TREE or --all (not both)")
     lm = loom(ctx)
     target = None if all_trees else tree
-    if output is None:
+    if output is None and not as_json:
         lm.export(sys.stdout, target=target, format=format, paths=paths)
         sys.stdout.flush()
         return
-    lm.export_file(output, target=target, format=format, paths=paths)
+    if output is None:
+        buffer = io.StringIO()
+        count = lm.export(buffer, target=target, format=format, paths=paths)
+        text = buffer.getvalue()
+        emit(True, {"format": format, "trees": count, "output": None,
+                    "bytes": len(text.encode("utf-8")), "text": text})
+        return
+    count = lm.export_file(output, target=target, format=format, paths=paths)
+    if as_json:
+        emit(True, {"format": format, "trees": count, "output": str(output),
+                    "bytes": output.stat().st_size})

@@ -6,12 +6,13 @@ import os
 
 import typer
 
-from . import app, loom
+from . import JSON, app, loom
 
 
 @app.command("mcp")
-def mcp_cmd(ctx: typer.Context) -> None:
-    """Serve this store over stdio as an MCP server (tools and resources)."""
+def mcp_cmd(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Serve this store over stdio as an MCP server (tools and resources). Its stdout is
+    JSON-RPC already; --json only makes an error before it starts `{"error": ...}`."""
     from ..mcp.server import serve
     from .models import providers_config
 

@@ -131,9 +131,11 @@ def chat(
     system: str = typer.Option(None, "--system", help="System context for a new tree."),
     max_tokens: int = typer.Option(None, "--max-tokens"),
     session: str = typer.Option(None, "--session", help="Session to extend or create."),
+    as_json: bool = JSON,
 ) -> None:
-    """Talk to a model, turn by turn, extending a session (like `llm chat`). Ctrl-D ends."""
+    """Talk to a model, turn by turn, extending a session (like `llm chat`). Ctrl-D ends.
+    With --json: one JSON object per turn, nothing streamed."""
     from .chat import run
 
     run(loom(ctx), headish, model=model, system=system, max_tokens=max_tokens,
-        session=session, config=providers_config(ctx))
+        session=session, config=providers_config(ctx), as_json=as_json)

@@ -58,6 +58,18 @@ def branch_points(ctx: typer.Context, tree: str = typer.Argument(...), as_json: 
 
 
 @app.command()
+def edges(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """A node's edges, incoming and outgoing, by type (continuation, annotation, link...)."""
+    found = loom(ctx).edge_map(node)
+    lines = [f"node {found['node']}"]
+    for way, arrow in (("incoming", "<-"), ("outgoing", "->")):
+        for kind, ends in found[way].items():
+            lines += [f"  {arrow} {kind:<12} {e['node']}" + (f"  (edge {e['edge']})" if "edge" in e else "")
+                      for e in ends]
+    emit(as_json, found, "\n".join(lines))
+
+
+@app.command()
 def show(
     ctx: typer.Context,
     node: str = typer.Argument(...),
@@ -71,13 +83,28 @@ def show(
     if logprobs:
         _show_logprobs(lm, n, as_json)
         return
-    data = {**n.to_json(), "meta": lm.meta(n.id).to_json()}
+    meta = lm.meta(n.id)
+    data = {**n.to_json(), "meta": meta.to_json()}
     text = (f"node    {n.id}\ntree    {n.tree}\nparent  {n.parent or '-'}\nrole    {n.role}"
             f"  kind {n.kind}  author {n.author}  source {n.source}\ncreated {n.created_at}\n"
             f"hash    {n.chain_hash}\n"
             + (f"edited from {n.edited_from}\n" if n.edited_from else "")
+            + _overlay_lines(meta)
             + "\n" + _render(n.content))
     emit(as_json, data, text)
+
+
+def _overlay_lines(meta: Any) -> str:
+    """The overlay as `show` prints it: bookmark, tags and flags, a line each when set."""
+    lines = []
+    if meta.bookmarked or meta.label:
+        lines.append(f"bookmark {meta.label or '(unnamed)'}")
+    if meta.tags:
+        lines.append("tags    " + ", ".join(meta.tags))
+    flags = [f for f in ("excluded", "pruned") if getattr(meta, f)]
+    if flags:
+        lines.append("flags   " + ", ".join(flags))
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _show_logprobs(lm: Any, n: Any, as_json: bool) -> None:
@@ -147,10 +174,21 @@ def trees(
     as_json: bool = JSON,
 ) -> None:
     """All trees, newest first, with node counts."""
-    found = loom(ctx).trees(archived=archived)
-    rows = [t.to_json() for t in found]
-    emit(as_json, {"trees": rows}, "\n".join(
-        f"{t.id}  {t.mode:8}  {t.nodes:6} nodes  {t.title}" for t in found) or "no trees")
+    lm = loom(ctx)
+    found = lm.trees(archived=archived)
+    forks: dict[str, list[Any]] = {}
+    for ref in lm.refs():
+        if ref.forked_from:
+            forks.setdefault(ref.tree, []).append(ref)
+    rows = [{**t.to_json(), "forks": [{"name": r.name, "kind": r.kind, "from": r.forked_from}
+                                      for r in forks.get(t.id, [])]} for t in found]
+    from .drawing import breadcrumb
+
+    lines = []
+    for t in found:
+        lines.append(f"{t.id}  {t.mode:8}  {t.nodes:6} nodes  {t.title}")
+        lines += [f"    {r.kind} {r.name}: {breadcrumb(r.forked_from)}" for r in forks.get(t.id, [])]
+    emit(as_json, {"trees": rows}, "\n".join(lines) or "no trees")
 
 
 @app.command()

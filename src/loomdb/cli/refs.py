@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from ..errors import InvalidInput
 from . import JSON, app, emit, loom
 
 session_app = typer.Typer(help="Sessions: named pointers that move as turns are added.",
@@ -25,7 +26,8 @@ def fork(
     emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
 
 
-def _list(ctx: typer.Context, kind: str, tree: str | None, as_json: bool) -> None:
+def list_refs(ctx: typer.Context, kind: str, tree: str | None, as_json: bool) -> None:
+    """List the refs of one kind (of one tree), as `session list` and `view list` do."""
     lm = loom(ctx)
     refs = lm.refs(kind, lm.tree(tree).id if tree else None)
     rows = [{"name": r.name, "node": r.node, "tree": r.tree, "updated_at": r.updated_at}
@@ -37,15 +39,20 @@ def _list(ctx: typer.Context, kind: str, tree: str | None, as_json: bool) -> Non
 @session_app.command("list")
 def session_list(ctx: typer.Context, tree: str = typer.Option(None, "--tree"), as_json: bool = JSON) -> None:
     """List sessions (of one tree with --tree)."""
-    _list(ctx, "session", tree, as_json)
+    list_refs(ctx, "session", tree, as_json)
 
 
 @session_app.command("show")
 def session_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
     """Where a session points."""
     ref = loom(ctx).ref(name)
+    text = f"{ref.name} -> {ref.node}"
+    if ref.forked_from:
+        from .drawing import breadcrumb
+
+        text += f"  ({breadcrumb(ref.forked_from)})"
     emit(as_json, {"name": ref.name, "node": ref.node, "tree": ref.tree,
-                   "selections": ref.selections}, f"{ref.name} -> {ref.node}")
+                   "selections": ref.selections, "forked_from": ref.forked_from}, text)
 
 
 @session_app.command("set")
@@ -106,4 +113,14 @@ def view_new(
 @view_app.command("list")
 def view_list(ctx: typer.Context, tree: str = typer.Option(None, "--tree"), as_json: bool = JSON) -> None:
     """List views."""
-    _list(ctx, "view", tree, as_json)
+    list_refs(ctx, "view", tree, as_json)
+
+
+@view_app.command("delete")
+def view_delete(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Delete a view (its nodes and every session stay)."""
+    lm = loom(ctx)
+    if lm.ref(name).kind != "view":
+        raise InvalidInput(f"ref {name!r}", f"is a {lm.ref(name).kind}, not a view")
+    lm.delete_ref(name)
+    emit(as_json, {"deleted": name}, f"deleted {name}")

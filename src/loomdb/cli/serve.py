@@ -18,8 +18,10 @@ def serve(
     ctx: typer.Context,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
+    as_json: bool = JSON,
 ) -> None:
-    """Serve the store over HTTP: the JSON API under /api and the web page at /."""
+    """Serve the store over HTTP: the JSON API under /api and the web page at /. With
+    --json the start line is `{"url": ...}` on stdout."""
     from ..server.state import is_loopback
     from ..users import has_users
 
@@ -37,7 +39,11 @@ def serve(
         raise MissingExtra("loomdb serve", "server") from None
     application = create_app(lm, config=providers_config(ctx))
     shown = f"[{host}]" if ":" in host else host
-    typer.echo(f"loomdb: serving on http://{shown}:{port}/ (Ctrl-C stops)", err=True)
+    url = f"http://{shown}:{port}/"
+    if as_json:
+        emit(True, {"url": url, "api": f"{url}api", "gateway": f"{url}v1"})
+    else:
+        typer.echo(f"loomdb: serving on {url} (Ctrl-C stops)", err=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")
 
 

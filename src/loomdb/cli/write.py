@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, UsageError
 from . import JSON, app, emit, loom
 
 
@@ -134,13 +134,21 @@ def link(
 @app.command()
 def bookmark(
     ctx: typer.Context,
-    node: str = typer.Argument(...),
-    label: str = typer.Argument(..., help="Unique in the store; usable as a headish."),
+    node: str = typer.Argument(..., help="The node to label, or `list`."),
+    label: str = typer.Argument(None, help="Unique in the store; usable as a headish."),
+    tree: str = typer.Option(None, "--tree", help="bookmark list: of one tree."),
     delete: bool = typer.Option(False, "--delete", help="Remove the bookmark LABEL."),
     as_json: bool = JSON,
 ) -> None:
-    """Put a fixed, named label on a node."""
+    """Put a fixed, named label on a node; `bookmark list` lists them."""
     lm = loom(ctx)
+    if label is None:
+        if node != "list":
+            raise UsageError("bookmark", "give a NODE and a LABEL (or `bookmark list`)")
+        from .refs import list_refs
+
+        list_refs(ctx, "bookmark", tree, as_json)
+        return
     if delete:
         lm.delete_ref(label)
         emit(as_json, {"deleted": label}, f"deleted {label}")
@@ -184,3 +192,15 @@ def prune(
     """Soft-delete a branch: kept, but hidden from leaves and drawings."""
     meta = loom(ctx).prune(node, on=not off)
     emit(as_json, meta.to_json(), "pruned" if meta.pruned else "restored")
+
+
+@app.command()
+def rename(
+    ctx: typer.Context,
+    tree: str = typer.Argument(..., help="Tree id, prefix, or a ref/node inside it."),
+    title: str = typer.Argument(...),
+    as_json: bool = JSON,
+) -> None:
+    """Give a tree a new title."""
+    t = loom(ctx).rename(tree, title)
+    emit(as_json, t.to_json(), f"{t.id}  {t.title}")

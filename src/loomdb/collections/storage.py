@@ -72,7 +72,7 @@ def item_anywhere(db: Unit, item_id: str) -> Item | None:
 
 def item_ids_like(db: Unit, coll_id: str, prefix: str) -> list[str]:
     return [r[0] for r in db.execute(
-        "SELECT id FROM coll_items WHERE collection_id = ? AND id LIKE ? ORDER BY id LIMIT 11",
+        "SELECT id FROM coll_items WHERE collection_id = ? AND id LIKE ? ORDER BY id LIMIT 1001",
         (coll_id, prefix.upper() + "%"))]
 
 

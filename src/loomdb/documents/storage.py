@@ -90,7 +90,7 @@ def revision(db: Unit, doc_id: str, rev_id: str) -> Revision | None:
 
 def revision_ids_like(db: Unit, doc_id: str, prefix: str) -> list[str]:
     return [r[0] for r in db.execute(
-        "SELECT id FROM doc_revisions WHERE document_id = ? AND id LIKE ? ORDER BY id LIMIT 11",
+        "SELECT id FROM doc_revisions WHERE document_id = ? AND id LIKE ? ORDER BY id LIMIT 1001",
         (doc_id, prefix.upper() + "%"))]
 
 

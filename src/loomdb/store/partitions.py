@@ -3,10 +3,14 @@
 A new PostgreSQL store opened with `partitions=N` in its URL (or filled by
 `loomdb migrate --to URL --partitions N`) has its per-tree tables split into N hash
 partitions of `tree_id`: the nodes and what hangs on them (sources, selections, edges,
-overlay, tags, generations, compactions). Every one of them already carries tree_id in
-its primary key and every unique key (the Citus layout needs the same), so the split
-changes no key. The backend then pins its hot reads to the node's tree (`pinned`
-queries in postgres.py), so each prunes to one partition.
+overlay, tags, generations, compactions), and the ref log. Every one of the first
+already carries tree_id in its primary key and every unique key (the Citus layout needs
+the same), so the split changes no key. The ref log's key becomes (tree_id, ref_name,
+seq): a ref lives in one tree, its compare-and-swap is on its `refs` row, and a name
+deleted and made again in another tree logs there after its last line, so the log's
+order per name holds; an index on (ref_name, seq) serves a name's whole history. The
+backend then pins its hot reads to the node's (or the ref's) tree (`pinned` queries in
+postgres.py), so each prunes to one partition.
 
 Only an empty store is split: moving rows between layouts is a copy
 (`loomdb migrate --partitions N`), which verifies the hash chain at the target.
@@ -45,10 +49,17 @@ def split_sql(count: int) -> str:
     """The script that recreates each empty per-tree table as `count` hash partitions
     of tree_id, with the same columns, defaults, checks, keys and indexes."""
     out = []
-    for table in TABLES:
+    for table in (*TABLES, "ref_log"):
         old = f"{table}_unsplit"
         out.append(f"ALTER TABLE {table} RENAME TO {old};")
-        out.append(f"CREATE TABLE {table} (LIKE {old} INCLUDING ALL) PARTITION BY HASH (tree_id);")
+        if table == "ref_log":  # keyed by tree from here on (see the module docstring)
+            out.append(f"CREATE TABLE {table} (LIKE {old} INCLUDING DEFAULTS)"
+                       " PARTITION BY HASH (tree_id);")
+            out.append(f"ALTER TABLE {table} ALTER tree_id SET NOT NULL,"
+                       " ADD PRIMARY KEY (tree_id, ref_name, seq);")
+            out.append(f"CREATE INDEX ref_log_name ON {table} (ref_name, seq);")
+        else:
+            out.append(f"CREATE TABLE {table} (LIKE {old} INCLUDING ALL) PARTITION BY HASH (tree_id);")
         out.append(f"DROP TABLE {old};")
         out.extend(
             f"CREATE TABLE {table}_p{i} PARTITION OF {table}"

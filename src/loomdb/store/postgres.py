@@ -42,7 +42,15 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..blobs import BlobStore
-from ..errors import InvalidInput, LoomError, MissingExtra, ReadOnlyStore, RefConflict, StoreBusy
+from ..errors import (
+    InvalidInput,
+    LoomError,
+    MissingExtra,
+    ReadOnlyStore,
+    RefConflict,
+    StoreBusy,
+    StoreUnavailable,
+)
 from ..model import Anchor, Edge, Node, Ref, RefMove, now
 from . import migrations, partitions
 from .base import Backend, ThreadState
@@ -51,7 +59,7 @@ from .drafts import DraftsPostgres
 from .nodes import DEPTH, HAS_SELECTIONS, HAS_SOURCES, ChainRow, PathRow
 from .overlay import MetaSQL
 from .provenance import ProvenanceSQL
-from .refs import RefSQL, refs_from_rows
+from .refs import REF_LOG, RefSQL, refs_from_rows
 from .replicas import CONNECT_TIMEOUT, ReplicaOptions, Router, parse_options
 from .replicas import OPTIONS as REPLICA_OPTIONS
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
@@ -117,7 +125,9 @@ _CHILDREN_PINNED = (
 )
 #: the hot reads by name, for `explain` (tests and tools check their plans)
 HOT_QUERIES = {"walk": _WALK.format(pin="", rpin=""), "children": _CHILDREN, "leaves": _LEAVES,
-               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED}
+               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED,
+               "ref_log_pinned": REF_LOG.replace("?", "%s")
+               + " WHERE tree_id = %s AND ref_name = %s ORDER BY seq"}
 
 _TREE_SELECT = (
     TREE_COLUMNS + " s.count, s.last FROM trees t"
@@ -188,7 +198,11 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         self._local = _Thread()
         options = {"autocommit": True, "prepare_threshold": prepare_threshold}
         # connect once up front: a bad URL or a server that is down fails here, plainly
-        with psycopg.connect(conninfo or url, **options) as first:  # type: ignore[arg-type]
+        try:
+            first = psycopg.connect(conninfo or url, **options)  # type: ignore[arg-type]
+        except psycopg.OperationalError as exc:
+            raise unavailable(conninfo or url, exc) from None
+        with first:
             # Citus cannot plan a recursive walk that is not pinned to one tree (shard)
             found = first.execute(
                 "SELECT count(*) FROM pg_extension WHERE extname = 'citus'").fetchone()
@@ -734,9 +748,11 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         if not cur.rowcount:
             return False
         self._run(
-            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
+            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason, tree_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, coalesce(%s,"
+            " (SELECT tree_id FROM refs WHERE name = %s)))",
+            (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason,
+             move.tree, move.ref),
         )
         return True
 
@@ -778,6 +794,25 @@ def blob_store(location: str) -> Any:
     from ..objectstore import ObjectBlobStore
 
     return ObjectBlobStore(location)
+
+
+def unavailable(conninfo: str, exc: Exception) -> StoreUnavailable:
+    """A failed first connection as one line that says what to do: the database to
+    create, the server to start, or the server's own first line (credentials...)."""
+    info = psycopg.conninfo.conninfo_to_dict(conninfo)
+    host, port = info.get("host") or "localhost", info.get("port") or "5432"
+    db = info.get("dbname") or info.get("user") or "the database"
+    shown = f"postgresql://{host}:{port}/{db}"
+    text = str(exc)
+    if f'database "{db}" does not exist' in text:
+        return StoreUnavailable(shown, f'database "{db}" does not exist',
+                                f"create it with `createdb -h {host} -p {port} {db}`")
+    if "Connection refused" in text or "No such file or directory" in text:
+        return StoreUnavailable(shown, f"no PostgreSQL server answers on {host}:{port}",
+                                "start the server or correct the host and port in the URL")
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return StoreUnavailable(shown, first.removeprefix("connection failed: "),
+                            "check the URL, the user and the server")
 
 
 def open_postgres(url: str) -> tuple[PostgresBackend, Any]:

@@ -14,6 +14,9 @@ from ..model import Ref, RefMove
 from .rows import loads
 from .runner import SqlRunner
 
+#: a ref log line as RefMove takes it
+REF_LOG = "SELECT seq, ref_name, at, old_node, new_node, actor, reason, tree_id FROM ref_log"
+
 
 class RefStore(ABC):
     """Named, movable pointers into trees, each with an append-only log of moves."""
@@ -106,16 +109,21 @@ class RefSQL(SqlRunner, RefStore):
         # seq counts per ref; writers of one ref are serialized (SQLite: one writer;
         # PostgreSQL: the row lock their compare-and-swap on `refs` holds until commit)
         self.q_run(
-            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason)"
+            "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason, tree_id)"
             " VALUES (?, coalesce((SELECT seq FROM ref_log WHERE ref_name = ?"
-            " ORDER BY seq DESC LIMIT 1), 0) + 1, ?, ?, ?, ?, ?)",
-            (move.ref, move.ref, move.at, move.old, move.new, move.actor, move.reason),
+            " ORDER BY seq DESC LIMIT 1), 0) + 1, ?, ?, ?, ?, ?,"
+            " coalesce(?, (SELECT tree_id FROM refs WHERE name = ?)))",
+            (move.ref, move.ref, move.at, move.old, move.new, move.actor, move.reason,
+             move.tree, move.ref),
         )
 
     def ref_log(self, name: str) -> list[RefMove]:
-        rows = self.q_all(
-            "SELECT seq, ref_name, at, old_node, new_node, actor, reason FROM ref_log"
-            " WHERE ref_name = ? ORDER BY seq",
-            (name,),
-        )
+        # the lines of the ref's own tree (one partition when the store is split by
+        # tree); all of the name's lines only when some are elsewhere: the name was
+        # deleted and made again in another tree
+        found = self.q_one("SELECT tree_id FROM refs WHERE name = ?", (name,))
+        rows = self.q_all(REF_LOG + " WHERE tree_id = ? AND ref_name = ? ORDER BY seq",
+                          (found[0], name)) if found else []
+        if not rows or rows[0][0] != 1:
+            rows = self.q_all(REF_LOG + " WHERE ref_name = ? ORDER BY seq", (name,))
         return [RefMove(*r) for r in rows]

@@ -21,13 +21,14 @@ migration 0004 and docs/architecture.md.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, NotFound, StoreBusy
+from ..errors import InvalidInput, NotFound, StoreBusy, StoreUnavailable
 from ..model import Anchor, Edge, Node, Ref, RefMove, now
 from . import extensions, migrations
 from .base import Backend, ThreadState
@@ -159,7 +160,25 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
         self._places_lock = threading.Lock()
         #: extensions some area asked for: loaded on every connection opened after
         self._extensions: dict[str, extensions.Extension] = {}
-        self._connect()  # the first connection sets WAL mode on the file, once
+        try:
+            self._refuse_foreign()
+            self._connect()  # the first connection sets WAL mode on the file, once
+        except sqlite3.DatabaseError as exc:
+            raise self._unavailable(exc) from None
+
+    def _unavailable(self, exc: sqlite3.DatabaseError) -> StoreUnavailable:
+        """Why the file cannot be opened, as one line that says what to do."""
+        where = str(self.path)
+        if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+            if self.path.exists() and not os.access(self.path, os.R_OK | os.W_OK):
+                return StoreUnavailable(where, "permission denied",
+                                        "give loomdb read and write access to the file")
+            return StoreUnavailable(where, "the file cannot be created or opened",
+                                    "check that its folder exists and is writable")
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            return StoreUnavailable(where, "the file is not a SQLite database",
+                                    "give a loomdb store folder or its sqlite:/// file")
+        return StoreUnavailable(where, str(exc), "check the file")
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -290,6 +309,24 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
                 self._db.execute("INSERT INTO loomdb_migrations VALUES (?, ?)", (name, now()))
                 applied.append(name)
         return applied
+
+    def _refuse_foreign(self) -> None:
+        """Never touch another program's database (not even its journal mode): a file
+        with tables of its own and no migration record is not a loomdb store. Read
+        through a read-only connection before the store's first one."""
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return
+        probe = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            names = [r[0] for r in probe.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        finally:
+            probe.close()
+        if names and "loomdb_migrations" not in names:
+            raise StoreUnavailable(
+                str(self.path), "a SQLite database of another program, not a loomdb store"
+                f" (tables {', '.join(names[:4])})", "give loomdb its own folder or file")
 
     def applied_migrations(self) -> list[str]:
         try:
@@ -669,8 +706,9 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
     def move_ref(self, move: RefMove) -> bool:
         try:
             self._db.execute(
-                "INSERT INTO ref_log VALUES (?,?,?,?,?,?,?)",
-                (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason),
+                "INSERT INTO ref_log VALUES (?,?,?,?,?,?,?,?)",
+                (move.ref, move.seq, move.at, move.old, move.new, move.actor, move.reason,
+                 move.tree),
             )
         except sqlite3.IntegrityError:
             return False  # line seq is taken: the ref changed since it was read

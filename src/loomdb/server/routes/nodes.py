@@ -127,7 +127,8 @@ def thread(headish: str, request: Request, who: Access = Depends(access)) -> dic
         for n in nodes:
             branches = [n.slot] + lm.siblings(n.id) if n.parent else [n.slot]
             out.append({**n.to_json(), "meta": metas[n.id], "html": blocks_html(n.content),
-                        "branches": sorted(branches), "versions": lm.versions(n.id)})
+                        "branches": sorted(branches), "versions": lm.versions(n.id),
+                        "has_logprobs": bool((n.provenance or {}).get("logprobs"))})
         ref = pos.ref.to_json() if pos.ref else None
         tree = who.tree(pos.tree).to_json()
     return {"head": pos.node, "tree": tree, "ref": ref, "messages": out}
@@ -168,6 +169,18 @@ RELATIONS = {
 }
 for _rel in RELATIONS:
     _relation(_rel)
+
+
+@router.get("/{headish:path}/logprobs")
+def node_logprobs(headish: str, request: Request,
+                  who: Access = Depends(access)) -> dict[str, Any]:
+    """Each generated token of the node: its probability and top alternatives (as
+    `loomdb show NODE --logprobs --json`), checked against the chain first."""
+    from ...logprobs import of_node, rows
+
+    with state_of(request).using() as lm:
+        node = lm.node(who.position(headish).node)
+        return {"node": node.id, "tokens": rows(of_node(lm, node))}
 
 
 @router.get("/{headish:path}", response_model=NodeOut)

@@ -142,6 +142,12 @@ function message(m, i) {
     el("button", { onclick: () => tag(i, m) }, "Tag"),
     el("button", { onclick: () => overlay(i, { excluded: !m.meta.excluded }) },
       m.meta.excluded ? "Include" : "Exclude"));
+  if (m.has_logprobs) {
+    tools.prepend(el("button", {
+      onclick: () => toggleLogprobs(m, body), title: "Colour each token by its probability",
+      dataset: { testid: "logprobs-toggle" },
+    }, "Logprobs"));
+  }
   const marks = el("span", {});
   if (m.meta.label) marks.append(el("span", { class: "label" }, m.meta.label), " ");
   for (const t of m.meta.tags) marks.append(el("span", { class: "tag" }, t), " ");
@@ -153,6 +159,40 @@ function message(m, i) {
     dataset: { testid: "message", node: m.id, index: i },
   }, head, body);
   return card;
+}
+
+// -- logprobs: each generated token coloured by its probability ------------------------
+// red (unlikely) through yellow to green (certain); the title holds the alternatives
+function probabilityColour(p) {
+  const hue = Math.round(120 * Math.max(0, Math.min(1, p)));
+  return `hsl(${hue}, 75%, 82%)`;
+}
+
+async function toggleLogprobs(m, body) {
+  if (body.dataset.logprobs) {  // shown: back to the rendered message
+    delete body.dataset.logprobs;
+    body.innerHTML = m.html;
+    return;
+  }
+  const found = await api("GET", `/api/nodes/${enc(m.id)}/logprobs`);
+  const tokens = el("div", { class: "logprobs", dataset: { testid: "logprobs" } });
+  for (const t of found.tokens) {
+    const p = t.probability;
+    const alts = t.top.map((a) => `${JSON.stringify(a.token)} ${a.probability.toFixed(3)}`).join(", ");
+    tokens.append(el("span", {
+      class: "token",
+      style: p === null ? "" : `background: ${probabilityColour(p)}`,
+      title: `${JSON.stringify(t.token)} p=${p === null ? "?" : p.toFixed(3)}` +
+        (alts ? `\nalternatives: ${alts}` : ""),
+      dataset: { testid: "logprob-token", probability: p === null ? "" : p.toFixed(4) },
+    }, t.token));
+  }
+  const legend = el("div", { class: "legend", dataset: { testid: "logprobs-legend" } },
+    "probability: ",
+    ...[0.05, 0.25, 0.5, 0.75, 0.95].map((p) =>
+      el("span", { class: "token", style: `background: ${probabilityColour(p)}` }, p.toFixed(2))));
+  body.dataset.logprobs = "shown";
+  body.replaceChildren(tokens, legend);
 }
 
 function switcher(what, ids, current, pick) {
