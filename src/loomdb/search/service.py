@@ -1,11 +1,19 @@
-"""Full-text search: one results contract on both backends.
+"""Search: full text, semantic and hybrid, one results contract on both backends.
 
-`{"entity", "kind", "tree"?, "snippet", "score"}` per hit, best first. A query is its
-words, all required, stemmed (FTS5 porter on SQLite, the `english` configuration on
-PostgreSQL); punctuation never reaches either query language, so any input is safe.
-Snippets mark matches with [brackets]. Scores are higher-is-better on both backends
-(negated bm25 on SQLite, ts_rank_cd on PostgreSQL): they order hits, they do not
-compare across backends.
+`{"entity", "kind", "tree"?, "snippet", "score"}` per hit, best first, whatever the mode.
+
+* Full text (`mode="text"`): a query is its words, all required, stemmed (FTS5 porter
+  on SQLite, the `english` configuration on PostgreSQL); punctuation never reaches
+  either query language, so any input is safe. Snippets mark matches with [brackets].
+  Scores are higher-is-better on both backends (negated bm25 on SQLite, ts_rank_cd on
+  PostgreSQL): they order hits, they do not compare across backends.
+* Semantic (`mode="semantic"`): entries ranked by the cosine similarity of their
+  embedding to the query's (see `loomdb.search.semantic`); the score is that
+  similarity, the snippet the entry's opening.
+* Hybrid (`mode="hybrid"`): reciprocal rank fusion of both rankings, score
+  `sum(1 / (RRF_K + rank))` over the rankings a hit is in (rank from 1), with
+  RRF_K = 60 (the semantic ranking taken as deep as the hits wanted, the full-text
+  one at least 50 deep); the snippet is the full-text one when the words matched.
 """
 
 from __future__ import annotations
@@ -23,6 +31,9 @@ if TYPE_CHECKING:
     from ..loom import Loom
 
 KINDS = ("message", "document", "item")
+MODES = ("text", "semantic", "hybrid")
+#: the constant of reciprocal rank fusion (the value its authors found robust)
+RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
 _HEADLINE = ("StartSel=[, StopSel=], MaxWords=18, MinWords=6, ShortWord=2, "
              "MaxFragments=1, FragmentDelimiter=…")
@@ -37,6 +48,7 @@ class Query:
     tag: str | None = None
     kind: str | None = None
     limit: int = 20
+    mode: str = "text"
 
 
 def words(text: str) -> list[str]:
@@ -49,19 +61,61 @@ def words(text: str) -> list[str]:
 def search(loom: Loom, q: Query) -> list[dict[str, Any]]:
     """Hits for a query, best first; nodes written since the last search are indexed
     first, so an import is searchable right away."""
+    check_choice("mode", q.mode, MODES)
     if q.kind is not None:
         check_choice("--kind", q.kind, KINDS)
     if not 1 <= q.limit <= 1000:
         raise InvalidInput("--limit", "must be between 1 and 1000")
+    found = words(q.text)
     tree = loom.tree(q.tree).id if q.tree else None
-    catch_up(loom)
     fetch = q.limit if q.tag is None else min(q.limit * 20, 5000)
-    with loom.unit(SEARCH) as db:
-        rows = _query(db, words(q.text), q, tree, fetch)
-    hits = [_hit(r) for r in rows]
+    if q.mode == "text":
+        catch_up(loom)
+        hits = [_hit(r) for r in _text(loom, found, q, tree, fetch)]
+    elif q.mode == "semantic":
+        hits = [_hit(r) for r in _semantic(loom, q, tree, fetch)]
+    else:
+        hits = fuse([_hit(r) for r in _semantic(loom, q, tree, fetch)],
+                    [_hit(r) for r in _text(loom, found, q, tree, max(fetch, 50))])
     if q.tag is not None:
         hits = [h for h in hits if q.tag in _tags(loom, h)]
     return hits[: q.limit]
+
+
+def fuse(semantic: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reciprocal rank fusion of two rankings (see the module docstring)."""
+    fused: dict[str, dict[str, Any]] = {}
+    for ranking in (semantic, text):
+        for rank, hit in enumerate(ranking, start=1):
+            into = fused.setdefault(hit["entity"], {**hit, "score": 0.0})
+            into["score"] += 1 / (RRF_K + rank)
+            if ranking is text:
+                into["snippet"] = hit["snippet"]
+    return sorted(fused.values(), key=lambda h: -h["score"])
+
+
+def _text(loom: Loom, found: list[str], q: Query, tree: str | None,
+          limit: int) -> list[tuple[Any, ...]]:
+    with loom.unit(SEARCH) as db:
+        return _query(db, found, q, tree, limit)
+
+
+def _semantic(loom: Loom, q: Query, tree: str | None, limit: int) -> list[tuple[Any, ...]]:
+    """Embeds what is queued (the full-text catch-up included), then ranks."""
+    from .semantic import index as V
+    from .semantic import model, rank
+
+    V.catch_up(loom)
+    filters = {c: v for c, v in (("tree_id", tree), ("role", q.role), ("author", q.author),
+                                 ("kind", q.kind)) if v is not None}
+    return rank.nearest(loom, model.embed([q.text])[0], filters, limit)
+
+
+def reindex(loom: Loom) -> int:
+    """Embed every entry again; how many."""
+    from .semantic import index as V
+
+    return V.reindex(loom)
 
 
 def _query(db: Unit, found: list[str], q: Query, tree: str | None,

@@ -17,7 +17,9 @@ A unit is one transaction; it joins an enclosing one (`loom.unit` inside another
 or inside a core write), so an area write and a core write commit or roll back
 together. Placeholders are `?` in both dialects. The area's migrations are applied on
 its first unit in a store and recorded as `<area>/NNNN_name` in `loomdb_migrations`,
-in the same transaction, exactly once even when processes race.
+in the same transaction, exactly once even when processes race. An area whose SQLite
+SQL needs a loadable extension names it (`Area.extensions`); it is loaded on the
+calling thread's connection before the area's units (see `loomdb.store.extensions`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..errors import InvalidInput
 from ..model import now
 from . import migrations
 from .base import Backend
+from .extensions import Extension
 
 #: advisory lock key taken while an area's migrations are applied on PostgreSQL
 _AREA_LOCK = 0x6C6F6F6D_61726561
@@ -45,6 +48,8 @@ class Area:
 
     name: str
     package: str
+    #: SQLite extensions its SQL needs, loaded before its units (SQLite stores only)
+    extensions: tuple[Extension, ...] = ()
 
     def scripts(self, dialect: str) -> list[tuple[str, str]]:
         """(recorded name, sql) of this area's migrations for a dialect, in order."""
@@ -101,6 +106,9 @@ def dialect_of(backend: Backend) -> str:
 @contextmanager
 def unit(backend: Backend, area: Area) -> Iterator[Unit]:
     """A unit of work for `area` on `backend`, its migrations applied first."""
+    if area.extensions and dialect_of(backend) == "sqlite":
+        for ext in area.extensions:
+            backend.load_extension(ext)  # type: ignore[attr-defined]
     _ensure(backend, area)
     with backend.transaction():
         yield Unit(backend)

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import InvalidInput, NotFound, StoreBusy, StoreUnavailable
 from ..model import Anchor, Edge, Node, Ref, RefMove, now
-from . import migrations
+from . import extensions, migrations
 from .base import Backend, ThreadState
 from .blobmeta import BlobMetaSQL
 from .drafts import DraftSQL
@@ -128,6 +128,8 @@ class _Thread(ThreadState):
 
     db: sqlite3.Connection | None = None
     pending: dict[str, Place] | None = None
+    #: extensions loaded on `db`
+    extensions: frozenset[str] = frozenset()
 
 
 class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaSQL, Backend):
@@ -156,6 +158,8 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
         #: changes); a transaction's own go to its thread's `pending` until it commits
         self._places: dict[str, Place] = {}
         self._places_lock = threading.Lock()
+        #: extensions some area asked for: loaded on every connection opened after
+        self._extensions: dict[str, extensions.Extension] = {}
         try:
             self._refuse_foreign()
             self._connect()  # the first connection sets WAL mode on the file, once
@@ -198,10 +202,39 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
             "temp_store=MEMORY",
         ):
             db.execute(f"PRAGMA {pragma}")
+        for ext in list(self._extensions.values()):
+            extensions.load(db, ext)  # (registered ones are in it already)
         with self._places_lock:
             self._connections.append(db)
         self._local.db = db
+        self._local.extensions = frozenset(self._extensions)
         return db
+
+    def load_extension(self, ext: extensions.Extension) -> None:
+        """Make `ext` available on this thread's connection and on every connection
+        opened after (see `loomdb.store.extensions`); once per connection."""
+        local = self._local
+        if ext.name in local.extensions:
+            return
+        loaded = extensions.load(self._db, ext)
+        self._extensions[ext.name] = ext
+        if loaded:
+            local.extensions = local.extensions | {ext.name}
+        elif local.depth:
+            raise InvalidInput("store", f"the {ext.name} extension is first needed inside "
+                               "a transaction on a connection that must be reopened for it")
+        else:
+            self._reopen()
+
+    def _reopen(self) -> None:
+        """Replace this thread's idle connection by a new one."""
+        old = self._local.db
+        if old is not None:
+            with self._places_lock:
+                self._connections = [c for c in self._connections if c is not old]
+            old.close()
+        self._local.db = None
+        self._connect()
 
     # -- lifecycle -------------------------------------------------------------------
     def close(self) -> None:

