@@ -133,3 +133,46 @@ def test_every_command_is_documented_in_the_readme() -> None:
     commands |= {g.name for g in app.registered_groups}
     missing = sorted(commands - documented)
     assert not missing, f"undocumented commands: {missing}"
+
+
+def test_the_command_map_names_the_module_of_every_command() -> None:
+    from loomdb import cli
+    from loomdb.cli import app
+
+    found = {}
+    for c in app.registered_commands:
+        name = c.name or c.callback.__name__.replace("_", "-")
+        found[name] = c.callback.__module__.rsplit(".", 1)[1]
+    for g in app.registered_groups:
+        found[g.name] = g.typer_instance.registered_commands[0].callback.__module__.rsplit(".", 1)[1]
+    assert found == cli.COMMANDS
+    for listed in (app.registered_commands, app.registered_groups):  # in --help order
+        modules = [(c.callback or c.typer_instance.registered_commands[0].callback).__module__
+                   for c in listed]  # type: ignore[union-attr]
+        order = [cli.MODULES.index(m.rsplit(".", 1)[1]) for m in modules]
+        assert order == sorted(order)
+
+
+def test_a_short_command_loads_only_what_it_uses(tmp_path: Path) -> None:
+    """`loomdb add` imports its command's module and the core, not the other commands,
+    the services, the model runtimes or pydantic (start-up time: benchmarks/bench_cli.py)."""
+    db = str(tmp_path / "store")
+    script = (
+        "import sys\n"
+        "from loomdb.cli import main\n"
+        "try:\n"
+        f"    main(['--db', {db!r}, 'add', 'main', '--role', 'user', '--text', 'hi'])\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0, done.code\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    subprocess.run([sys.executable, "-m", "loomdb", "--db", db, "new", "--text", "hello",
+                    "--session", "main"], check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                          text=True)
+    loaded = set(done.stdout.split())
+    assert {"loomdb.cli.write", "loomdb.loom", "loomdb.store.sqlite"} <= loaded
+    heavy = {"loomdb.cli.read", "loomdb.cli.agents", "loomdb.buffer",
+             "loomdb.generation", "loomdb.documents", "loomdb.search", "pydantic", "tiktoken",
+             "numpy", "torch", "llama_cpp", "fastapi", "psycopg"}
+    assert not heavy & loaded, sorted(heavy & loaded)

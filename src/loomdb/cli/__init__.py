@@ -20,7 +20,7 @@ from ..errors import LoomError, UsageError
 if TYPE_CHECKING:
     from ..api import Loom
 
-app = typer.Typer(
+root = typer.Typer(
     name="loomdb",
     help="Git for LLM conversations: branch, fork, edit, and assemble context.",
     no_args_is_help=True,
@@ -54,7 +54,7 @@ class State:
             self._loom = None
 
 
-@app.callback()
+@root.callback()
 def _root(
     ctx: typer.Context,
     db: str = typer.Option(
@@ -87,14 +87,74 @@ def emit(as_json: bool, value: Any, text: str | None = None) -> None:
 
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
-from . import write, refs, read, models, buffer, interop, admin, docs, colls, references, search, gc, agents, serve, gateway, mcp  # noqa: E402,F401,I001  # isort: skip  (command order in --help)
+#: the modules that define the commands, in the order `--help` lists them
+MODULES = ("write", "refs", "read", "models", "buffer", "interop", "admin", "docs", "colls",
+           "references", "search", "gc", "agents", "serve", "gateway", "mcp")
+#: which module defines each command and command group (tests/test_cli.py holds this to
+#: the modules): a call imports its command's module only, since importing and building
+#: every command costs a third of a short command's run
+COMMANDS = {
+    **dict.fromkeys(("new", "add", "edit", "select", "link", "bookmark", "tag", "exclude",
+                     "prune", "rename"), "write"),
+    **dict.fromkeys(("fork", "session", "view"), "refs"),
+    **dict.fromkeys(("path", "children", "siblings", "versions", "leaves", "branch-points",
+                     "edges", "show", "log", "tree", "trees", "archive", "verify"), "read"),
+    **dict.fromkeys(("context", "generate", "compact", "chat"), "models"),
+    "buffer": "buffer", "import": "interop", "export": "interop", "migrate": "admin",
+    "backup": "admin", "doc": "docs", "coll": "colls", "backlinks": "references",
+    "search": "search", "gc": "gc",
+    **dict.fromkeys(("pending", "approve", "deny", "route", "spawn", "propose", "inbox",
+                     "reject", "amend", "agent", "persona"), "agents"),
+    "serve": "serve", "user": "serve", "gateway": "gateway", "mcp": "mcp",
+}
+
+
+def load(args: list[str]) -> None:
+    """Register the command `args` names (its module), or every command when `args`
+    names none that is known (`--help`, a mistake: click lists or refuses them all)."""
+    import importlib
+
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--db":
+            next(rest, None)
+        elif not arg.startswith("-"):
+            if arg in COMMANDS:
+                importlib.import_module(f".{COMMANDS[arg]}", __name__)
+                return
+            break
+    load_all()
+
+
+def load_all() -> None:
+    """Register every command, in `MODULES` order whatever was loaded before."""
+    import importlib
+
+    for name in MODULES:
+        importlib.import_module(f".{name}", __name__)
+    rank = {f"{__name__}.{name}": i for i, name in enumerate(MODULES)}
+
+    def module_of(callback: Any) -> int:
+        return rank[getattr(callback, "__module__", "")]
+
+    root.registered_commands.sort(key=lambda c: module_of(c.callback))
+    root.registered_groups.sort(key=lambda g: module_of(
+        g.typer_instance.registered_commands[0].callback if g.typer_instance else None))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole command, every command registered (tests, tools)
+        load_all()
+        return root
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; every error is shown by the one mapper (loomdb.edge)."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        code = app(args=args, standalone_mode=False)
+        load(args)
+        code = root(args=args, standalone_mode=False)
     except LoomError as exc:
         _fail(exc, "--json" in args)
     except Exception as exc:  # click's own errors arrive here in non-standalone mode

@@ -10,7 +10,8 @@ from typing import Any
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 agent_app = typer.Typer(help="Agents: who writes (human or model).", no_args_is_help=True)
 persona_app = typer.Typer(help="Personas: identity, tool permissions, model defaults.",

@@ -22,7 +22,8 @@ from typing import Any
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 MODEL_COLOUR = "blue"
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 if TYPE_CHECKING:
     from ..collections.storage import Item

@@ -9,7 +9,8 @@ from typing import Any
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 doc_app = typer.Typer(help="Versioned documents: revisions over the shared content.",
                       no_args_is_help=True)

@@ -7,7 +7,8 @@ import os
 import typer
 
 from ..errors import InvalidInput, MissingExtra
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 from .models import providers_config
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")

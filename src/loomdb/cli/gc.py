@@ -7,7 +7,8 @@ from datetime import timedelta
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 
 @app.command()

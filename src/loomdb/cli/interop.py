@@ -25,7 +25,8 @@ from typing import Any
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 _IMPORT_FORMATS = ("auto|chatgpt|claude|openwebui|librechat|loom|oasst|openai-jsonl|sharegpt|"
                    "loomdb (loomdb's own json/jsonl export)")

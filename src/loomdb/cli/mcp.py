@@ -6,7 +6,8 @@ import os
 
 import typer
 
-from . import JSON, app, loom
+from . import JSON, loom
+from . import root as app
 
 
 @app.command("mcp")

@@ -10,7 +10,8 @@ from typing import Any
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, State, app, emit, loom
+from . import JSON, State, emit, loom
+from . import root as app
 
 
 def providers_config(ctx: typer.Context) -> Any:

@@ -9,7 +9,8 @@ from typing import Any
 import typer
 
 from .. import content as C
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 
 def _ids(as_json: bool, ids: list[str]) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 
 @app.command()

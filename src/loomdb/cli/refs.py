@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 session_app = typer.Typer(help="Sessions: named pointers that move as turns are added.",
                           no_args_is_help=True)

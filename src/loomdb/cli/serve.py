@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from ..errors import InvalidInput
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 from .models import providers_config
 
 user_app = typer.Typer(help="Users of the HTTP API: each sees only their own trees.",

@@ -9,7 +9,8 @@ from typing import Any
 import typer
 
 from ..errors import InvalidInput, UsageError
-from . import JSON, app, emit, loom
+from . import JSON, emit, loom
+from . import root as app
 
 
 def _content(ctx: typer.Context, text: str | None, file: Path | None, content_json: str | None) -> Any:
@@ -75,9 +76,15 @@ def add(
 ) -> None:
     """Add a message after HEADISH; a session named as HEADISH moves to it."""
     lm = loom(ctx)
-    from .agents import routed
+    if route is None and headish is None:
+        raise InvalidInput("headish", "give a HEADISH or --route, not both")
+    if route is None:  # the everyday case: no routing to load
+        append: Any = lambda content, **fields: lm.append(headish, content, **fields)  # noqa: E731
+    else:
+        from .agents import routed
 
-    node = routed(lm, headish, route)(
+        append = routed(lm, headish, route)
+    node = append(
         _content(ctx, text, file, content_json), role=role, author=author,
         source=source, options=_json_arg("--options", options), cache=cache,
         also=[(h, "context") for h in also] + [(h, "instruction") for h in instruction],
