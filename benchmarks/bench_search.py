@@ -19,7 +19,9 @@ most `--budget` seconds of setup (the largest that fits is reported), then index
   second, so 100k would take about half an hour), the rest with random unit vectors
   (synthetic: the ranking is an exact scan, so its cost does not depend on the
   values); then 60 queries, each embedded by the real model inside the timing,
-  `limit 20`, semantic and hybrid. The model is loaded before timing.
+  `limit 20`, semantic and hybrid, on one store handle (a long-lived process: the
+  in-memory ranking); and a fresh handle's first query (a one-shot process: SQLite's
+  vec0 scan, PostgreSQL's matrix load). The model is loaded before timing.
 
 Targets: query p50 <= 20 ms; append with the index <= 1.5x append without; semantic
 query p50 <= 50 ms over 100k messages.
@@ -178,6 +180,13 @@ def semantic_queries(kind: str, n: int, embed_budget: float) -> dict[str, float]
         mid = VOCAB[50:2000]
         queries = [" ".join(qrng.sample(mid, qrng.choice([1, 2]))) for _ in range(60)]
         found: dict[str, float] = {"messages": done, "real": real, "synthetic": synthetic}
+        firsts = []
+        for q in queries[:7]:  # a fresh handle's first query (a one-shot process's)
+            with loomdb.open(lm.backend.url) as once:
+                q0 = time.perf_counter()
+                S.search(once, S.Query(q, limit=20, mode="semantic"))
+                firsts.append(time.perf_counter() - q0)
+        found["first_p50_ms"] = statistics.median(firsts) * 1e3
         for mode in ("semantic", "hybrid"):
             S.search(lm, S.Query(queries[0], mode=mode))  # warm: the PostgreSQL cache
             times = []
@@ -238,6 +247,8 @@ def main() -> None:
               f"(p95 {sem['semantic_p95_ms']:.2f} ms; query embedding {sem['embed_ms']:.2f} ms "
               f"of it) target <= 50 ms; beside full-text p50 {found['query_p50_ms']:.2f} ms")
         print(f"  semantic recall@20 against an exact scan {sem['recall']:.3f}")
+        print(f"  a fresh handle's first semantic query p50 {sem['first_p50_ms']:.2f} ms "
+              "(SQLite: the vec0 scan; PostgreSQL: loading the in-process matrix)")
         print(f"  hybrid query p50 {sem['hybrid_p50_ms']:.2f} ms "
               f"(p95 {sem['hybrid_p95_ms']:.2f} ms)")
 

@@ -301,3 +301,38 @@ def test_one_store_handle_follows_writes_made_elsewhere(loom: Loom, cli: Cli,
     assert cli("search", "--reindex")["embedded"] > 0
     assert semantic("bad weather ahead", limit=1)[0] == added["node"]
     assert semantic("a sleepy cat", limit=1) == [corpus["cat"]]
+
+
+def test_the_first_query_and_the_cached_ranking_agree(loom: Loom, store_url: str, cli: Cli,
+                                                     corpus: dict[str, str]) -> None:
+    """A process's first query on SQLite is the vec0 scan; later ones rank from memory
+    (both backends). For every filter the two give the same entities in the same
+    order with the same scores, also after writes made elsewhere, a re-embedded
+    entry and an entry whose number SQLite gave again to a new one."""
+    import loomdb
+    from loomdb.search.semantic import rank
+
+    cases = [("vehicle trouble", {}), ("vehicle trouble", {"role": "assistant"}),
+             ("a sleepy cat", {"author": "bot"}), ("baking bread", {"kind": "item"}),
+             ("money", {"tree": corpus["other"]}), ("money", {"author": "nobody"})]
+
+    def agree() -> None:
+        for text, kw in cases:
+            q = S.Query(text, mode="semantic", limit=4, **kw)
+            with loomdb.open(store_url) as once:  # a fresh handle: its first query
+                first = S.search(once, q)
+            warm = S.search(loom, q)
+            assert [h["entity"] for h in warm] == [h["entity"] for h in first], (text, kw)
+            assert [h["score"] for h in warm] == pytest.approx([h["score"] for h in first],
+                                                               abs=1e-5)
+            assert [h["snippet"] for h in warm] == [h["snippet"] for h in first]
+
+    S.search(loom, S.Query("warm up", mode="semantic"))
+    agree()
+    assert rank._cache(loom).size == len(loom.backend.execute("SELECT seq FROM search_vectors"))
+    cli("coll", "rm", "shelf", corpus["item"].rpartition("/")[2])  # the newest entry
+    newer = cli("coll", "add", "shelf", corpus["car"], "--field", "note=engine repair")["item"]
+    cli("doc", "commit", "recipe", "--text", "Tune the guitar strings before the concert.")
+    agree()
+    hits = S.search(loom, S.Query("mechanic fixing a motor", mode="semantic", kind="item"))
+    assert [h["entity"] for h in hits] == [f"coll:shelf/{newer}"]

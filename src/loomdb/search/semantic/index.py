@@ -90,8 +90,12 @@ def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
         part = rows[i:i + 200]
         args = [v for row in part for v in row]
         if db.dialect == "sqlite":
-            db.execute("INSERT OR REPLACE INTO search_vectors (seq, embedding) VALUES "
-                       + ",".join(["(?, ?)"] * len(part)), args)
+            last = db.execute("UPDATE search_vec_clock SET last = last + ? WHERE id = 1 "
+                              "RETURNING last", (len(part),))[0][0]
+            args = [v for i, (s, e) in enumerate(part)
+                    for v in (s, int(last) - len(part) + 1 + i, e)]
+            db.execute("INSERT OR REPLACE INTO search_vectors (seq, vseq, embedding) VALUES "
+                       + ",".join(["(?, ?, ?)"] * len(part)), args)
             _store_index(db, [row[0] for row in part])
             continue
         db.execute("INSERT INTO search_vectors (seq, vseq, embedding) VALUES "

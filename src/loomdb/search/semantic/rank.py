@@ -2,13 +2,18 @@
 filters as full text. Rows are `(entity, kind, tree, snippet, score)`; the score is the
 cosine similarity (higher is better, at most 1); the snippet is the entry's opening.
 
-SQLite ranks in SQL with sqlite-vec: an exact k-nearest scan of a vec0 table (cosine
-distance, the filter columns stored beside the vectors and applied in the scan), the
-file read memory-mapped. PostgreSQL
-has no vector type here (Debian packages no pgvector for the server), so vectors are
-bytea and ranked in the process: a per-store cache of the matrix and the filter
-columns follows `vseq` (only new vectors are read), numpy scores it, and the best are
-read back from the store, which drops entries deleted since they were cached.
+Both backends rank in the process: a per-store cache of the matrix and the filter
+columns follows `vseq` (only vectors written since the last query are read), numpy
+scores it (a 100k x 384 product is a few milliseconds, where a scan in the database
+reads 150 MB), and the best are read back from the store, which drops entries
+deleted since they were cached. PostgreSQL has no vector type here (Debian packages
+no pgvector for the server), so its vectors are bytea.
+
+SQLite also keeps the vectors in a sqlite-vec vec0 table, and the first semantic query
+of a process is answered by its exact k-nearest scan (cosine distance, the filter
+columns applied in the scan, the file read memory-mapped): a one-shot process such as
+the CLI never loads the whole matrix, and a long-lived one (the server, a library
+user) loads it at its second query and ranks in memory from then on.
 """
 
 from __future__ import annotations
@@ -38,9 +43,10 @@ _MMAP = 1 << 30
 def nearest(loom: Loom, vector: np.ndarray, filters: dict[str, str], n: int) -> list[Row]:
     """The `n` entries nearest `vector` that pass `filters` (column -> value)."""
     with loom.unit(SEMANTIC) as db:
-        if db.dialect == "sqlite":
+        cache = _cache(loom)
+        if db.dialect == "sqlite" and cache.first_query():
             return _sqlite(db, vector, filters, n)
-        return _cache(loom).nearest(db, vector, filters, n)
+        return cache.nearest(db, vector, filters, n)
 
 
 def snippet(text: str) -> str:
@@ -78,19 +84,42 @@ def _cache(loom: Loom) -> _Cache:
         return found
 
 
+#: the snippet's source per dialect (SQLite keeps the text only in the FTS table)
+_BODIES = {
+    "sqlite": (f"SELECT e.seq, e.entity, e.kind, e.tree_id, substr(t.body, 1, {_SNIPPET * 2}) "
+               "FROM search_entries e JOIN search_text t ON t.rowid = e.seq "
+               "WHERE e.seq IN ({})"),
+    "postgres": (f"SELECT seq, entity, kind, tree_id, left(body, {_SNIPPET * 2}) "
+                 "FROM search_entries WHERE seq IN ({})"),
+}
+
+
 class _Cache:
-    """A store's vectors and filter columns in memory (PostgreSQL); see the module."""
+    """A store's vectors and filter columns in memory; see the module docstring.
+
+    Rows are appended in `vseq` order into arrays that grow by doubling (a refresh
+    copies only what is new); a filter column holds small integer codes, one per
+    distinct value, so a filter is one comparison of integers."""
 
     def __init__(self) -> None:
         import numpy as np
 
         self.lock = threading.Lock()
+        self.asked = False
         self.vseq = 0
+        self.size = 0
         self.seqs = np.empty(0, dtype=np.int64)
         self.matrix = np.empty((0, DIMS), dtype=np.float32)
         self.alive = np.empty(0, dtype=bool)
-        self.columns = {c: np.empty(0, dtype=object) for c in _FILTERS}
+        self.codes = {c: np.empty(0, dtype=np.int32) for c in _FILTERS}
+        self.names: dict[str, dict[Any, int]] = {c: {} for c in _FILTERS}
         self.row: dict[int, int] = {}
+
+    def first_query(self) -> bool:
+        """True once: for the process's first query (answered without the cache)."""
+        with self.lock:
+            first, self.asked = not self.asked, True
+        return first
 
     def nearest(self, db: Unit, vector: np.ndarray, filters: dict[str, str],
                 n: int) -> list[Row]:
@@ -99,10 +128,15 @@ class _Cache:
         with self.lock:
             self._refresh(db)
             while True:
-                mask = self.alive.copy()
+                size = self.size
+                mask = self.alive[:size].copy()
                 for column, value in filters.items():
-                    mask &= self.columns[column] == value
-                scores = np.where(mask, self.matrix @ vector, -np.inf)
+                    code = self.names[column].get(value)
+                    if code is None:
+                        return []
+                    mask &= self.codes[column][:size] == code
+                scores = self.matrix[:size] @ vector
+                scores[~mask] = -np.inf
                 order = self._best(scores, n)
                 hits = self._read(db, order, scores)
                 if len(hits) >= n or len(hits) == len(order):  # enough, or all there is
@@ -125,8 +159,7 @@ class _Cache:
             return []
         seqs = [int(self.seqs[i]) for i in order]
         found = {int(r[0]): r[1:] for r in db.execute(
-            f"SELECT seq, entity, kind, tree_id, left(body, {_SNIPPET * 2}) "
-            f"FROM search_entries WHERE seq IN ({','.join('?' * len(seqs))})", seqs)}
+            _BODIES[db.dialect].format(",".join("?" * len(seqs))), seqs)}
         hits = []
         for i, seq in zip(order, seqs, strict=True):
             if seq not in found:
@@ -138,8 +171,6 @@ class _Cache:
 
     def _refresh(self, db: Unit) -> None:
         """Read the vectors written since the last refresh (in `vseq` order)."""
-        import numpy as np
-
         latest = db.one("SELECT max(vseq) FROM search_vectors")
         if latest is None or latest[0] is None or int(latest[0]) <= self.vseq:
             return  # (one index probe: the join below may be planned as a full scan)
@@ -147,25 +178,54 @@ class _Cache:
             "SELECT v.vseq, v.seq, v.embedding, e.tree_id, e.role, e.author, e.kind "
             "FROM search_vectors v JOIN search_entries e ON e.seq = v.seq "
             "WHERE v.vseq > ? ORDER BY v.vseq", (self.vseq,))
-        if not rows:
-            return
-        self.vseq = int(rows[-1][0])
-        new = [r for r in rows if int(r[1]) not in self.row]
-        for r in rows:  # re-embedded entries are overwritten in place
+        if rows:
+            self.vseq = int(rows[-1][0])
+            self._put(rows)
+
+    def _put(self, rows: list[tuple[Any, ...]]) -> None:
+        """Write rows (vseq, seq, embedding, *filter values) into the arrays: over their
+        old place when the entry is cached already (re-embedded, or a reused seq), else
+        appended (one block copy for the matrix)."""
+        import numpy as np
+
+        fresh = [r for r in rows if int(r[1]) not in self.row]
+        for r in rows:
             i = self.row.get(int(r[1]))
             if i is not None:
                 self.matrix[i] = np.frombuffer(bytes(r[2]), dtype=np.float32)
-                self.alive[i] = True
-        if not new:
+                self._set(i, i + 1, [r])
+        if not fresh:
             return
-        start = len(self.seqs)
-        self.seqs = np.concatenate([self.seqs, np.array([int(r[1]) for r in new], np.int64)])
-        block = np.frombuffer(b"".join(bytes(r[2]) for r in new), dtype=np.float32)
-        self.matrix = np.concatenate([self.matrix, block.reshape(len(new), DIMS)])
-        self.alive = np.concatenate([self.alive, np.ones(len(new), dtype=bool)])
+        start, end = self.size, self.size + len(fresh)
+        self._grow(end)
+        self.seqs[start:end] = [int(r[1]) for r in fresh]
+        self.matrix[start:end] = np.frombuffer(
+            b"".join(bytes(r[2]) for r in fresh), dtype=np.float32).reshape(len(fresh), DIMS)
+        self._set(start, end, fresh)
+        self.row.update((int(r[1]), start + j) for j, r in enumerate(fresh))
+        self.size = end
+
+    def _set(self, start: int, end: int, rows: list[tuple[Any, ...]]) -> None:
+        """Mark rows start..end alive with their filter values' codes."""
+        self.alive[start:end] = True
         for j, column in enumerate(_FILTERS):
-            values = np.empty(len(new), dtype=object)
-            values[:] = [r[3 + j] for r in new]
-            self.columns[column] = np.concatenate([self.columns[column], values])
-        for j, r in enumerate(new):
-            self.row[int(r[1])] = start + j
+            names = self.names[column]
+            self.codes[column][start:end] = [names.setdefault(r[3 + j], len(names))
+                                             for r in rows]
+
+    def _grow(self, need: int) -> None:
+        import numpy as np
+
+        have = len(self.seqs)
+        if need <= have:
+            return
+        cap = max(need, have * 2, 1024)
+
+        def grown(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((cap, *a.shape[1:]), dtype=a.dtype)
+            out[: self.size] = a[: self.size]
+            return out
+
+        self.seqs, self.matrix, self.alive = (grown(self.seqs), grown(self.matrix),
+                                              grown(self.alive))
+        self.codes = {c: grown(a) for c, a in self.codes.items()}
