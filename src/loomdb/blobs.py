@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from pathlib import Path
 
 from .content import HASH_PREFIX
@@ -48,6 +47,8 @@ class BlobStore:
         if path.exists():
             return bid
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # (writers only)
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as fh:

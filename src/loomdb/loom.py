@@ -21,7 +21,6 @@ from typing import Any, Self
 
 from . import content as C
 from . import refs as R
-from .backup import backup
 from .blobs import BlobStore, check_id
 from .chain import chain_hash
 from .context import assemble
@@ -688,6 +687,8 @@ class Loom(RefOps, OverlayOps, StorageOps):
 
     def backup(self, dest: str | Path) -> Any:
         """A consistent online copy of this SQLite store at `dest`; see `loomdb.backup`."""
+        from .backup import backup  # (loaded by the one command that copies)
+
         return backup(self, dest)
 
     def verify(self, tree: str | None = None) -> Report:

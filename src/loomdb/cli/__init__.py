@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
+import click
 import typer
 
 from ..errors import LoomError, UsageError
@@ -109,9 +111,10 @@ COMMANDS = {
 }
 
 
-def load(args: list[str]) -> None:
-    """Register the command `args` names (its module), or every command when `args`
-    names none that is known (`--help`, a mistake: click lists or refuses them all)."""
+def load(args: list[str]) -> str | None:
+    """Register the command `args` names (its module) and return its name, or register
+    every command and return None when `args` names none that is known (`--help`, a
+    mistake: click lists or refuses them all)."""
     import importlib
 
     rest = iter(args)
@@ -121,9 +124,33 @@ def load(args: list[str]) -> None:
         elif not arg.startswith("-"):
             if arg in COMMANDS:
                 importlib.import_module(f".{COMMANDS[arg]}", __name__)
-                return
+                return arg
             break
     load_all()
+    return None
+
+
+_building = threading.Lock()
+
+
+def command(name: str | None) -> click.Command:
+    """The click command for one run: the app with only `name` built when given (typer
+    builds every registered command on each run, and this run can reach no other)."""
+    from typer.main import get_command
+
+    with _building:
+        kept = root.registered_commands, root.registered_groups
+        if name is not None:
+            root.registered_commands = [c for c in kept[0] if _name(c) == name]
+            root.registered_groups = [g for g in kept[1] if g.name == name]
+        try:
+            return get_command(root)
+        finally:
+            root.registered_commands, root.registered_groups = kept
+
+
+def _name(info: Any) -> str:
+    return str(info.name or info.callback.__name__.replace("_", "-"))
 
 
 def load_all() -> None:
@@ -153,8 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; every error is shown by the one mapper (loomdb.edge)."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        load(args)
-        code = root(args=args, standalone_mode=False)
+        code = command(load(args))(args=args, standalone_mode=False)
     except LoomError as exc:
         _fail(exc, "--json" in args)
     except Exception as exc:  # click's own errors arrive here in non-standalone mode

@@ -12,14 +12,17 @@ afterwards in the process; a connection opened before is reopened by the backend
 
 from __future__ import annotations
 
-import ctypes
 import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
+
+if TYPE_CHECKING:
+    import ctypes
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class Extension:
     entry: str
 
 
-_registered: dict[str, ctypes.CDLL] = {}
+_registered: dict[str, ctypes.CDLL] = {}  # (ctypes is imported when one is registered)
 _lock = threading.Lock()
 
 
@@ -57,6 +60,8 @@ def register(ext: Extension) -> None:
     with _lock:
         if ext.name in _registered:
             return
+        import ctypes
+
         lib = ctypes.CDLL(_library(ext.locate()))
         init = getattr(lib, ext.entry, None)
         if init is None:
