@@ -42,3 +42,31 @@ class TestMigrations:
 
 def _dialect(url: str) -> str:
     return "postgres" if url.startswith("postgres") else "sqlite"
+
+
+def test_opening_an_up_to_date_store_waits_for_no_writer(tmp_path: object) -> None:
+    """An everyday open reads the migration record and takes no write lock: it opens
+    and reads while another process holds the store's write lock."""
+    import sqlite3
+    import threading
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "store"
+    with loomdb.open(str(path)) as loom:
+        loom.new_tree("hello", session="s")
+    writer = sqlite3.connect(path / "loom.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    read: list[str] = []
+
+    def open_and_read() -> None:
+        with loomdb.open(str(path)) as loom:
+            read.append(loom.node("s").id)
+
+    reader = threading.Thread(target=open_and_read, daemon=True)
+    reader.start()
+    reader.join(10)
+    opened_meanwhile = list(read)
+    writer.execute("ROLLBACK")
+    writer.close()
+    reader.join(60)
+    assert opened_meanwhile == read and read, "the open waited for the writer"

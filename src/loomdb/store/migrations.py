@@ -9,14 +9,26 @@ adding the next script.
 
 from __future__ import annotations
 
-from importlib import resources
+import os
+
+#: the scripts ship as files of this package (read directly: every open checks them)
+_FOLDER = os.path.join(os.path.dirname(__file__), "sql")
+
+
+def names(dialect: str) -> list[str]:
+    """The name of every migration of a dialect, in order (nothing read but the folder)."""
+    found = os.listdir(os.path.join(_FOLDER, dialect))
+    return sorted(n[: -len(".sql")] for n in found if n.endswith(".sql"))
 
 
 def scripts(dialect: str) -> list[tuple[str, str]]:
     """(name, sql) of every migration of a dialect, in order."""
-    folder = resources.files("loomdb.store") / "sql" / dialect
-    found = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
-    return [(name[: -len(".sql")], (folder / name).read_text("utf-8")) for name in found]
+    folder = os.path.join(_FOLDER, dialect)
+    out = []
+    for name in names(dialect):
+        with open(os.path.join(folder, f"{name}.sql"), encoding="utf-8") as fh:
+            out.append((name, fh.read()))
+    return out
 
 
 def statements(sql: str, complete) -> list[str]:  # type: ignore[no-untyped-def]

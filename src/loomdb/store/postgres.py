@@ -421,9 +421,9 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         self.split = self._partitions
 
     def _migrate(self) -> list[str]:
-        scripts = migrations.scripts("postgres")
-        if {name for name, _ in scripts} <= set(self.applied_migrations()):
+        if set(migrations.names("postgres")) <= set(self.applied_migrations()):
             return []
+        scripts = migrations.scripts("postgres")
         applied: list[str] = []
         with self.transaction():
             # concurrent first opens (one per process) apply each script exactly once

@@ -294,6 +294,8 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
         return None
 
     def migrate(self) -> list[str]:
+        if set(migrations.names("sqlite")) <= set(self.applied_migrations()):
+            return []  # the everyday open: one read, no write lock, no script read
         applied: list[str] = []
         with self.transaction():
             self._db.execute(
