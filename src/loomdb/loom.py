@@ -8,8 +8,6 @@ CLI and HTTP layers translate its typed errors at the edge.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 import threading
@@ -161,6 +159,9 @@ class Loom(RefOps, OverlayOps, StorageOps):
             return block
         if block.get("type") not in C.BLOB_BLOCK_TYPES:
             return block
+        import base64  # (only blocks that carry their bytes inline)
+        import binascii
+
         try:
             data = base64.b64decode(block["data"], validate=True)
         except (binascii.Error, TypeError, ValueError):

@@ -29,7 +29,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from ..errors import InvalidInput
@@ -53,6 +52,8 @@ class Area:
 
     def scripts(self, dialect: str) -> list[tuple[str, str]]:
         """(recorded name, sql) of this area's migrations for a dialect, in order."""
+        from importlib import resources  # (only when an area is first used)
+
         folder = resources.files(self.package) / "sql" / dialect
         if not folder.is_dir():
             raise InvalidInput(f"area {self.name}", f"no {dialect} migrations in {self.package}")
