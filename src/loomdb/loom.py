@@ -128,6 +128,11 @@ class Loom(RefOps, OverlayOps, StorageOps):
         enclosing unit or core write, so both commit or roll back together."""
         return areas.unit(self.backend, area)
 
+    def has_area(self, area: Area) -> bool:
+        """Whether this store has `area` (its migrations recorded): lets a caller use an
+        area only where it exists, without creating its tables."""
+        return areas.applied(self.backend, area)
+
     def content_body(self, content_id: str) -> list[dict[str, Any]] | None:
         """The blocks stored under a content id (by any node), or None when none holds it."""
         if not isinstance(content_id, str) or not _CONTENT_ID.fullmatch(content_id):

@@ -19,6 +19,16 @@ Most of the copy goes through the storage interface. Five things the interface c
 enumerate (every edge, every blob's metadata, every generation, every draft, the names
 of deleted refs that still have a log) are read with plain SQL that both backends
 answer alike.
+
+The areas beside the core (documents, collections, references, users, agents, the
+gateway's memo...) come along in the same transaction, after the core has verified:
+every area the source records is copied row by row by `store.areacopy`, which knows
+no area by name (a new area needs nothing here). The same rules hold: a target row
+that is equal is kept, one that differs is an error, and a failure anywhere leaves the
+target as it was (the areas' tables included). An area derived from the others, the
+search index, is not copied but rebuilt at the target by the hook its Area names
+(so everything copied is searchable when the copy commits); semantic vectors are
+embedded again on the target's next semantic query.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import IntegrityError, InvalidInput
 from .model import Edge, Node, Tree
+from .store import areacopy, areas
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, Backend
 
 if TYPE_CHECKING:
@@ -55,18 +66,24 @@ class CopyReport:
     blobs: int = 0
     verified: int = 0
     kept: dict[str, int] = field(default_factory=dict)  # rows already in the target (force)
+    #: rows written per area and table ({"documents": {"doc_revisions": 3, ...}})
+    areas: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: derived areas rebuilt at the target, with what their hook wrote
+    rebuilt: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def copy_store(src: Loom, dst: Loom, *, force: bool = False) -> CopyReport:
-    """Copy every tree, ref, log, edge, overlay and blob of `src` into `dst`; verify the
-    hash chain at `dst` before committing. Refuses a non-empty `dst` unless `force`."""
+    """Copy every tree, ref, log, edge, overlay, blob and area row of `src` into `dst`
+    and rebuild its search index; verify the hash chain at `dst` before committing.
+    Refuses a `dst` holding trees or refs unless `force`."""
     if src.backend is dst.backend or src.backend.url == dst.backend.url:
         raise InvalidInput("migrate", "the source and the target are the same store")
     if not force:
         _require_empty(dst.backend)
+    found = areas.recorded(src.backend)  # an area not known here is refused before any write
     report = CopyReport()
     _copy_blobs(src, dst, report)
     trees = src.backend.list_trees(archived=False) + src.backend.list_trees(archived=True)
@@ -87,6 +104,7 @@ def copy_store(src: Loom, dst: Loom, *, force: bool = False) -> CopyReport:
                     f"{first['reason']} (run `loomdb verify` on the source)",
                 )
             report.verified += result.checked
+        _copy_areas(src, dst, found, report)
     return report
 
 
@@ -239,6 +257,26 @@ def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
         else:  # buffer mode's working text of a ref
             dst.set_draft(name, text, at)
             report.drafts += 1
+
+
+def _copy_areas(src: Loom, dst: Loom, found: list[areas.Area], report: CopyReport) -> None:
+    """The areas the source records (`found`), in the copy's transaction: their rows,
+    or, for a derived area, its rebuild hook (run when either side has the area, so
+    that rows copied into a target that already indexes them are indexed too)."""
+    for area in found:
+        if area.derived:
+            continue
+        copied = areacopy.copy_area(src.backend, dst.backend, area)
+        report.areas[area.name] = {table: c.written for table, c in copied.items()}
+        for table, c in copied.items():
+            if c.kept:
+                report.kept[f"{area.name}.{table}"] = c.kept
+    there = areas.recorded(dst.backend, known_only=True)
+    derived = {a.name: a for a in found + there if a.derived}
+    for name, area in sorted(derived.items()):
+        hook = area.rebuild_hook()
+        if hook is not None:
+            report.rebuilt[name] = hook(dst)
 
 
 # -- helpers --------------------------------------------------------------------------

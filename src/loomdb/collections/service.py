@@ -235,12 +235,30 @@ def _one(db: Unit, coll: Collection, item_id: str) -> Item:
 
 
 def _reindexed(loom: Loom, db: Unit, coll: Collection, item_id: str) -> Item:
+    it = _one(db, coll, item_id)
+    _index(loom, coll, it)
+    return it
+
+
+def _index(loom: Loom, coll: Collection, it: Item) -> None:
     from ..search import index
 
-    it = _one(db, coll, item_id)
     words = [it.entity, *it.tags, *(f"{k} {v}" for k, v in it.fields.items())]
     index.put_entry(loom, f"coll:{coll.name}/{it.id}", "item", " ".join(words))
-    return it
+
+
+def reindex(loom: Loom) -> int:
+    """Put every item of every collection in the search index (again); how many. A
+    store copy rebuilds the index with it rather than copying the index."""
+    done = 0
+    with loom.unit(COLLECTIONS) as db:
+        for row in db.execute("SELECT id, name, kind, created_at FROM coll_collections "
+                              "ORDER BY name"):
+            coll = Collection(*row)
+            for it in S.items(db, coll.id):
+                _index(loom, coll, it)
+                done += 1
+    return done
 
 
 # == reading ========================================================================

@@ -135,6 +135,18 @@ def _index(loom: Loom, name: str, rev_id: str, blocks: list[dict[str, Any]]) -> 
     index.put_entry(loom, f"doc:{name}@{rev_id}", "document", C.plain_text(blocks))
 
 
+def reindex(loom: Loom) -> int:
+    """Put every revision of every document in the search index (again); how many. A
+    store copy rebuilds the index with it rather than copying the index."""
+    done = 0
+    with loom.unit(DOCUMENTS) as db:
+        for doc_id, name in db.execute("SELECT id, name FROM doc_documents ORDER BY name"):
+            for rev in S.revisions(db, doc_id).values():
+                _index(loom, name, rev.id, blocks_of(loom, db, rev.content_id))
+                done += 1
+    return done
+
+
 def branch(loom: Loom, name: str, branch_name: str, at: str | None = None) -> dict[str, str]:
     """A new branch at a revision (default: the current one)."""
     check_name("branch", branch_name)

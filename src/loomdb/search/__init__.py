@@ -3,6 +3,7 @@
 
 from ..store.areas import Area
 
-SEARCH = Area("search", "loomdb.search")
+#: an index over the other areas' content: a store copy rebuilds it (see rebuild.py)
+SEARCH = Area("search", "loomdb.search", derived=True, rebuild="loomdb.search.rebuild:rebuild")
 
 __all__ = ["SEARCH"]

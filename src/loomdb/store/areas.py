@@ -20,13 +20,23 @@ its first unit in a store and recorded as `<area>/NNNN_name` in `loomdb_migratio
 in the same transaction, exactly once even when processes race. An area whose SQLite
 SQL needs a loadable extension names it (`Area.extensions`); it is loaded on the
 calling thread's connection before the area's units (see `loomdb.store.extensions`).
+
+A store copy (`loomdb migrate`) carries every area the source records, without
+importing the areas up front: `recorded` maps the names in `loomdb_migrations` to
+their Area (`BUILTIN` says where loomdb's own are declared; any other registers itself
+when its package is imported), `Area.tables` lists an area's tables from its own
+migrations, and `loomdb.store.areacopy` copies their rows. An area whose rows are
+derived from the others (the search index) says so (`derived`) and names a `rebuild`
+hook instead, run at the target after the copy.
 """
 
 from __future__ import annotations
 
+import importlib
+import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +50,29 @@ from .extensions import Extension
 #: advisory lock key taken while an area's migrations are applied on PostgreSQL
 _AREA_LOCK = 0x6C6F6F6D_61726561
 
+#: where each area loomdb ships is declared ("module:NAME"): a store copy imports only
+#: the ones a store records (`recorded`). A new area adds its line here.
+BUILTIN = {
+    "agents": "loomdb.agents:AGENTS",
+    "collections": "loomdb.collections:COLLECTIONS",
+    "documents": "loomdb.documents:DOCUMENTS",
+    "gateway": "loomdb.gateway.paths:GATEWAY",
+    "references": "loomdb.references:REFERENCES",
+    "search": "loomdb.search:SEARCH",
+    "semantic": "loomdb.search.semantic:SEMANTIC",
+    "users": "loomdb.users.accounts:USERS",
+}
+#: every Area constructed in this process, by name (areas outside loomdb register so)
+_DECLARED: dict[str, Area] = {}
+
+# the statements of a migration that make, rename and remove tables (see Area.tables)
+_TABLE_DDL = re.compile(
+    r"^\s*(?:CREATE\s+(?P<virtual>VIRTUAL\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?P<created>\"?\w+\"?)"
+    r"|DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?P<dropped>\"?\w+\"?)"
+    r"|ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?P<old>\"?\w+\"?)\s+RENAME\s+TO\s+(?P<new>\"?\w+\"?))",
+    re.IGNORECASE | re.MULTILINE,
+)
+
 
 @dataclass(frozen=True)
 class Area:
@@ -49,6 +82,17 @@ class Area:
     package: str
     #: SQLite extensions its SQL needs, loaded before its units (SQLite stores only)
     extensions: tuple[Extension, ...] = ()
+    #: its rows are computed from other data (an index): a store copy does not carry
+    #: them, the target computes them again (`rebuild`, or on the area's next use)
+    derived: bool = False
+    #: "module:function" that recomputes a derived area at a copy's target: called
+    #: with the target Loom inside the copy's transaction when the source or the
+    #: target has the area; returns what it wrote ({what: count}). Named, not
+    #: imported, so that the store layer never imports the area (layering).
+    rebuild: str | None = None
+
+    def __post_init__(self) -> None:
+        _DECLARED[self.name] = self
 
     def scripts(self, dialect: str) -> list[tuple[str, str]]:
         """(recorded name, sql) of this area's migrations for a dialect, in order."""
@@ -60,6 +104,67 @@ class Area:
         found = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
         return [(f"{self.name}/{n[: -len('.sql')]}", (folder / n).read_text("utf-8"))
                 for n in found]
+
+    def tables(self, dialect: str) -> list[str]:
+        """The tables its migrations leave, in the order they were created: a table is
+        created after the tables it references, so this is an order to copy them in.
+        A virtual table (FTS5, vec0) cannot be copied row by row: only a derived area
+        may have one."""
+        tables: list[str] = []
+        for _, sql in self.scripts(dialect):
+            for m in _TABLE_DDL.finditer(sql):
+                name = (m["created"] or m["dropped"] or m["old"]).strip('"').lower()
+                if m["virtual"] and not self.derived:
+                    raise InvalidInput(f"area {self.name}",
+                                       f"virtual table {name} cannot be copied: declare the "
+                                       "area derived, with a rebuild hook")
+                if m["created"] and not m["virtual"]:
+                    tables.append(name)
+                elif m["dropped"]:
+                    tables = [t for t in tables if t != name]
+                elif m["old"]:
+                    tables = [m["new"].strip('"').lower() if t == name else t for t in tables]
+        return tables
+
+    def rebuild_hook(self) -> Callable[[Any], dict[str, int]] | None:
+        """The `rebuild` function, imported; None for an area without one."""
+        if self.rebuild is None:
+            return None
+        module, _, attr = self.rebuild.partition(":")
+        hook: Callable[[Any], dict[str, int]] = getattr(importlib.import_module(module), attr)
+        return hook
+
+
+def recorded(backend: Backend, *, known_only: bool = False) -> list[Area]:
+    """The areas whose migrations a store records, by name. An area loomdb does not
+    ship must have been imported (its Area declared) to be found; one that is not is
+    refused, or left out with `known_only`."""
+    names = sorted({n.split("/", 1)[0] for n in backend.applied_migrations() if "/" in n})
+    if known_only:
+        names = [n for n in names if n in _DECLARED or n in BUILTIN]
+    return [find(name) for name in names]
+
+
+def find(name: str) -> Area:
+    """The Area called `name`: declared in this process, or one of `BUILTIN`."""
+    if name not in _DECLARED and name in BUILTIN:
+        module, _, attr = BUILTIN[name].partition(":")
+        try:
+            getattr(importlib.import_module(module), attr)
+        except ImportError as exc:  # its package needs an extra this install lacks
+            raise InvalidInput(f"area {name!r}", f"is declared in {module}, which cannot be "
+                               f"imported here ({exc}): install the extra it needs") from exc
+    area = _DECLARED.get(name)
+    if area is None:
+        raise InvalidInput(f"area {name!r}",
+                           "is recorded in the store but not known here: import the package "
+                           "that declares it first")
+    return area
+
+
+def applied(backend: Backend, area: Area) -> bool:
+    """Whether any migration of `area` is recorded in the store."""
+    return any(n.startswith(area.name + "/") for n in backend.applied_migrations())
 
 
 class Unit:
@@ -107,18 +212,32 @@ def dialect_of(backend: Backend) -> str:
 @contextmanager
 def unit(backend: Backend, area: Area) -> Iterator[Unit]:
     """A unit of work for `area` on `backend`, its migrations applied first."""
-    if area.extensions and dialect_of(backend) == "sqlite":
-        for ext in area.extensions:
-            backend.load_extension(ext)  # type: ignore[attr-defined]
-    _ensure(backend, area)
+    prepare(backend, area)
     with backend.transaction():
         yield Unit(backend)
 
 
+def prepare(backend: Backend, area: Area) -> None:
+    """Make `area` usable on `backend` without opening a unit: its extensions loaded,
+    its missing migrations applied (in a transaction only when some are missing, so a
+    store that is only read stays untouched)."""
+    if area.extensions and dialect_of(backend) == "sqlite":
+        for ext in area.extensions:
+            backend.load_extension(ext)  # type: ignore[attr-defined]
+    _ensure(backend, area)
+
+
 def _ensure(backend: Backend, area: Area) -> None:
+    """Apply the area's missing migrations, then remember (per backend) that it is ready.
+    Migrations applied inside an enclosing transaction are not remembered by the thread
+    that applied them until it checks again outside any transaction: that transaction
+    may still roll back (a failed store copy), taking the tables with it."""
     ready: set[str] = backend.__dict__.setdefault("_areas_ready", set())
     if area.name in ready:
         return
+    tentative: set[str] = backend._local.__dict__.setdefault("areas_tentative", set())
+    if backend.committed():
+        tentative.clear()  # the transactions that applied them have ended, either way
     db = Unit(backend)
     scripts = area.scripts(db.dialect)
     if {name for name, _ in scripts} - set(backend.applied_migrations()):
@@ -131,5 +250,8 @@ def _ensure(backend: Backend, area: Area) -> None:
                     db.script(sql)
                     db.execute("INSERT INTO loomdb_migrations VALUES (?, ?)",
                                (name, now()))
-    ready.add(area.name)
+        if not backend.committed():
+            tentative.add(area.name)
+    if area.name not in tentative:
+        ready.add(area.name)
 

@@ -19,6 +19,9 @@ def _sqlite_vec() -> str:
 
 
 SQLITE_VEC = Extension("sqlite-vec", _sqlite_vec, "sqlite3_vec_init")
-SEMANTIC = Area("semantic", "loomdb.search.semantic", extensions=(SQLITE_VEC,))
+#: derived from the search entries, with no rebuild hook: a store copy leaves the
+#: vectors behind, and the target embeds its entries on its next semantic query (the
+#: area's migration, or its trigger when the target has the area, queues every entry)
+SEMANTIC = Area("semantic", "loomdb.search.semantic", extensions=(SQLITE_VEC,), derived=True)
 
 __all__ = ["SEMANTIC", "SQLITE_VEC"]

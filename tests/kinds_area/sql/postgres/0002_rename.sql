@@ -1,0 +1,1 @@
+ALTER TABLE kinds_draft RENAME TO kinds_loose;
