@@ -23,6 +23,8 @@ CASES = [
     (errors.NotFound("node", "01ABC"), "NotFound", 404, -32004),
     (errors.AmbiguousName("node", "01", ["01A", "01B"]), "AmbiguousName", 404, -32004),
     (errors.RefConflict("main", "A", "B"), "RefConflict", 409, -32009),
+    (errors.MergeConflict("doc:plan merge", [{"base": "b\n", "ours": "o\n", "theirs": "t\n"}]),
+     "MergeConflict", 409, -32009),
     (errors.StoreBusy("store", "locked"), "StoreBusy", 503, -32003),
     (errors.StoreUnavailable("x.db", "not SQLite", "fix it"), "StoreUnavailable", 503, -32008),
     (errors.ReadOnlyStore("postgresql://standby/db", "cannot execute INSERT in a read-only transaction"), "ReadOnlyStore", 503, -32007),
@@ -41,9 +43,23 @@ def test_every_typed_error_maps_to_exit_2_its_status_and_one_json_shape(
     shown = edge.failure(exc)
     assert (shown.type, shown.exit_code, shown.status, shown.mcp_code) == (name, 2, status, code)
     assert edge.exit_code(exc) == 2 and edge.http_status(exc) == status
-    assert edge.error_json(exc) == {"error": {"type": name, "message": str(exc)}}
-    assert edge.mcp_error(exc) == {"code": code, "message": str(exc),
-                                   "data": {"type": name, "message": str(exc)}}
+    error = {"type": name, "message": str(exc), **details(exc)}
+    assert edge.error_json(exc) == {"error": error}
+    assert edge.mcp_error(exc) == {"code": code, "message": str(exc), "data": error}
+
+
+def details(exc: errors.LoomError) -> dict[str, object]:
+    """What an error shows beyond its message: a merge conflict's regions."""
+    if isinstance(exc, errors.MergeConflict):
+        return {"conflicts": exc.conflicts}
+    return {}
+
+
+def test_a_merge_conflict_shows_its_regions_on_one_line() -> None:
+    regions = [{"base": "b\n", "ours": "ours\n", "theirs": "theirs\n"}]
+    shown = edge.failure(errors.MergeConflict("doc:plan merge", regions))
+    assert shown.to_json()["error"]["conflicts"] == regions
+    assert "\n" not in shown.message and shown.message.startswith("doc:plan merge: 1 ")
 
 
 def test_the_table_covers_every_error_class_in_errors() -> None:

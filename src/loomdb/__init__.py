@@ -26,6 +26,7 @@ from .errors import (
     IntegrityError,
     InvalidInput,
     LoomError,
+    MergeConflict,
     MissingExtra,
     NotCompacted,
     NotFound,
@@ -51,7 +52,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AmbiguousName", "Buffer", "CycleError", "Edge", "Generated", "IntegrityError",
-    "InvalidInput", "Loom", "LoomError", "Meta", "MissingExtra", "Node", "NotCompacted",
+    "InvalidInput", "Loom", "LoomError", "MergeConflict", "Meta", "MissingExtra", "Node", "NotCompacted",
     "NotFound", "Position", "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "StoreBusy",
     "StoreUnavailable", "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
     "load_providers", "open", "text", "validate_blocks",

@@ -11,7 +11,7 @@ thing everywhere:
       request validation
     Unauthorized                    2    401   -32001
     NotFound, AmbiguousName         2    404   -32004
-    RefConflict                     2    409   -32009
+    RefConflict, MergeConflict      2    409   -32009
     StoreBusy                       2    503   -32003
     StoreUnavailable                2    503   -32008
     ReadOnlyStore                   2    503   -32007
@@ -22,14 +22,16 @@ thing everywhere:
     anything else (a bug)           1    500   -32603 internal error
 
 The JSON shape is `{"error": {"type": <class name>, "message": <one line>}}`, the
-same on stdout with `--json`, in an HTTP body and in an MCP error's data. The message
+same on stdout with `--json`, in an HTTP body and in an MCP error's data; a merge
+conflict adds its regions (`"conflicts"`), so a client can show them without parsing
+the message. The message
 of an error that is not ours is not shown (it may hold internals): a bug says only
 that it is one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import (
@@ -37,6 +39,7 @@ from .errors import (
     IntegrityError,
     InvalidInput,
     LoomError,
+    MergeConflict,
     MissingExtra,
     NotCompacted,
     NotFound,
@@ -58,6 +61,7 @@ _TABLE: tuple[tuple[type[BaseException], int, int], ...] = (
     (Unauthorized, 401, -32001),
     (NotFound, 404, -32004),
     (RefConflict, 409, -32009),
+    (MergeConflict, 409, -32009),
     (StoreBusy, 503, -32003),
     (StoreUnavailable, 503, -32008),
     (ReadOnlyStore, 503, -32007),
@@ -80,10 +84,12 @@ class Failure:
     exit_code: int
     status: int
     mcp_code: int
+    #: what the error carries beyond its message (a merge conflict's regions)
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The body every edge sends: `{"error": {"type", "message"}}`."""
-        return {"error": {"type": self.type, "message": self.message}}
+        """The body every edge sends: `{"error": {"type", "message", ...details}}`."""
+        return {"error": {"type": self.type, "message": self.message, **self.details}}
 
     def mcp_error(self) -> dict[str, Any]:
         """A JSON-RPC error object, the type and message repeated in `data`."""
@@ -106,10 +112,17 @@ def failure(exc: BaseException) -> Failure:
     name = type(exc).__name__
     for kind, status, code in _TABLE:
         if isinstance(exc, kind):
-            return Failure(name, one_line(str(exc)) or name, USAGE_EXIT, status, code)
+            return Failure(name, one_line(str(exc)) or name, USAGE_EXIT, status, code,
+                           _details(exc))
     if _is_validation(exc):
         return Failure("InvalidInput", one_line(str(exc)), USAGE_EXIT, 422, -32602)
     return Failure("InternalError", INTERNAL_MESSAGE, BUG_EXIT, 500, -32603)
+
+
+def _details(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, MergeConflict):
+        return {"conflicts": exc.conflicts}
+    return {}
 
 
 def exit_code(exc: BaseException) -> int:

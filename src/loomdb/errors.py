@@ -8,6 +8,7 @@
     │   ├── CycleError              an edge that would close a cycle
     │   └── TooLarge                a payload over the configured size limit
     ├── RefConflict                 a compare-and-swap on a ref saw another value
+    ├── MergeConflict               a merge whose two sides changed the same lines
     ├── StoreBusy                   the store stayed locked by other writers too long
     ├── Unauthorized                a caller without valid credentials (HTTP, MCP)
     ├── IntegrityError              stored bytes do not match their hash
@@ -98,6 +99,21 @@ class RefConflict(LoomError):
             f"ref {ref!r} moved: expected it at {expected or 'nothing'}, "
             f"found it at {actual or 'nothing'}"
         )
+
+
+class MergeConflict(LoomError):
+    """A three-way merge whose two sides changed the same region: reported with the
+    regions (`conflicts`, each `{"base", "ours", "theirs"}`), never resolved by guess;
+    nothing was written. Like a moved ref, a conflict between two histories (HTTP 409)."""
+
+    def __init__(self, where: str, conflicts: list[dict[str, str]]) -> None:
+        self.where = where
+        self.conflicts = conflicts
+        shown = "; ".join(
+            f"ours {c['ours']!r} vs theirs {c['theirs']!r} (base {c['base']!r})"
+            for c in conflicts[:3])
+        super().__init__(f"{where}: {len(conflicts)} conflicting region(s), nothing written: "
+                         f"{shown}")
 
 
 class StoreBusy(LoomError):

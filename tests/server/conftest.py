@@ -35,13 +35,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def served(request: pytest.FixtureRequest,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loom, str]]:
-    """(the Loom, the base URL of a live server over it), one per backend per module."""
+def served_store(request: pytest.FixtureRequest,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Loom, str]]:
+    """(the store's URL, its Loom, the base URL of a live server over it), one per
+    backend per module; the URL lets a test run the CLI on the same store."""
     folder = tmp_path_factory.mktemp(f"http-{request.param}")
     with store_of(request.param, str(folder / "store")) as url, loomdb.open(url) as lm, \
             serving(create_app(lm)) as base:
-        yield lm, base
+        yield url, lm, base
+
+
+@pytest.fixture(scope="module")
+def served(served_store: tuple[str, Loom, str]) -> tuple[Loom, str]:
+    """(the Loom, the base URL of a live server over it), one per backend per module."""
+    return served_store[1], served_store[2]
 
 
 @pytest.fixture

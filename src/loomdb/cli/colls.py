@@ -40,7 +40,7 @@ def coll_new(ctx: typer.Context, name: str = typer.Argument(...),
     from ..collections import service as K
 
     coll = K.new(loom(ctx), name, kind)
-    emit(as_json, {"collection": coll.name, "kind": coll.kind}, coll.name)
+    emit(as_json, coll.to_json(), coll.name)
 
 
 @coll_app.command("add")
@@ -128,6 +128,6 @@ def coll_list(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Every collection."""
     from ..collections import service as K
 
-    rows = [{"collection": c.name, "kind": c.kind} for c in K.collections(loom(ctx))]
+    rows = [c.to_json() for c in K.collections(loom(ctx))]
     emit(as_json, {"collections": rows},
          "\n".join(f"{r['collection']}\t{r['kind']}" for r in rows))

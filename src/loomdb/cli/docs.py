@@ -58,9 +58,7 @@ def doc_log(ctx: typer.Context, name: str = typer.Argument(...),
     """Revisions reachable from a branch head, newest first."""
     from ..documents import service as D
 
-    revs = D.log(loom(ctx), name, branch)
-    rows = [{"id": r.id, "message": r.message, "parents": list(r.parents),
-             "created_at": r.created_at} for r in revs]
+    rows = [r.log_json() for r in D.log(loom(ctx), name, branch)]
     emit(as_json, {"revisions": rows},
          "\n".join(f"{r['id']}  {r['created_at']}  {r['message']}" for r in rows))
 

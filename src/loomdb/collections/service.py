@@ -60,6 +60,12 @@ def _coll(db: Unit, name: str) -> Collection:
     return coll
 
 
+def find(loom: Loom, name: str) -> Collection | None:
+    """The collection of that name, or None."""
+    with loom.unit(COLLECTIONS) as db:
+        return S.find(db, name)
+
+
 def collection(loom: Loom, name: str) -> Collection:
     with loom.unit(COLLECTIONS) as db:
         return _coll(db, name)

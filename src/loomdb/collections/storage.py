@@ -15,6 +15,10 @@ class Collection:
     kind: str
     created_at: str
 
+    def to_json(self) -> dict[str, object]:
+        """As `coll list --json` lists it (and `coll new --json` answers)."""
+        return {"collection": self.name, "kind": self.kind}
+
 
 @dataclass
 class Item:

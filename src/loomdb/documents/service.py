@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import content as C
-from ..errors import InvalidInput, MissingExtra, NotFound
+from ..errors import InvalidInput, MergeConflict, MissingExtra, NotFound
 from ..model import new_id, now
 from ..naming import check_name
 from ..store.areas import Unit
@@ -26,18 +26,6 @@ if TYPE_CHECKING:
     from ..loom import ContentLike, Loom
 
 MAIN = "main"
-
-
-class MergeConflict(InvalidInput):
-    """A merge whose two sides changed the same lines: reported, never resolved by guess."""
-
-    def __init__(self, document: str, conflicts: list[dict[str, str]]) -> None:
-        self.conflicts = conflicts
-        shown = "; ".join(
-            f"ours {c['ours']!r} vs theirs {c['theirs']!r} (base {c['base']!r})"
-            for c in conflicts[:3])
-        super().__init__(f"doc:{document} merge",
-                         f"{len(conflicts)} conflicting region(s), nothing written: {shown}")
 
 
 @dataclass(frozen=True)
@@ -248,7 +236,7 @@ def _merge_content(loom: Loom, db: Unit, name: str, ids: list[str]) -> list[dict
             return ours
         if ids[1] == ids[0]:
             return theirs
-        raise MergeConflict(name, [{"base": "(content)", "ours": "(content)",
+        raise MergeConflict(f"doc:{name} merge", [{"base": "(content)", "ours": "(content)",
                                     "theirs": "(content)"}])
     return C.text(_merge_text(name, *(t or "" for t in texts)))
 
@@ -268,7 +256,7 @@ def _merge_text(name: str, base: str, ours: str, theirs: str) -> str:
         else:
             out.extend(group[1])
     if conflicts:
-        raise MergeConflict(name, conflicts)
+        raise MergeConflict(f"doc:{name} merge", conflicts)
     return "".join(out)
 
 
@@ -352,6 +340,31 @@ def diff(loom: Loom, name: str, rev1: str, rev2: str) -> str:
     return "".join(difflib.unified_diff(
         texts[0].splitlines(keepends=True), texts[1].splitlines(keepends=True),
         fromfile=f"doc:{name}@{a.id}", tofile=f"doc:{name}@{b.id}"))
+
+
+def find(loom: Loom, name: str) -> Document | None:
+    """The document of that name, or None."""
+    with loom.unit(DOCUMENTS) as db:
+        return S.find_document(db, name)
+
+
+def ids_by_name(loom: Loom) -> dict[str, str]:
+    """Every document's id by its name."""
+    with loom.unit(DOCUMENTS) as db:
+        return {str(n): str(i) for n, i in db.execute("SELECT name, id FROM doc_documents")}
+
+
+def held_contents(loom: Loom, names: list[str]) -> set[str]:
+    """The content ids of every revision of these documents, and the blobs they point at."""
+    held: set[str] = set()
+    with loom.unit(DOCUMENTS) as db:
+        for name in names:
+            doc = S.find_document(db, name)
+            for rev in S.revisions(db, doc.id).values() if doc else ():
+                if rev.content_id not in held:
+                    held.add(rev.content_id)
+                    held.update(C.blob_refs(blocks_of(loom, db, rev.content_id)))
+    return held
 
 
 def documents(loom: Loom) -> list[dict[str, Any]]:

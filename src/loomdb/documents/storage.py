@@ -30,6 +30,11 @@ class Revision:
         return {"id": self.id, "message": self.message, "parents": list(self.parents),
                 "created_at": self.created_at, "content_id": self.content_id}
 
+    def log_json(self) -> dict[str, object]:
+        """One line of `doc log --json` (and of its HTTP twin)."""
+        return {"id": self.id, "message": self.message, "parents": list(self.parents),
+                "created_at": self.created_at}
+
 
 def find_document(db: Unit, name: str) -> Document | None:
     row = db.one("SELECT id, name, current_branch, current_rev, created_at "

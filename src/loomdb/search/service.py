@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 KINDS = ("message", "document", "item")
 MODES = ("text", "semantic", "hybrid")
+#: the most hits one search answers
+MAX_LIMIT = 1000
 #: the constant of reciprocal rank fusion (the value its authors found robust)
 RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -64,8 +66,8 @@ def search(loom: Loom, q: Query) -> list[dict[str, Any]]:
     check_choice("mode", q.mode, MODES)
     if q.kind is not None:
         check_choice("--kind", q.kind, KINDS)
-    if not 1 <= q.limit <= 1000:
-        raise InvalidInput("--limit", "must be between 1 and 1000")
+    if not 1 <= q.limit <= MAX_LIMIT:
+        raise InvalidInput("--limit", f"must be between 1 and {MAX_LIMIT}")
     found = words(q.text)
     tree = loom.tree(q.tree).id if q.tree else None
     fetch = q.limit if q.tag is None else min(q.limit * 20, 5000)

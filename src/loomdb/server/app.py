@@ -14,11 +14,22 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
-from ..errors import Unauthorized
 from ..gateway.app import gateway_router
 from . import errors
-from .routes import buffer, generate, meta, nodes, refs, trees
-from .state import ServerState
+from .routes import (
+    buffer,
+    collections,
+    documents,
+    gc,
+    generate,
+    meta,
+    nodes,
+    references,
+    refs,
+    search,
+    trees,
+)
+from .state import ServerState, single_user
 
 STATIC = Path(str(resources.files("loomdb.server") / "static"))
 
@@ -44,7 +55,8 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     app.state.loomdb = state
     errors.install(app)
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
-                   buffer.router):
+                   buffer.router, documents.router, collections.router, references.router,
+                   search.router, gc.router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
     app.include_router(gateway_router(loom, config=config, environ=environ),
@@ -62,10 +74,7 @@ def _gateway_allowed(request: Request) -> None:
     """The OpenAI-compatible gateway (`/v1`) records into whichever tree a request's
     messages match, across owners, so it serves single-user stores only (loopback, as the
     rest of the API then is); a store with users refuses it rather than mix them."""
-    state: ServerState = request.app.state.loomdb
-    if state.has_users():
-        raise Unauthorized("the /v1 gateway serves stores without users only")
-    state.access_for(None, request.client.host if request.client else None)
+    single_user(request, "the /v1 gateway serves stores without users only")
 
 
 def _version() -> str:

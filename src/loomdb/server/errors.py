@@ -1,9 +1,9 @@
 """Errors at the HTTP edge: one table from loomdb's typed errors to a status code.
 
 Every error leaves as `{"error": {"type", "message"}}`. A user mistake is never a 500:
-bad input 400, no or bad token 401, unknown (or not yours) 404, a moved ref 409, a
-request that does not match the schema 422; a store busy past its timeout is 503 (try
-again), a failed model provider 502. The statuses come from `loomdb.edge`, the one
+bad input 400, no or bad token 401, unknown (or not yours) 404, a moved ref or a merge
+conflict 409 (with its `conflicts`), a request that does not match the schema 422; a
+store busy past its timeout is 503 (try again), a failed model provider 502. The statuses come from `loomdb.edge`, the one
 mapper every edge shares.
 """
 
@@ -40,10 +40,12 @@ def body(kind: str, message: str) -> dict[str, Any]:
 
 
 def to_response(exc: LoomError) -> JSONResponse:
-    status = status_of(exc)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else (
-        {"Retry-After": "1"} if status == 503 else None)
-    return JSONResponse(body(type(exc).__name__, message_of(exc)), status, headers=headers)
+    shown = edge.failure(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if shown.status == 401 else (
+        {"Retry-After": "1"} if shown.status == 503 else None)
+    out = body(type(exc).__name__, message_of(exc))
+    out["error"].update(shown.details)
+    return JSONResponse(out, shown.status, headers=headers)
 
 
 def install(app: FastAPI) -> None:

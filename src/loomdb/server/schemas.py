@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Blocks = list[dict[str, Any]]
+#: the longest grace a collection takes, in seconds (ten years: any longer keeps all)
+GRACE_MAX = 10 * 365 * 24 * 3600
 
 
 class Strict(BaseModel):
@@ -62,6 +64,80 @@ class OverlayIn(Strict):
 class BufferIn(Strict):
     append: str | None = None
     set: str | None = None
+
+
+class NewDocument(Strict):
+    name: str
+    text: str | None = None
+    content: Blocks | None = None
+    message: str = ""
+
+
+class CommitIn(Strict):
+    text: str | None = None
+    content: Blocks | None = None
+    message: str = ""
+    branch: str | None = Field(None, description="Default: the current branch.")
+
+
+class BranchIn(Strict):
+    name: str
+    at: str | None = Field(None, description="A revision or branch (default: current).")
+
+
+class CheckoutIn(Strict):
+    target: str = Field(description="A branch or a revision.")
+
+
+class MergeIn(Strict):
+    branch: str
+    message: str = ""
+
+
+class FromMessageIn(Strict):
+    headish: str
+    name: str
+    message: str = ""
+
+
+class NewCollection(Strict):
+    name: str
+    kind: Literal["list", "tree", "tagged", "table"] = "list"
+
+
+class ItemIn(Strict):
+    entity: str = Field(description="Any address: node, tree:ID, doc:NAME[@REV], "
+                        "coll:NAME[/ITEM], sha256:...")
+    parent: str | None = Field(None, description="Nest under this item (a tree).")
+    after: str | None = Field(None, description="Place right after this item.")
+    tags: list[str] = Field(default_factory=list)
+    fields: dict[str, str] = Field(default_factory=dict)
+
+
+class MoveIn(Strict):
+    parent: str | None = None
+    after: str | None = None
+    first: bool = False
+
+
+class TagsIn(Strict):
+    tags: list[str]
+    remove: bool = False
+
+
+class LinkIn(Strict):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from_: str = Field(alias="from")
+    to: str
+    type: str = Field("link", description="Between nodes: annotation or link; else any "
+                      "name (cites, source...).")
+
+
+class GcIn(Strict):
+    dry_run: bool = False
+    grace: float | None = Field(default=None, ge=0, le=GRACE_MAX, allow_inf_nan=False,
+                                description="Seconds: anything newer is kept (default "
+                                "an hour).")
 
 
 # -- responses --------------------------------------------------------------------------
@@ -196,6 +272,173 @@ class VerifyOut(BaseModel):
     broken: list[dict[str, Any]]
 
 
+class DocumentRow(BaseModel):
+    document: str
+    branch: str | None
+    revision: str
+
+
+class DocumentsOut(BaseModel):
+    documents: list[DocumentRow]
+
+
+class DocumentCreated(BaseModel):
+    document: str
+    revision: str
+
+
+class RevisionOut(BaseModel):
+    revision: str
+
+
+class RevisionLine(BaseModel):
+    id: str
+    message: str
+    parents: list[str]
+    created_at: str
+
+
+class DocumentLog(BaseModel):
+    revisions: list[RevisionLine]
+
+
+class DocumentAt(BaseModel):
+    document: str
+    branch: str | None
+    revision: str
+
+
+class MergeOut(BaseModel):
+    revision: str
+    parents: list[str]
+
+
+class DocumentShown(BaseModel):
+    document: str
+    revision: str
+    text: str | None = Field(None, description="A text document's text.")
+    content: Blocks | None = Field(None, description="Any other document's blocks.")
+
+
+class DiffOut(BaseModel):
+    diff: str
+
+
+class FromMessageOut(BaseModel):
+    document: str
+    revision: str
+    content_id: str
+
+
+class CollectionOut(BaseModel):
+    collection: str
+    kind: str
+
+
+class CollectionsOut(BaseModel):
+    collections: list[CollectionOut]
+
+
+class ItemId(BaseModel):
+    item: str
+
+
+class ItemMoved(BaseModel):
+    item: str
+    parent: str | None
+
+
+class ItemTags(BaseModel):
+    item: str
+    tags: list[str]
+
+
+class ItemFields(BaseModel):
+    item: str
+    fields: dict[str, str]
+
+
+class Removed(BaseModel):
+    removed: list[str]
+
+
+class ItemRow(BaseModel):
+    id: str
+    entity: str
+    parent: str | None
+    depth: int
+    tags: list[str]
+    fields: dict[str, str]
+    dangling: bool | None = None
+
+
+class CollectionShown(BaseModel):
+    collection: str
+    kind: str
+    items: list[ItemRow] | None = None
+    groups: dict[str, list[ItemRow]] | None = None
+
+
+class EdgeSource(BaseModel):
+    node: str
+    role: str
+
+
+class EdgeOut(BaseModel):
+    """A link between two nodes: the core's edge."""
+
+    id: str
+    tree: str
+    type: str
+    target: str
+    sources: list[EdgeSource]
+    created_at: str
+
+
+class ReferenceOut(BaseModel):
+    """A link with any other end: a reference of the references area."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    id: str
+    from_: str = Field(alias="from")
+    to: str
+    type: str
+    created_at: str
+
+
+LinkOut = EdgeOut | ReferenceOut
+
+
+class Backlink(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    from_: str = Field(alias="from")
+    to: str
+    type: str
+    dangling: bool | None = None
+
+
+class LinksOut(BaseModel):
+    links: list[Backlink]
+
+
+class Hit(BaseModel):
+    entity: str
+    kind: str
+    tree: str | None = None
+    snippet: str
+    score: float
+
+
+class SearchOut(BaseModel):
+    hits: list[Hit]
+
+
+class GcOut(BaseModel):
+    contents: int
+    blobs: int
+    bytes: int
+
+
 class ErrorBody(BaseModel):
     type: str
     message: str
@@ -203,6 +446,22 @@ class ErrorBody(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorBody
+
+
+class Conflict(BaseModel):
+    base: str
+    ours: str
+    theirs: str
+
+
+class ConflictBody(ErrorBody):
+    conflicts: list[Conflict]
+
+
+class ConflictOut(BaseModel):
+    """A merge conflict: the error with the conflicting regions."""
+
+    error: ConflictBody
 
 
 #: the error responses every endpoint may give, for /openapi.json

@@ -82,6 +82,15 @@ def state_of(request: Request) -> ServerState:
     return state
 
 
+def single_user(request: Request, why: str) -> Access:
+    """The caller's Access for what is served only where the store is one person's (no
+    users, loopback clients): a store with users refuses it, saying `why`."""
+    state = state_of(request)
+    if state.has_users():
+        raise Unauthorized(why)
+    return state.access_for(None, request.client.host if request.client else None)
+
+
 def access(request: Request) -> Access:
     """Dependency: the caller's Access (401 when the store has users and no good token).
 

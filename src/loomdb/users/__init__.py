@@ -3,8 +3,9 @@
 An area beside the core (see `loomdb.store.areas`): its own tables, all SQL through
 `loom.unit(USERS)`. A user holds a token that is shown once and stored only as its
 sha256, so a copy of the store does not hand out access. Ownership is recorded per
-tree; refs, drafts and exports belong to whoever owns their tree, and an import is
-recorded with its summary. With no users at all the store is single-user: nothing is
+tree, document and collection; refs, drafts and exports belong to whoever owns their
+tree, items to whoever owns their collection, and an import is recorded with its
+summary. With no users at all the store is single-user: nothing is
 owned and everything is visible (the server then serves loopback only).
 """
 

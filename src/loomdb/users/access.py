@@ -4,6 +4,11 @@
 is one user: a tree is visible only when the users area records them as its owner,
 and anything else (another user's tree, ref, node or draft) is reported exactly as an
 unknown name would be, so a user cannot even learn that it exists.
+
+Documents and collections are owned the same way, by id (`user_documents`,
+`user_collections`); their names stay unique in the whole store, as in the library.
+This area sits below the documents and collections areas, so it knows their ids
+only: the HTTP layer maps names and addresses to ids (`loomdb.server.areas`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ from ..loom import Loom
 from ..model import Ref, Tree, new_id, now
 from ..store.areas import Unit
 from .accounts import USERS, User
+
+#: (table, id column) of each kind of owned thing besides trees
+_DOCUMENTS = ("user_documents", "document_id")
+_COLLECTIONS = ("user_collections", "collection_id")
 
 
 class Access:
@@ -48,6 +57,28 @@ class Access:
 
     def record_import(self, filename: str, summary: dict[str, object]) -> None:
         """Remember an import and what it brought (users only)."""
+
+    # -- documents and collections, by id ------------------------------------------
+    def sees_document(self, document_id: str) -> bool:
+        return True
+
+    def sees_collection(self, collection_id: str) -> bool:
+        return True
+
+    def visible_documents(self, document_ids: Iterable[str]) -> set[str]:
+        return set(document_ids)
+
+    def visible_collections(self, collection_ids: Iterable[str]) -> set[str]:
+        return set(collection_ids)
+
+    def claim_document(self, document_id: str) -> None:
+        """Record a new document as the caller's (inside `atomic`, with the write)."""
+
+    def claim_collection(self, collection_id: str) -> None:
+        """Record a new collection as the caller's (inside `atomic`, with the write)."""
+
+    def release_document(self, document_id: str) -> None:
+        """Forget the owner of a deleted document (inside `atomic`, with the delete)."""
 
     # -- lookups that hide what is not the caller's ----------------------------------
     def position(self, headish: str) -> Position:
@@ -102,7 +133,8 @@ class Everyone(Access):
 
 
 class Owner(Access):
-    """One user: sees and touches only the trees recorded as theirs."""
+    """One user: sees and touches only the trees, documents and collections recorded as
+    theirs."""
 
     def check(self, headish: str) -> None:
         self.position(headish)
@@ -130,6 +162,52 @@ class Owner(Access):
         with self.loom.unit(USERS) as db:
             db.executemany("INSERT INTO user_trees VALUES (?, ?)",
                            [(t, self._uid) for t in tree_ids])
+
+    def sees_document(self, document_id: str) -> bool:
+        return bool(self._owned(_DOCUMENTS, [document_id]))
+
+    def sees_collection(self, collection_id: str) -> bool:
+        return bool(self._owned(_COLLECTIONS, [collection_id]))
+
+    def visible_documents(self, document_ids: Iterable[str]) -> set[str]:
+        return self._owned(_DOCUMENTS, document_ids)
+
+    def visible_collections(self, collection_ids: Iterable[str]) -> set[str]:
+        return self._owned(_COLLECTIONS, collection_ids)
+
+    def claim_document(self, document_id: str) -> None:
+        self._claim(_DOCUMENTS, document_id)
+
+    def claim_collection(self, collection_id: str) -> None:
+        self._claim(_COLLECTIONS, collection_id)
+
+    def release_document(self, document_id: str) -> None:
+        table, column = _DOCUMENTS
+        with self.loom.unit(USERS) as db:
+            db.execute(f"DELETE FROM {table} WHERE {column} = ? AND user_id = ?",
+                       (document_id, self._uid))
+
+    def _owned(self, owned: tuple[str, str], ids: Iterable[str]) -> set[str]:
+        """Those of `ids` recorded as the caller's: one lookup for one id, else (as
+        `visible` does for trees) the caller's whole list of that kind, which is short
+        next to the store's."""
+        wanted = set(ids)
+        if not wanted:
+            return set()
+        table, column = owned
+        with self.loom.unit(USERS) as db:
+            if len(wanted) == 1:
+                rows = db.execute(f"SELECT {column} FROM {table} WHERE {column} = ? "
+                                  "AND user_id = ?", (next(iter(wanted)), self._uid))
+            else:
+                rows = db.execute(f"SELECT {column} FROM {table} WHERE user_id = ?",
+                                  (self._uid,))
+        return wanted & {r[0] for r in rows}
+
+    def _claim(self, owned: tuple[str, str], thing_id: str) -> None:
+        table, _ = owned
+        with self.loom.unit(USERS) as db:
+            db.execute(f"INSERT INTO {table} VALUES (?, ?)", (thing_id, self._uid))
 
     def record_import(self, filename: str, summary: dict[str, object]) -> None:
         with self.loom.unit(USERS) as db:

@@ -69,11 +69,13 @@ def list_users(loom: Loom) -> list[User]:
 
 
 def remove_user(loom: Loom, name: str) -> None:
-    """Delete a user and their ownership rows; their trees stay, owned by nobody (hidden)."""
+    """Delete a user and their ownership rows; their trees, documents and collections
+    stay, owned by nobody (hidden over HTTP)."""
     with loom.unit(USERS) as db:
         row = db.one("SELECT id FROM users WHERE name = ?", (name,))
         if row is None:
             raise NotFound("user", name)
-        db.execute("DELETE FROM user_trees WHERE user_id = ?", (row[0],))
+        for table in ("user_trees", "user_documents", "user_collections"):
+            db.execute(f"DELETE FROM {table} WHERE user_id = ?", (row[0],))
         db.execute("DELETE FROM user_imports WHERE user_id = ?", (row[0],))
         db.execute("DELETE FROM users WHERE id = ?", (row[0],))
