@@ -73,6 +73,8 @@ def build(loom: Loom) -> dict[str, Any]:
     owner = Owner(loom, user)
     with owner.atomic():
         owner.claim([tree.id])
+        owner.claim_document(documents.ids_by_name(loom)["spec"])
+        owner.claim_collection(collections.collection(loom, "reading").id)
     owner.record_import("chat.json", {"trees": 1})
     loom.new_tree("someone else's", session="other")
     agents.set_persona(loom, "helper", system="be kind", allow=["search"])
@@ -103,6 +105,10 @@ def view(loom: Loom, built: dict[str, Any]) -> dict[str, Any]:
                       for e in ("doc:spec", built["root"], f"tree:{built['tree']}")},
         "users": [u.to_json() for u in list_users(loom)],
         "owned": sorted(t.id for t in Owner(loom, user).trees()),
+        "owned_documents": sorted(Owner(loom, user).visible_documents(
+            documents.ids_by_name(loom).values())),
+        "owned_collections": sorted(Owner(loom, user).visible_collections(
+            [collections.collection(loom, "reading").id])),
         "agents": [a.to_json() for a in agents.agents(loom)],
         "personas": [p.to_json() for p in agents.personas(loom)],
         "binding": asdict(agents.binding(loom, "main")),
@@ -137,7 +143,8 @@ class TestCopy:
         assert report.areas["documents"] == {"doc_documents": 2, "doc_revisions": 5,
                                              "doc_parents": 4, "doc_branches": 3,
                                              "doc_contents": 4}
-        assert report.areas["users"] == {"users": 1, "user_trees": 1, "user_imports": 1}
+        assert report.areas["users"] == {"users": 1, "user_trees": 1, "user_imports": 1,
+                                         "user_documents": 1, "user_collections": 1}
         assert report.areas["references"] == {"ref_links": 2}
         assert report.areas["gateway"] == {"gateway_paths": 1, "gateway_buffers": 0}
         assert sum(report.areas["agents"].values()) == 3
