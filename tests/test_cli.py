@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from test_bad_input import run_cli
@@ -129,33 +130,32 @@ def test_every_command_is_documented_in_the_readme() -> None:
 
     readme = (ROOT / "README.md").read_text("utf-8")
     documented = set(re.findall(r"loomdb (?:--db \S+ )?([a-z][a-z-]+)", readme))
-    commands = {c.name or c.callback.__name__ for c in app.registered_commands}
-    commands |= {g.name for g in app.registered_groups}
-    missing = sorted(commands - documented)
+    missing = sorted(set(app.commands) - documented)
     assert not missing, f"undocumented commands: {missing}"
+
+
+def _module_of(command: click.Command) -> str:
+    """The cli module that defines a command or a group (its callback's)."""
+    assert command.callback is not None
+    return command.callback.__module__.rsplit(".", 1)[1]
 
 
 def test_the_command_map_names_the_module_of_every_command() -> None:
     from loomdb import cli
     from loomdb.cli import app
 
-    found = {}
-    for c in app.registered_commands:
-        name = c.name or c.callback.__name__.replace("_", "-")
-        found[name] = c.callback.__module__.rsplit(".", 1)[1]
-    for g in app.registered_groups:
-        found[g.name] = g.typer_instance.registered_commands[0].callback.__module__.rsplit(".", 1)[1]
-    assert found == cli.COMMANDS
-    for listed in (app.registered_commands, app.registered_groups):  # in --help order
-        modules = [(c.callback or c.typer_instance.registered_commands[0].callback).__module__
-                   for c in listed]  # type: ignore[union-attr]
-        order = [cli.MODULES.index(m.rsplit(".", 1)[1]) for m in modules]
-        assert order == sorted(order)
+    assert {name: _module_of(c) for name, c in app.commands.items()} == cli.COMMANDS
+    with click.Context(app) as ctx:
+        listed = app.list_commands(ctx)
+    assert listed == list(cli.COMMANDS)  # the --help order: plain commands, then groups
+    groups = [isinstance(app.commands[name], click.Group) for name in listed]
+    assert groups == sorted(groups)
 
 
 def test_a_short_command_loads_only_what_it_uses(tmp_path: Path) -> None:
     """`loomdb add` imports its command's module and the core, not the other commands,
-    the services, the model runtimes or pydantic (start-up time: benchmarks/bench_cli.py)."""
+    the services, the model runtimes, pydantic or typer (start-up time:
+    benchmarks/bench_cli.py)."""
     db = str(tmp_path / "store")
     script = (
         "import sys\n"
@@ -174,5 +174,35 @@ def test_a_short_command_loads_only_what_it_uses(tmp_path: Path) -> None:
     assert {"loomdb.cli.write", "loomdb.loom", "loomdb.store.sqlite"} <= loaded
     heavy = {"loomdb.cli.read", "loomdb.cli.agents", "loomdb.buffer",
              "loomdb.generation", "loomdb.documents", "loomdb.search", "pydantic", "tiktoken",
-             "numpy", "torch", "llama_cpp", "fastapi", "psycopg"}
+             "numpy", "torch", "llama_cpp", "fastapi", "psycopg", "typer"}
     assert not heavy & loaded, sorted(heavy & loaded)
+
+
+def test_threads_run_commands_while_their_modules_load(tmp_path: Path) -> None:
+    """main() from several threads of a fresh process at once: their first lookups import
+    the command modules concurrently, and every run still finds its command."""
+    db = str(tmp_path / "store")
+    runs = [["trees"], ["session", "list"], ["verify"], ["path", "s"], ["doc", "list", "--help"],
+            ["coll", "--help"], ["agent", "add", "--help"], ["user", "--help"],
+            ["gc", "--help"], ["--help"]]
+    script = (
+        "import sys, threading\n"
+        "from loomdb.cli import main\n"
+        f"codes, start = [], threading.Barrier({len(runs)})\n"
+        "def run(args):\n"
+        "    start.wait()\n"
+        "    for _ in range(3):\n"
+        "        try:\n"
+        f"            main(['--db', {db!r}, *args])\n"
+        "        except SystemExit as done:\n"
+        "            codes.append(done.code)\n"
+        f"threads = [threading.Thread(target=run, args=(a,)) for a in {runs!r}]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "print(codes, file=sys.stderr)\n"
+    )
+    subprocess.run([sys.executable, "-m", "loomdb", "--db", db, "new", "--text", "hello",
+                    "--session", "s"], check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stderr.strip() == str([0] * 3 * len(runs)), done.stderr

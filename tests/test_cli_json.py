@@ -9,29 +9,28 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+import click
 import pytest
-import typer.main
 
 from loomdb.cli import app
 from test_bad_input import run_cli
 
 
-def leaf_commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    subcommands = getattr(command, "commands", None)
-    if not subcommands:
+def leaf_commands(command: click.Command, path: tuple[str, ...] = (),
+                  ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    if not isinstance(command, click.Group):
         yield path, command
         return
-    for name, sub in subcommands.items():
+    for name, sub in command.commands.items():
         yield from leaf_commands(sub, (*path, name))
 
 
 def test_every_command_takes_json() -> None:
-    leaves = list(leaf_commands(typer.main.get_command(app)))
+    leaves = list(leaf_commands(app))
     assert len(leaves) > 60
     missing = [" ".join(path) for path, command in leaves
-               if "--json" not in {opt for p in command.params for opt in getattr(p, "opts", [])}]
+               if "--json" not in {opt for p in command.params for opt in p.opts}]
     assert missing == []
 
 

@@ -11,25 +11,38 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import typer
 
 from ..errors import LoomError, UsageError
 
 if TYPE_CHECKING:
     from ..api import Loom
 
-root = typer.Typer(
-    name="loomdb",
-    help="Git for LLM conversations: branch, fork, edit, and assemble context.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: which module defines each command and command group, in the order `--help` lists
+#: them (tests/test_cli.py holds this to the modules): a call imports its command's
+#: module only, since importing them all costs a sixth of a short command's run
+COMMANDS = {
+    **dict.fromkeys(("new", "add", "edit", "select", "link", "bookmark", "tag", "exclude",
+                     "prune", "rename"), "write"),
+    "fork": "refs",
+    **dict.fromkeys(("path", "children", "siblings", "versions", "leaves", "branch-points",
+                     "edges", "show", "log", "tree", "trees", "archive", "verify"), "read"),
+    **dict.fromkeys(("context", "generate", "compact", "chat"), "models"),
+    "buffer": "buffer", "import": "interop", "export": "interop", "migrate": "admin",
+    "backup": "admin", "backlinks": "references", "search": "search", "gc": "gc",
+    **dict.fromkeys(("pending", "approve", "deny", "route", "spawn", "propose", "inbox",
+                     "reject", "amend"), "agents"),
+    "serve": "serve", "gateway": "gateway", "mcp": "mcp",
+    # the groups, after every plain command
+    "session": "refs", "view": "refs", "doc": "docs", "coll": "colls", "agent": "agents",
+    "persona": "agents", "user": "serve",
+}
 
 
 class State:
@@ -56,15 +69,98 @@ class State:
             self._loom = None
 
 
-@root.callback()
-def _root(
-    ctx: typer.Context,
-    db: str = typer.Option(
-        None, "--db", envvar="LOOMDB_URL",
-        help="Store folder, sqlite:///file or postgresql:// URL "
-        "(default: $LOOMDB_HOME, else ./.loomdb/).",
-    ),
-) -> None:
+class Argument(click.Argument):
+    """A positional argument with a help text, which `--help` lists under Arguments
+    (click takes one from 8.5 only, and then prints it in a section of its own)."""
+
+    def __init__(self, param_decls: Sequence[str], help: str | None = None,
+                 **attrs: Any) -> None:
+        super().__init__(param_decls, **attrs)
+        self.help = help
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str]:
+        """`NAME  help  [required]`, as an option's line reads."""
+        return self.make_metavar(ctx), "  ".join(
+            part for part in (self.help, "[required]" if self.required else "") if part)
+
+
+class Command(click.Command):
+    """A command whose `--help` lists its arguments, then its options, with any click
+    from 8.2 (8.5 added a section of its own for arguments; earlier ones have none)."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Usage, description, arguments and options, epilog."""
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        self.format_options(ctx, formatter)
+        self.format_epilog(ctx, formatter)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """An Arguments section before the Options one (click lists only options)."""
+        for title, kind in (("Arguments", click.Argument), ("Options", click.Option)):
+            rows = [row for param in self.get_params(ctx) if isinstance(param, kind)
+                    if (row := param.get_help_record(ctx)) is not None]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+class Group(click.Group):
+    """A command group listing its commands in the order they are defined (click sorts
+    them by name), and naming the nearest command when one is mistyped."""
+
+    command_class = Command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The commands as defined: related ones stay together in `--help`."""
+        return list(self.commands)
+
+    def resolve_command(self, ctx: click.Context, args: list[str],
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Click's lookup; an unknown name's error suggests the close ones."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            hint = _nearest(args[0], self.list_commands(ctx)) if args else ""
+            if not hint:
+                raise
+            raise click.UsageError(f"{exc.message.rstrip('.')}. {hint}", ctx) from None
+
+
+def _nearest(typo: str, names: list[str]) -> str:
+    """`Did you mean 'session'?` for `sesion`; empty when nothing is close."""
+    from difflib import get_close_matches  # a mistake's path only
+
+    matches = get_close_matches(typo, names)
+    return f"Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
+
+
+class Commands(Group):
+    """The root group: a command's module is imported when the command is looked up
+    (`COMMANDS`), so a run loads the one command it names; `--help` loads them all."""
+
+    group_class = Group  # its subgroups are plain Groups
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command, in `COMMANDS` order, without importing any."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, its module imported first when it is not yet."""
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            import importlib
+
+            importlib.import_module(f"{__name__}.{COMMANDS[cmd_name]}")
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=Commands, context_settings={"show_default": True})
+@click.option("--db", envvar="LOOMDB_URL", show_envvar=True,
+              help="Store folder, sqlite:///file or postgresql:// URL "
+              "(default: $LOOMDB_HOME, else ./.loomdb/).")
+@click.pass_context
+def root(ctx: click.Context, db: str | None) -> None:
+    """Git for LLM conversations: branch, fork, edit, and assemble context."""
     import os
 
     state = State(db or os.environ.get("LOOMDB_HOME") or ".loomdb")
@@ -72,7 +168,7 @@ def _root(
     ctx.call_on_close(state.close)
 
 
-def loom(ctx: typer.Context) -> Loom:
+def loom(ctx: click.Context) -> Loom:
     """The store every command works on (see State)."""
     state = ctx.find_object(State)
     assert state is not None
@@ -82,113 +178,72 @@ def loom(ctx: typer.Context) -> Loom:
 def emit(as_json: bool, value: Any, text: str | None = None) -> None:
     """Print a result: JSON when asked, else the readable text (or JSON as a fallback)."""
     if as_json or text is None:
-        typer.echo(json.dumps(value, ensure_ascii=False, indent=None if as_json else 2))
+        click.echo(json.dumps(value, ensure_ascii=False, indent=None if as_json else 2))
     else:
-        typer.echo(text)
+        click.echo(text)
 
 
-JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
-
-#: the modules that define the commands, in the order `--help` lists them
-MODULES = ("write", "refs", "read", "models", "buffer", "interop", "admin", "docs", "colls",
-           "references", "search", "gc", "agents", "serve", "gateway", "mcp")
-#: which module defines each command and command group (tests/test_cli.py holds this to
-#: the modules): a call imports its command's module only, since importing and building
-#: every command costs a third of a short command's run
-COMMANDS = {
-    **dict.fromkeys(("new", "add", "edit", "select", "link", "bookmark", "tag", "exclude",
-                     "prune", "rename"), "write"),
-    **dict.fromkeys(("fork", "session", "view"), "refs"),
-    **dict.fromkeys(("path", "children", "siblings", "versions", "leaves", "branch-points",
-                     "edges", "show", "log", "tree", "trees", "archive", "verify"), "read"),
-    **dict.fromkeys(("context", "generate", "compact", "chat"), "models"),
-    "buffer": "buffer", "import": "interop", "export": "interop", "migrate": "admin",
-    "backup": "admin", "doc": "docs", "coll": "colls", "backlinks": "references",
-    "search": "search", "gc": "gc",
-    **dict.fromkeys(("pending", "approve", "deny", "route", "spawn", "propose", "inbox",
-                     "reject", "amend", "agent", "persona"), "agents"),
-    "serve": "serve", "user": "serve", "gateway": "gateway", "mcp": "mcp",
-}
+def argument(name: str, *, help: str | None = None, **attrs: Any) -> Callable[[F], F]:
+    """A positional argument that `--help` documents (see Argument)."""
+    return click.argument(name, cls=Argument, help=help, **attrs)
 
 
-def load(args: list[str]) -> str | None:
-    """Register the command `args` names (its module) and return its name, or register
-    every command and return None when `args` names none that is known (`--help`, a
-    mistake: click lists or refuses them all)."""
-    import importlib
-
-    rest = iter(args)
-    for arg in rest:
-        if arg == "--db":
-            next(rest, None)
-        elif not arg.startswith("-"):
-            if arg in COMMANDS:
-                importlib.import_module(f".{COMMANDS[arg]}", __name__)
-                return arg
-            break
-    load_all()
-    return None
+def _listed(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> list[str]:
+    return list(value)
 
 
-_building = threading.Lock()
+def repeatable(*decls: str, help: str | None = None) -> Callable[[F], F]:
+    """An option given any number of times; its values a list, as the library takes
+    them (click gives a tuple)."""
+    return click.option(*decls, multiple=True, callback=_listed, help=help)
 
 
-def command(name: str | None) -> click.Command:
-    """The click command for one run: the app with only `name` built when given (typer
-    builds every registered command on each run, and this run can reach no other)."""
-    from typer.main import get_command
-
-    with _building:
-        kept = root.registered_commands, root.registered_groups
-        if name is not None:
-            root.registered_commands = [c for c in kept[0] if _name(c) == name]
-            root.registered_groups = [g for g in kept[1] if g.name == name]
-        try:
-            return get_command(root)
-        finally:
-            root.registered_commands, root.registered_groups = kept
+def arguments(name: str, *, metavar: str | None = None) -> Callable[[F], F]:
+    """One or more positional values, as a list (see `repeatable`)."""
+    return argument(name, nargs=-1, required=True, callback=_listed, metavar=metavar)
 
 
-def _name(info: Any) -> str:
-    return str(info.name or info.callback.__name__.replace("_", "-"))
+#: `--json`, which every command takes
+JSON = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+#: a file or folder name, given to the command as a Path
+PATH = click.Path(path_type=Path)
 
 
 def load_all() -> None:
-    """Register every command, in `MODULES` order whatever was loaded before."""
+    """Import every command's module (tests and tools walk the whole command)."""
     import importlib
 
-    for name in MODULES:
-        importlib.import_module(f".{name}", __name__)
-    rank = {f"{__name__}.{name}": i for i, name in enumerate(MODULES)}
-
-    def module_of(callback: Any) -> int:
-        return rank[getattr(callback, "__module__", "")]
-
-    root.registered_commands.sort(key=lambda c: module_of(c.callback))
-    root.registered_groups.sort(key=lambda g: module_of(
-        g.typer_instance.registered_commands[0].callback if g.typer_instance else None))
+    for module in dict.fromkeys(COMMANDS.values()):
+        importlib.import_module(f".{module}", __name__)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "app":  # the whole command, every command registered (tests, tools)
+    if name == "app":  # the whole command, every command loaded (tests, tools)
         load_all()
         return root
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app; every error is shown by the one mapper (loomdb.edge)."""
+    """Entry point: run the command; every error is shown by the one mapper (loomdb.edge)."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        code = command(load(args))(args=args, standalone_mode=False)
+        code = root.main(args=args, standalone_mode=False)
     except LoomError as exc:
         _fail(exc, "--json" in args)
     except Exception as exc:  # click's own errors arrive here in non-standalone mode
+        if _interrupted(exc):
+            raise SystemExit(130) from None
         usage = _usage_error(exc)
         if usage is None:
             raise
         _fail(usage, "--json" in args)
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Ctrl-C, which click turns into an abort: the shell's exit 130, no message."""
+    return type(exc).__name__ == "Abort" and isinstance(exc.__cause__, KeyboardInterrupt)
 
 
 def _usage_error(exc: BaseException) -> LoomError | None:
@@ -207,6 +262,6 @@ def _fail(exc: BaseException, as_json: bool) -> None:
 
     shown = failure(exc)
     if as_json:
-        typer.echo(json.dumps(shown.to_json(), ensure_ascii=False))
-    typer.echo(f"loomdb: error: {shown.message}", err=True)
+        click.echo(json.dumps(shown.to_json(), ensure_ascii=False))
+    click.echo(f"loomdb: error: {shown.message}", err=True)
     raise SystemExit(shown.exit_code)

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
+import click
 
-from . import JSON, emit, loom
+from . import JSON, argument, emit, loom
 from . import root as app
 
 
 @app.command()
-def migrate(
-    source: str = typer.Option(..., "--from", help="Store to copy from (folder, sqlite:///, postgresql://)."),
-    target: str = typer.Option(..., "--to", help="Store to copy into; must be empty unless --force."),
-    force: bool = typer.Option(False, "--force", help="Write into a store that already holds data: rows already there and equal are kept, rows that differ are an error."),
-    partitions: int = typer.Option(0, "--partitions", min=0, max=1024, help="PostgreSQL target: split the new store's per-tree tables into N hash partitions of the tree id."),
-    as_json: bool = JSON,
-) -> None:
+@click.option("--from", "source", required=True,
+              help="Store to copy from (folder, sqlite:///, postgresql://).")
+@click.option("--to", "target", required=True,
+              help="Store to copy into; must be empty unless --force.")
+@click.option("--force", is_flag=True,
+              help="Write into a store that already holds data: rows already there and "
+              "equal are kept, rows that differ are an error.")
+@click.option("--partitions", type=click.IntRange(0, 1024), default=0,
+              help="PostgreSQL target: split the new store's per-tree tables into N hash "
+              "partitions of the tree id.")
+@JSON
+def migrate(source: str, target: str, force: bool, partitions: int, as_json: bool) -> None:
     """Copy a whole store (trees, refs and their logs, overlay, edges, blobs, and the
     rows of every area: documents, collections, references, users, agents...) in one
     transaction; the search index is rebuilt at the target and the hash chain verified
@@ -39,11 +44,10 @@ def _summary(data: dict[str, Any]) -> str:
 
 
 @app.command()
-def backup(
-    ctx: typer.Context,
-    dest: str = typer.Argument(..., help="A new folder, or sqlite:///file.db."),
-    as_json: bool = JSON,
-) -> None:
+@argument("dest", help="A new folder, or sqlite:///file.db.")
+@JSON
+@click.pass_context
+def backup(ctx: click.Context, dest: str, as_json: bool) -> None:
     """Consistent online copy of a SQLite store (blobs included) while others write;
     the copy is verified. PostgreSQL: use pg_dump or `loomdb migrate`."""
     data = loom(ctx).backup(dest).to_json()

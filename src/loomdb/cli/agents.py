@@ -7,33 +7,37 @@ import json
 import os
 from typing import Any
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, argument, emit, loom, repeatable
 from . import root as app
 
-agent_app = typer.Typer(help="Agents: who writes (human or model).", no_args_is_help=True)
-persona_app = typer.Typer(help="Personas: identity, tool permissions, model defaults.",
-                          no_args_is_help=True)
-app.add_typer(agent_app, name="agent")
-app.add_typer(persona_app, name="persona")
+
+@app.group("agent")
+def agent_app() -> None:
+    """Agents: who writes (human or model)."""
 
 
-def _providers(ctx: typer.Context) -> Any:
+@app.group("persona")
+def persona_app() -> None:
+    """Personas: identity, tool permissions, model defaults."""
+
+
+def _providers(ctx: click.Context) -> Any:
     from .models import providers_config
 
     return providers_config(ctx)
 
 
 @agent_app.command("add")
-def agent_add(
-    ctx: typer.Context,
-    name: str = typer.Argument(...),
-    kind: str = typer.Option(..., "--kind", help="human or model."),
-    persona: str = typer.Option(None, "--persona"),
-    as_json: bool = JSON,
-) -> None:
+@argument("name")
+@click.option("--kind", required=True, help="human or model.")
+@click.option("--persona")
+@JSON
+@click.pass_context
+def agent_add(ctx: click.Context, name: str, kind: str, persona: str | None,
+              as_json: bool) -> None:
     """Register an agent."""
     from ..agents.identities import add_agent
 
@@ -42,7 +46,9 @@ def agent_add(
 
 
 @agent_app.command("list")
-def agent_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+@JSON
+@click.pass_context
+def agent_list(ctx: click.Context, as_json: bool) -> None:
     """Every agent."""
     from ..agents.identities import agents
 
@@ -65,17 +71,18 @@ def _params(pairs: list[str]) -> dict[str, Any]:
 
 
 @persona_app.command("set")
-def persona_set(
-    ctx: typer.Context,
-    name: str = typer.Argument(...),
-    system: str = typer.Option(None, "--system", help="Identity: a system prompt."),
-    model: str = typer.Option(None, "--model", help="Default model or alias."),
-    param: list[str] = typer.Option([], "--param", help="K=V model parameter (repeatable)."),
-    allow: list[str] = typer.Option([], "--allow", help="Allowed tool (repeatable; none = all)."),
-    deny: list[str] = typer.Option([], "--deny", help="Denied tool (wins over --allow)."),
-    approve: list[str] = typer.Option([], "--approve", help="Tool that needs a human yes."),
-    as_json: bool = JSON,
-) -> None:
+@argument("name")
+@click.option("--system", help="Identity: a system prompt.")
+@click.option("--model", help="Default model or alias.")
+@repeatable("--param", help="K=V model parameter (repeatable).")
+@repeatable("--allow", help="Allowed tool (repeatable; none = all).")
+@repeatable("--deny", help="Denied tool (wins over --allow).")
+@repeatable("--approve", help="Tool that needs a human yes.")
+@JSON
+@click.pass_context
+def persona_set(ctx: click.Context, name: str, system: str | None, model: str | None,
+                param: list[str], allow: list[str], deny: list[str], approve: list[str],
+                as_json: bool) -> None:
     """Create or update a persona (lists given replace the stored ones)."""
     from ..agents.identities import set_persona
 
@@ -85,7 +92,10 @@ def persona_set(
 
 
 @persona_app.command("show")
-def persona_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def persona_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A persona's settings."""
     from ..agents.identities import get_persona
 
@@ -93,7 +103,9 @@ def persona_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: b
 
 
 @persona_app.command("list")
-def persona_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+@JSON
+@click.pass_context
+def persona_list(ctx: click.Context, as_json: bool) -> None:
     """Every persona."""
     from ..agents.identities import personas
 
@@ -102,7 +114,9 @@ def persona_list(ctx: typer.Context, as_json: bool = JSON) -> None:
 
 
 @app.command()
-def pending(ctx: typer.Context, as_json: bool = JSON) -> None:
+@JSON
+@click.pass_context
+def pending(ctx: click.Context, as_json: bool) -> None:
     """Tool calls waiting for approval."""
     from ..agents.approvals import pending as waiting
 
@@ -113,8 +127,10 @@ def pending(ctx: typer.Context, as_json: bool = JSON) -> None:
 
 
 @app.command("approve")
-def approve_cmd(ctx: typer.Context, id: str = typer.Argument(..., help="A pending tool_use node or a proposed message."),
-                as_json: bool = JSON) -> None:
+@argument("id", help="A pending tool_use node or a proposed message.")
+@JSON
+@click.pass_context
+def approve_cmd(ctx: click.Context, id: str, as_json: bool) -> None:
     """Approve a pending tool call (it runs, the turn resumes) or a proposed message."""
     from ..agents import approvals, messages
 
@@ -128,8 +144,11 @@ def approve_cmd(ctx: typer.Context, id: str = typer.Argument(..., help="A pendin
 
 
 @app.command("deny")
-def deny_cmd(ctx: typer.Context, node: str = typer.Argument(...),
-             reason: str = typer.Option(None, "--reason"), as_json: bool = JSON) -> None:
+@argument("node")
+@click.option("--reason")
+@JSON
+@click.pass_context
+def deny_cmd(ctx: click.Context, node: str, reason: str | None, as_json: bool) -> None:
     """Refuse a pending tool call: an error result is stored and the turn resumes."""
     from ..agents import approvals
 
@@ -139,14 +158,14 @@ def deny_cmd(ctx: typer.Context, node: str = typer.Argument(...),
 
 
 @app.command("route")
-def route_cmd(
-    ctx: typer.Context,
-    thread: str = typer.Option(None, "--thread", help="Continue this node."),
-    session: str = typer.Option(None, "--session", help="This session's head."),
-    persona: str = typer.Option(None, "--persona", help="This persona's latest session."),
-    smart: str = typer.Option(None, "--smart", help="The session best matching this text."),
-    as_json: bool = JSON,
-) -> None:
+@click.option("--thread", help="Continue this node.")
+@click.option("--session", help="This session's head.")
+@click.option("--persona", help="This persona's latest session.")
+@click.option("--smart", help="The session best matching this text.")
+@JSON
+@click.pass_context
+def route_cmd(ctx: click.Context, thread: str | None, session: str | None, persona: str | None,
+              smart: str | None, as_json: bool) -> None:
     """Where a message would go: {"headish", "why"}."""
     from ..agents.routing import route
 
@@ -159,16 +178,16 @@ def route_cmd(
 
 
 @app.command()
-def spawn(
-    ctx: typer.Context,
-    headish: str = typer.Argument(..., help="The parent thread (a session moves to the summary)."),
-    task: str = typer.Option(..., "--task"),
-    persona: str = typer.Option(None, "--persona"),
-    max_steps: int = typer.Option(8, "--max-steps"),
-    model: str = typer.Option(None, "-m", "--model"),
-    max_tokens: int = typer.Option(None, "--max-tokens"),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish", help="The parent thread (a session moves to the summary).")
+@click.option("--task", required=True)
+@click.option("--persona")
+@click.option("--max-steps", default=8)
+@click.option("-m", "--model")
+@click.option("--max-tokens", type=int)
+@JSON
+@click.pass_context
+def spawn(ctx: click.Context, headish: str, task: str, persona: str | None, max_steps: int,
+          model: str | None, max_tokens: int | None, as_json: bool) -> None:
     """Run a task in a child tree that sees this thread; its summary comes back here."""
     from ..agents.subagents import spawn as run
 
@@ -180,14 +199,14 @@ def spawn(
 
 
 @app.command()
-def propose(
-    ctx: typer.Context,
-    from_session: str = typer.Argument(...),
-    to_session: str = typer.Argument(...),
-    text: str = typer.Option(..., "--text"),
-    supervisor: str = typer.Option(None, "--supervisor", help="Default: the target's agent."),
-    as_json: bool = JSON,
-) -> None:
+@argument("from_session")
+@argument("to_session")
+@click.option("--text", required=True)
+@click.option("--supervisor", help="Default: the target's agent.")
+@JSON
+@click.pass_context
+def propose(ctx: click.Context, from_session: str, to_session: str, text: str,
+            supervisor: str | None, as_json: bool) -> None:
     """Propose a message to another session; it waits for its supervisor."""
     from ..agents.messages import propose as send
 
@@ -196,7 +215,10 @@ def propose(
 
 
 @app.command()
-def inbox(ctx: typer.Context, supervisor: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("supervisor")
+@JSON
+@click.pass_context
+def inbox(ctx: click.Context, supervisor: str, as_json: bool) -> None:
     """Proposed messages waiting for SUPERVISOR."""
     from ..agents.messages import inbox as waiting
 
@@ -207,8 +229,11 @@ def inbox(ctx: typer.Context, supervisor: str = typer.Argument(...), as_json: bo
 
 
 @app.command()
-def reject(ctx: typer.Context, id: str = typer.Argument(...),
-           reason: str = typer.Option(None, "--reason"), as_json: bool = JSON) -> None:
+@argument("id")
+@click.option("--reason")
+@JSON
+@click.pass_context
+def reject(ctx: click.Context, id: str, reason: str | None, as_json: bool) -> None:
     """Refuse a proposed message; nothing reaches its target."""
     from ..agents.messages import reject as refuse
 
@@ -217,8 +242,11 @@ def reject(ctx: typer.Context, id: str = typer.Argument(...),
 
 
 @app.command()
-def amend(ctx: typer.Context, id: str = typer.Argument(...),
-          text: str = typer.Option(..., "--text"), as_json: bool = JSON) -> None:
+@argument("id")
+@click.option("--text", required=True)
+@JSON
+@click.pass_context
+def amend(ctx: click.Context, id: str, text: str, as_json: bool) -> None:
     """Approve a proposed message with your own text (the original is kept in its origin)."""
     from ..agents.messages import amend as change
 
@@ -275,7 +303,7 @@ def agent_turn(lm: Any, headish: str, models: list[str], n: int, max_tokens: int
     return True
 
 
-def bind(ctx: typer.Context, name: str, headish: str | None, persona: str | None,
+def bind(ctx: click.Context, name: str, headish: str | None, persona: str | None,
          agent: str | None, as_json: bool) -> None:
     """`session set NAME [HEADISH] --persona P --agent A`."""
     from ..agents.identities import bind_session

@@ -19,10 +19,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
 MODEL_COLOUR = "blue"
@@ -48,7 +48,7 @@ def _range(value: str) -> tuple[int, int]:
 
 
 def _coloured(doc: Any) -> str:
-    return "".join(typer.style(s.text, fg=MODEL_COLOUR) if s.model else s.text for s in doc.spans)
+    return "".join(click.style(s.text, fg=MODEL_COLOUR) if s.model else s.text for s in doc.spans)
 
 
 def _preview(text: str, width: int = 60) -> str:
@@ -62,7 +62,7 @@ def _show(lm: Any, headish: str, authorship: bool, as_json: bool) -> None:
         if as_json:
             emit(True, {"text": doc.text, "spans": [s.to_json() for s in doc.spans]})
         else:  # coloured even through a pipe (`less -R`); NO_COLOR turns it off
-            typer.echo(_coloured(doc), color=not os.environ.get("NO_COLOR"))
+            click.echo(_coloured(doc), color=not os.environ.get("NO_COLOR"))
         return
     pos = lm.resolve(headish)
     draft = lm.buffer.draft(pos, strict=False)
@@ -71,22 +71,58 @@ def _show(lm: Any, headish: str, authorship: bool, as_json: bool) -> None:
 
 
 @app.command()
-def buffer(
-    ctx: typer.Context,
-    headish: str = typer.Argument(..., help="A session or view (drafts live there), or any point."),
-    append: str = typer.Option(None, "--append", help="Add text at the end of the draft."),
-    set_: str = typer.Option(None, "--set", help="Replace the draft."),
-    file: Path = typer.Option(None, "--file", help="Replace the draft (or, with --edit, the range) with a file's text."),
-    commit: bool = typer.Option(False, "--commit", help="Write the draft as a node; the ref moves to it."),
-    edit: str = typer.Option(None, "--edit", help="START:END character range of the document to replace."),
-    text: str = typer.Option(None, "--text", help="The replacement text for --edit."),
-    alternatives: str = typer.Option(None, "--alternatives", help="Path index (0 = root, -1 = head) or node: list what could fill it."),
-    switch: str = typer.Option(None, "--switch", help="Show this branch or version (moves or selects in the ref)."),
-    diverge: str = typer.Option(None, "--diverge", help="Another headish: where the two paths part."),
-    authorship: bool = typer.Option(False, "--authorship", help="Colour model text; with --json, the authorship spans."),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish", help="A session or view (drafts live there), or any point.")
+@click.option("--append", help="Add text at the end of the draft.")
+@click.option("--set", "set_", help="Replace the draft.")
+@click.option("--file", type=PATH,
+              help="Replace the draft (or, with --edit, the range) with a file's text.")
+@click.option("--commit", is_flag=True, help="Write the draft as a node; the ref moves to it.")
+@click.option("--edit", help="START:END character range of the document to replace.")
+@click.option("--text", help="The replacement text for --edit.")
+@click.option("--alternatives",
+              help="Path index (0 = root, -1 = head) or node: list what could fill it.")
+@click.option("--switch", help="Show this branch or version (moves or selects in the ref).")
+@click.option("--diverge", help="Another headish: where the two paths part.")
+@click.option("--authorship", is_flag=True,
+              help="Colour model text; with --json, the authorship spans.")
+@JSON
+@click.pass_context
+def buffer(ctx: click.Context, headish: str, append: str | None, set_: str | None,
+           file: Path | None, commit: bool, edit: str | None, text: str | None,
+           alternatives: str | None, switch: str | None, diverge: str | None,
+           authorship: bool, as_json: bool) -> None:
     """A buffer tree as one document: show it, edit its draft or its text, navigate branches."""
+    _one_action(append, set_, file, commit, edit, text, alternatives, switch, diverge, authorship)
+    lm = loom(ctx)
+    if append is not None:
+        lm.buffer.append_draft(headish, append)
+        _show(lm, headish, authorship, as_json)
+    elif set_ is not None:
+        lm.buffer.set_draft(headish, set_)
+        _show(lm, headish, authorship, as_json)
+    elif edit is not None:  # before --file, which then holds the replacement
+        _edit(lm, headish, edit, text, file, as_json)
+    elif file is not None:
+        lm.buffer.set_draft(headish, _read(file))
+        _show(lm, headish, authorship, as_json)
+    elif commit:
+        node = lm.buffer.commit(headish)
+        emit(as_json, {"node": node.id if node else None}, node.id if node else "(empty draft)")
+    elif alternatives is not None:
+        _alternatives(lm, headish, alternatives, as_json)
+    elif switch is not None:
+        _switch(lm, headish, switch, as_json)
+    elif diverge is not None:
+        _diverge(lm, headish, diverge, as_json)
+    else:
+        _show(lm, headish, authorship, as_json)
+
+
+def _one_action(append: str | None, set_: str | None, file: Path | None, commit: bool,
+                edit: str | None, text: str | None, alternatives: str | None,
+                switch: str | None, diverge: str | None, authorship: bool) -> None:
+    """Refuse two actions at once, --text without --edit, and --authorship beside an
+    action that shows no document: each is a mistake, not a sequence of steps."""
     actions = {
         "--append": append is not None, "--set": set_ is not None,
         "--file": file is not None and edit is None, "--commit": commit,
@@ -100,45 +136,41 @@ def buffer(
         raise InvalidInput("--text", "goes with --edit START:END (the draft takes --set or --append)")
     if authorship and chosen and chosen[0] not in ("--append", "--set", "--file"):
         raise InvalidInput("--authorship", f"shows the document; it does not go with {chosen[0]}")
-    lm = loom(ctx)
-    action = chosen[0] if chosen else None
-    if action in ("--append", "--set", "--file"):
-        if action == "--append":
-            lm.buffer.append_draft(headish, append)
-        else:
-            lm.buffer.set_draft(headish, set_ if action == "--set" else _read(file))
-        _show(lm, headish, authorship, as_json)
-    elif action == "--commit":
-        node = lm.buffer.commit(headish)
-        emit(as_json, {"node": node.id if node else None}, node.id if node else "(empty draft)")
-    elif action == "--edit":
-        if (text is None) == (file is None):
-            raise InvalidInput("--edit", "give the replacement with exactly one of --text, --file")
-        start, end = _range(edit)
-        nodes = lm.buffer.edit(headish, start, end, text if text is not None else _read(file))
-        ids = [n.id for n in nodes]
-        emit(as_json, {"nodes": ids}, "\n".join(ids) or "(draft edited)")
-    elif action == "--alternatives":
-        alts = lm.buffer.alternatives(headish, alternatives)
-        lines = [f"position {alts.index}: {alts.node}", "branches:"]
+
+
+def _edit(lm: Any, headish: str, edit: str, text: str | None, file: Path | None,
+          as_json: bool) -> None:
+    if (text is None) == (file is None):
+        raise InvalidInput("--edit", "give the replacement with exactly one of --text, --file")
+    start, end = _range(edit)
+    nodes = lm.buffer.edit(headish, start, end, _read(file) if file is not None else text)
+    ids = [n.id for n in nodes]
+    emit(as_json, {"nodes": ids}, "\n".join(ids) or "(draft edited)")
+
+
+def _alternatives(lm: Any, headish: str, at: str, as_json: bool) -> None:
+    alts = lm.buffer.alternatives(headish, at)
+    lines = [f"position {alts.index}: {alts.node}", "branches:"]
+    lines += [f"{'*' if a.current else ' '} {a.node}  {a.author:<12} {_preview(a.text)}"
+              for a in alts.branches]
+    if len(alts.versions) > 1:
+        lines.append("versions:")
         lines += [f"{'*' if a.current else ' '} {a.node}  {a.author:<12} {_preview(a.text)}"
-                  for a in alts.branches]
-        if len(alts.versions) > 1:
-            lines.append("versions:")
-            lines += [f"{'*' if a.current else ' '} {a.node}  {a.author:<12} {_preview(a.text)}"
-                      for a in alts.versions]
-        emit(as_json, alts.to_json(), "\n".join(lines))
-    elif action == "--switch":
-        done = lm.buffer.switch(headish, switch)
-        what = "moved to" if done.moved else "stays at"
-        sel = f" (selected {', '.join(done.selected)})" if done.selected else ""
-        emit(as_json, done.to_json(), f"{done.ref} {what} {done.head}{sel}")
-    elif action == "--diverge":
-        div = lm.buffer.diverge(headish, diverge)
-        where = f"after {div.base}" if div.base else "at the root"
-        text_out = (f"{div.kind} at position {div.index} ({where}, character {div.offset})\n"
-                    f"only in {headish}: {' '.join(div.a) or '-'}\n"
-                    f"only in {diverge}: {' '.join(div.b) or '-'}")
-        emit(as_json, div.to_json(), text_out)
-    else:
-        _show(lm, headish, authorship, as_json)
+                  for a in alts.versions]
+    emit(as_json, alts.to_json(), "\n".join(lines))
+
+
+def _switch(lm: Any, headish: str, to: str, as_json: bool) -> None:
+    done = lm.buffer.switch(headish, to)
+    what = "moved to" if done.moved else "stays at"
+    sel = f" (selected {', '.join(done.selected)})" if done.selected else ""
+    emit(as_json, done.to_json(), f"{done.ref} {what} {done.head}{sel}")
+
+
+def _diverge(lm: Any, headish: str, other: str, as_json: bool) -> None:
+    div = lm.buffer.diverge(headish, other)
+    where = f"after {div.base}" if div.base else "at the root"
+    text_out = (f"{div.kind} at position {div.index} ({where}, character {div.offset})\n"
+                f"only in {headish}: {' '.join(div.a) or '-'}\n"
+                f"only in {other}: {' '.join(div.b) or '-'}")
+    emit(as_json, div.to_json(), text_out)

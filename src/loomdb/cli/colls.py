@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, argument, arguments, emit, loom, repeatable
 from . import root as app
 
 if TYPE_CHECKING:
     from ..collections.storage import Item
 
-coll_app = typer.Typer(help="Collections: lists, trees, tagged sets and tables of anything.",
-                       no_args_is_help=True)
-app.add_typer(coll_app, name="coll")
+
+@app.group("coll")
+def coll_app() -> None:
+    """Collections: lists, trees, tagged sets and tables of anything."""
 
 
 def _pairs(values: list[str], where: str) -> dict[str, str]:
@@ -33,9 +34,11 @@ def _item_text(item: Item) -> str:
 
 
 @coll_app.command("new")
-def coll_new(ctx: typer.Context, name: str = typer.Argument(...),
-             kind: str = typer.Option("list", "--kind", help="list, tree, tagged or table."),
-             as_json: bool = JSON) -> None:
+@argument("name")
+@click.option("--kind", default="list", help="list, tree, tagged or table.")
+@JSON
+@click.pass_context
+def coll_new(ctx: click.Context, name: str, kind: str, as_json: bool) -> None:
     """Create a collection."""
     from ..collections import service as K
 
@@ -44,14 +47,16 @@ def coll_new(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @coll_app.command("add")
-def coll_add(ctx: typer.Context, name: str = typer.Argument(...),
-             entity: str = typer.Argument(..., help="Any address: node, tree:ID, doc:NAME, "
-                                          "coll:NAME[/ITEM], sha256:..."),
-             parent: str = typer.Option(None, "--parent", help="Nest under this item (tree)."),
-             after: str = typer.Option(None, "--after", help="Place right after this item."),
-             tag: list[str] = typer.Option([], "--tag"),
-             field: list[str] = typer.Option([], "--field", help="K=V (repeatable)."),
-             as_json: bool = JSON) -> None:
+@argument("name")
+@argument("entity", help="Any address: node, tree:ID, doc:NAME, coll:NAME[/ITEM], sha256:...")
+@click.option("--parent", help="Nest under this item (tree).")
+@click.option("--after", help="Place right after this item.")
+@repeatable("--tag")
+@repeatable("--field", help="K=V (repeatable).")
+@JSON
+@click.pass_context
+def coll_add(ctx: click.Context, name: str, entity: str, parent: str | None, after: str | None,
+             tag: list[str], field: list[str], as_json: bool) -> None:
     """Add an item pointing at ENTITY (last, unless --after)."""
     from ..collections import service as K
 
@@ -61,10 +66,15 @@ def coll_add(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @coll_app.command("move")
-def coll_move(ctx: typer.Context, name: str = typer.Argument(...), item: str = typer.Argument(...),
-              parent: str = typer.Option(None, "--parent"),
-              after: str = typer.Option(None, "--after"),
-              first: bool = typer.Option(False, "--first"), as_json: bool = JSON) -> None:
+@argument("name")
+@argument("item")
+@click.option("--parent")
+@click.option("--after")
+@click.option("--first", is_flag=True)
+@JSON
+@click.pass_context
+def coll_move(ctx: click.Context, name: str, item: str, parent: str | None, after: str | None,
+              first: bool, as_json: bool) -> None:
     """Move an item (only its own row changes)."""
     from ..collections import service as K
 
@@ -73,9 +83,14 @@ def coll_move(ctx: typer.Context, name: str = typer.Argument(...), item: str = t
 
 
 @coll_app.command("tag")
-def coll_tag(ctx: typer.Context, name: str = typer.Argument(...), item: str = typer.Argument(...),
-             tags: list[str] = typer.Argument(...),
-             remove: bool = typer.Option(False, "--remove"), as_json: bool = JSON) -> None:
+@argument("name")
+@argument("item")
+@arguments("tags")
+@click.option("--remove", is_flag=True)
+@JSON
+@click.pass_context
+def coll_tag(ctx: click.Context, name: str, item: str, tags: list[str], remove: bool,
+             as_json: bool) -> None:
     """Add (or --remove) tags on an item."""
     from ..collections import service as K
 
@@ -84,9 +99,12 @@ def coll_tag(ctx: typer.Context, name: str = typer.Argument(...), item: str = ty
 
 
 @coll_app.command("set")
-def coll_set(ctx: typer.Context, name: str = typer.Argument(...), item: str = typer.Argument(...),
-             pairs: list[str] = typer.Argument(..., metavar="K=V..."),
-             as_json: bool = JSON) -> None:
+@argument("name")
+@argument("item")
+@arguments("pairs", metavar="K=V...")
+@JSON
+@click.pass_context
+def coll_set(ctx: click.Context, name: str, item: str, pairs: list[str], as_json: bool) -> None:
     """Set fields on an item (K= removes K)."""
     from ..collections import service as K
 
@@ -96,11 +114,14 @@ def coll_set(ctx: typer.Context, name: str = typer.Argument(...), item: str = ty
 
 
 @coll_app.command("show")
-def coll_show(ctx: typer.Context, name: str = typer.Argument(...),
-              tag: str = typer.Option(None, "--tag"),
-              where: list[str] = typer.Option([], "--where", help="K=V (repeatable)."),
-              group_by: str = typer.Option(None, "--group-by", help="Group by a field (kanban)."),
-              as_json: bool = JSON) -> None:
+@argument("name")
+@click.option("--tag")
+@repeatable("--where", help="K=V (repeatable).")
+@click.option("--group-by", help="Group by a field (kanban).")
+@JSON
+@click.pass_context
+def coll_show(ctx: click.Context, name: str, tag: str | None, where: list[str],
+              group_by: str | None, as_json: bool) -> None:
     """Items in order (tree: depth-first), filtered, optionally grouped by a field."""
     from ..collections import service as K
 
@@ -114,8 +135,11 @@ def coll_show(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @coll_app.command("rm")
-def coll_rm(ctx: typer.Context, name: str = typer.Argument(...), item: str = typer.Argument(...),
-            as_json: bool = JSON) -> None:
+@argument("name")
+@argument("item")
+@JSON
+@click.pass_context
+def coll_rm(ctx: click.Context, name: str, item: str, as_json: bool) -> None:
     """Remove an item and what is nested under it."""
     from ..collections import service as K
 
@@ -124,7 +148,9 @@ def coll_rm(ctx: typer.Context, name: str = typer.Argument(...), item: str = typ
 
 
 @coll_app.command("list")
-def coll_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+@JSON
+@click.pass_context
+def coll_list(ctx: click.Context, as_json: bool) -> None:
     """Every collection."""
     from ..collections import service as K
 

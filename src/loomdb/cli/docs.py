@@ -6,21 +6,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
-doc_app = typer.Typer(help="Versioned documents: revisions over the shared content.",
-                      no_args_is_help=True)
-app.add_typer(doc_app, name="doc")
-
-TEXT = typer.Option(None, "--text", help="The document's text.")
-FILE = typer.Option(None, "--file", help="Read the content from a file.")
+#: the content of a revision: one of these two
+TEXT = click.option("--text", help="The document's text.")
+FILE = click.option("--file", type=PATH, help="Read the content from a file.")
+MESSAGE = click.option("-m", "--message", default="", show_default=False)  # none: no "" shown
 
 
-def _content(ctx: typer.Context, text: str | None, file: Path | None) -> Any:
+@app.group("doc")
+def doc_app() -> None:
+    """Versioned documents: revisions over the shared content."""
+
+
+def _content(ctx: click.Context, text: str | None, file: Path | None) -> Any:
     if (text is None) == (file is None):
         raise InvalidInput("content", "give exactly one of --text, --file")
     if text is not None:
@@ -30,9 +33,14 @@ def _content(ctx: typer.Context, text: str | None, file: Path | None) -> Any:
 
 
 @doc_app.command("new")
-def doc_new(ctx: typer.Context, name: str = typer.Argument(...), text: str = TEXT,
-            file: Path = FILE, message: str = typer.Option("", "-m", "--message"),
-            as_json: bool = JSON) -> None:
+@argument("name")
+@TEXT
+@FILE
+@MESSAGE
+@JSON
+@click.pass_context
+def doc_new(ctx: click.Context, name: str, text: str | None, file: Path | None, message: str,
+            as_json: bool) -> None:
     """Create a document with its first revision (branch main)."""
     from ..documents import service as D
 
@@ -41,10 +49,15 @@ def doc_new(ctx: typer.Context, name: str = typer.Argument(...), text: str = TEX
 
 
 @doc_app.command("commit")
-def doc_commit(ctx: typer.Context, name: str = typer.Argument(...), text: str = TEXT,
-               file: Path = FILE, message: str = typer.Option("", "-m", "--message"),
-               branch: str = typer.Option(None, "--branch", help="Default: the current branch."),
-               as_json: bool = JSON) -> None:
+@argument("name")
+@TEXT
+@FILE
+@MESSAGE
+@click.option("--branch", help="Default: the current branch.")
+@JSON
+@click.pass_context
+def doc_commit(ctx: click.Context, name: str, text: str | None, file: Path | None, message: str,
+               branch: str | None, as_json: bool) -> None:
     """A new revision after the branch head (refused when nothing changed)."""
     from ..documents import service as D
 
@@ -53,8 +66,11 @@ def doc_commit(ctx: typer.Context, name: str = typer.Argument(...), text: str = 
 
 
 @doc_app.command("log")
-def doc_log(ctx: typer.Context, name: str = typer.Argument(...),
-            branch: str = typer.Option(None, "--branch"), as_json: bool = JSON) -> None:
+@argument("name")
+@click.option("--branch")
+@JSON
+@click.pass_context
+def doc_log(ctx: click.Context, name: str, branch: str | None, as_json: bool) -> None:
     """Revisions reachable from a branch head, newest first."""
     from ..documents import service as D
 
@@ -64,10 +80,13 @@ def doc_log(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @doc_app.command("branch")
-def doc_branch(ctx: typer.Context, name: str = typer.Argument(...),
-               branch: str = typer.Argument(...),
-               at: str = typer.Option(None, "--at", help="Revision or branch (default: current)."),
-               as_json: bool = JSON) -> None:
+@argument("name")
+@argument("branch")
+@click.option("--at", help="Revision or branch (default: current).")
+@JSON
+@click.pass_context
+def doc_branch(ctx: click.Context, name: str, branch: str, at: str | None,
+               as_json: bool) -> None:
     """Start a branch at a revision."""
     from ..documents import service as D
 
@@ -76,9 +95,11 @@ def doc_branch(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @doc_app.command("checkout")
-def doc_checkout(ctx: typer.Context, name: str = typer.Argument(...),
-                 target: str = typer.Argument(..., help="A branch or a revision."),
-                 as_json: bool = JSON) -> None:
+@argument("name")
+@argument("target", help="A branch or a revision.")
+@JSON
+@click.pass_context
+def doc_checkout(ctx: click.Context, name: str, target: str, as_json: bool) -> None:
     """Move the document's current pointer."""
     from ..documents import service as D
 
@@ -87,9 +108,12 @@ def doc_checkout(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @doc_app.command("merge")
-def doc_merge(ctx: typer.Context, name: str = typer.Argument(...),
-              branch: str = typer.Argument(...),
-              message: str = typer.Option("", "-m", "--message"), as_json: bool = JSON) -> None:
+@argument("name")
+@argument("branch")
+@MESSAGE
+@JSON
+@click.pass_context
+def doc_merge(ctx: click.Context, name: str, branch: str, message: str, as_json: bool) -> None:
     """Merge BRANCH into the current branch (conflicts are reported; nothing is written)."""
     from ..documents import service as D
 
@@ -98,8 +122,10 @@ def doc_merge(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @doc_app.command("show")
-def doc_show(ctx: typer.Context, spec: str = typer.Argument(..., metavar="NAME[@REV|@BRANCH]"),
-             as_json: bool = JSON) -> None:
+@argument("spec", metavar="NAME[@REV|@BRANCH]")
+@JSON
+@click.pass_context
+def doc_show(ctx: click.Context, spec: str, as_json: bool) -> None:
     """A document's content at its current state, a revision or a branch."""
     from ..documents import service as D
 
@@ -108,9 +134,12 @@ def doc_show(ctx: typer.Context, spec: str = typer.Argument(..., metavar="NAME[@
 
 
 @doc_app.command("diff")
-def doc_diff(ctx: typer.Context, name: str = typer.Argument(...),
-             rev1: str = typer.Argument(...), rev2: str = typer.Argument(...),
-             as_json: bool = JSON) -> None:
+@argument("name")
+@argument("rev1")
+@argument("rev2")
+@JSON
+@click.pass_context
+def doc_diff(ctx: click.Context, name: str, rev1: str, rev2: str, as_json: bool) -> None:
     """Unified diff between two revisions (or branches)."""
     from ..documents import service as D
 
@@ -119,10 +148,13 @@ def doc_diff(ctx: typer.Context, name: str = typer.Argument(...),
 
 
 @doc_app.command("from-message")
-def doc_from_message(ctx: typer.Context, headish: str = typer.Argument(...),
-                     name: str = typer.Argument(...),
-                     message: str = typer.Option("", "-m", "--message"),
-                     as_json: bool = JSON) -> None:
+@argument("headish")
+@argument("name")
+@MESSAGE
+@JSON
+@click.pass_context
+def doc_from_message(ctx: click.Context, headish: str, name: str, message: str,
+                     as_json: bool) -> None:
     """A document (or new revision) whose content IS a message's content (same id)."""
     from ..documents import service as D
 
@@ -132,7 +164,9 @@ def doc_from_message(ctx: typer.Context, headish: str = typer.Argument(...),
 
 
 @doc_app.command("list")
-def doc_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+@JSON
+@click.pass_context
+def doc_list(ctx: click.Context, as_json: bool) -> None:
     """Every document with its current branch and revision."""
     from ..documents import service as D
 
@@ -142,7 +176,10 @@ def doc_list(ctx: typer.Context, as_json: bool = JSON) -> None:
 
 
 @doc_app.command("rm")
-def doc_rm(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def doc_rm(ctx: click.Context, name: str, as_json: bool) -> None:
     """Delete a document (references to it then read as dangling)."""
     from ..documents import service as D
 

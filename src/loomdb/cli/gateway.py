@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-import typer
+import click
 
 from ..errors import InvalidInput, MissingExtra
 from . import JSON, emit, loom
@@ -15,12 +15,11 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 @app.command()
-def gateway(
-    ctx: typer.Context,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback only)."),
-    port: int = typer.Option(8000, "--port"),
-    as_json: bool = JSON,
-) -> None:
+@click.option("--host", default="127.0.0.1", help="Address to bind (loopback only).")
+@click.option("--port", default=8000)
+@JSON
+@click.pass_context
+def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     """Serve /v1/chat/completions, /v1/responses, /v1/completions and /v1/models: point
     an OpenAI client's base_url at http://HOST:PORT/v1 and every call is recorded."""
     if host not in LOOPBACK:
@@ -36,5 +35,5 @@ def gateway(
     if as_json:
         emit(True, {"url": url})
     else:
-        typer.echo(f"loomdb gateway on {url} (Ctrl-C stops it)", err=True)
+        click.echo(f"loomdb gateway on {url} (Ctrl-C stops it)", err=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import typer
+import click
 
 from ..errors import InvalidInput
 from . import JSON, emit, loom
@@ -12,11 +12,12 @@ from . import root as app
 
 
 @app.command()
-def gc(ctx: typer.Context,
-       dry_run: bool = typer.Option(False, "--dry-run", help="Count, delete nothing."),
-       grace: float = typer.Option(None, "--grace", help="Seconds: anything newer is kept "
-                                   "(writers in flight); default an hour."),
-       as_json: bool = JSON) -> None:
+@click.option("--dry-run", is_flag=True, help="Count, delete nothing.")
+@click.option("--grace", type=float, help="Seconds: anything newer is kept "
+              "(writers in flight); default an hour.")
+@JSON
+@click.pass_context
+def gc(ctx: click.Context, dry_run: bool, grace: float | None, as_json: bool) -> None:
     """Delete unreachable contents and blobs: {contents, blobs, bytes}."""
     from ..gc import service as G
 

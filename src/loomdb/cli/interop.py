@@ -22,10 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
 _IMPORT_FORMATS = ("auto|chatgpt|claude|openwebui|librechat|loom|oasst|openai-jsonl|sharegpt|"
@@ -33,15 +33,14 @@ _IMPORT_FORMATS = ("auto|chatgpt|claude|openwebui|librechat|loom|oasst|openai-js
 
 
 @app.command("import")
-def import_(
-    ctx: typer.Context,
-    file: Path = typer.Argument(..., help="An export: .json, .jsonl or an export .zip."),
-    format: str = typer.Option("auto", "--format", help=_IMPORT_FORMATS),
-    stop_on_error: bool = typer.Option(
-        False, "--stop-on-error", help="Stop at the first bad conversation (earlier ones stay)."
-    ),
-    as_json: bool = JSON,
-) -> None:
+@argument("file", type=PATH, help="An export: .json, .jsonl or an export .zip.")
+@click.option("--format", default="auto", help=_IMPORT_FORMATS)
+@click.option("--stop-on-error", is_flag=True,
+              help="Stop at the first bad conversation (earlier ones stay).")
+@JSON
+@click.pass_context
+def import_(ctx: click.Context, file: Path, format: str, stop_on_error: bool,
+            as_json: bool) -> None:
     """Import every conversation of an export file: one tree each, the active branch a
     session; importing the same file again adds nothing."""
     lm = loom(ctx)
@@ -49,7 +48,7 @@ def import_(
         report = lm.import_file(file, format, stop_on_error=stop_on_error, progress=progress)
     emit(as_json, report.to_json(), report.text())
     if report.errors:
-        raise typer.Exit(1)
+        ctx.exit(1)
 
 
 class _Bar:
@@ -92,22 +91,19 @@ def _progress(name: str) -> _Bar:
 
 
 @app.command()
-def export(
-    ctx: typer.Context,
-    tree: str = typer.Argument(
-        None, help="Tree id or prefix, or a ref/node inside it (markdown and openai-jsonl "
-        "then take that path)."
-    ),
-    all_trees: bool = typer.Option(False, "--all", help="Every tree, archived ones too."),
-    format: str = typer.Option(
-        "json", "--format", help="json|jsonl (lossless), markdown, openai-jsonl, chatgpt."
-    ),
-    paths: str = typer.Option(
-        "leaves", "--paths", help="openai-jsonl: one line per leaf, or per session."
-    ),
-    output: Path = typer.Option(None, "--output", "-o", help="Write to FILE (default: stdout)."),
-    as_json: bool = JSON,
-) -> None:
+@argument("tree", required=False,
+          help="Tree id or prefix, or a ref/node inside it (markdown and openai-jsonl "
+          "then take that path).")
+@click.option("--all", "all_trees", is_flag=True, help="Every tree, archived ones too.")
+@click.option("--format", default="json",
+              help="json|jsonl (lossless), markdown, openai-jsonl, chatgpt.")
+@click.option("--paths", default="leaves",
+              help="openai-jsonl: one line per leaf, or per session.")
+@click.option("--output", "-o", type=PATH, help="Write to FILE (default: stdout).")
+@JSON
+@click.pass_context
+def export(ctx: click.Context, tree: str | None, all_trees: bool, format: str, paths: str,
+           output: Path | None, as_json: bool) -> None:
     """Write a tree (or --all) in a format other tools (or loomdb) read back. With --json
     one object: {"format", "trees", "output", "bytes"}, and "text" (the export itself)
     when it went to no file."""

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 
-import typer
+import click
 
 from . import JSON, loom
 from . import root as app
 
 
 @app.command("mcp")
-def mcp_cmd(ctx: typer.Context, as_json: bool = JSON) -> None:
+@JSON
+@click.pass_context
+def mcp_cmd(ctx: click.Context, as_json: bool) -> None:
     """Serve this store over stdio as an MCP server (tools and resources). Its stdout is
     JSON-RPC already; --json only makes an error before it starts `{"error": ...}`."""
     from ..mcp.server import serve

@@ -7,14 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, State, emit, loom
+from . import JSON, State, argument, emit, loom, repeatable
 from . import root as app
 
 
-def providers_config(ctx: typer.Context) -> Any:
+def providers_config(ctx: click.Context) -> Any:
     """$LOOMDB_PROVIDERS, else providers.toml in the store folder, else the built-ins."""
     from ..api import load_providers
 
@@ -28,16 +28,17 @@ def providers_config(ctx: typer.Context) -> Any:
 
 
 @app.command()
-def context(
-    ctx: typer.Context,
-    headish: str = typer.Argument(...),
-    format: str = typer.Option("normalized", "--format", help="normalized, openai, anthropic or completion."),
-    model: str = typer.Option(None, "-m", "--model", help="Model or alias the request is for."),
-    budget: int = typer.Option(None, "--budget", help="Fit the context into this many tokens."),
-    strategy: str = typer.Option("truncate-middle", "--strategy", help="truncate-middle, rolling-window or stop."),
-    options: str = typer.Option(None, "--options", help="Call options merged last (JSON)."),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish")
+@click.option("--format", default="normalized", help="normalized, openai, anthropic or completion.")
+@click.option("-m", "--model", help="Model or alias the request is for.")
+@click.option("--budget", type=int, help="Fit the context into this many tokens.")
+@click.option("--strategy", default="truncate-middle",
+              help="truncate-middle, rolling-window or stop.")
+@click.option("--options", help="Call options merged last (JSON).")
+@JSON
+@click.pass_context
+def context(ctx: click.Context, headish: str, format: str, model: str | None,
+            budget: int | None, strategy: str, options: str | None, as_json: bool) -> None:
     """The context window at HEADISH, normalized or as a provider request body."""
     from .write import _json_arg
 
@@ -61,29 +62,32 @@ def _printer(stream: bool) -> Any:
 
 
 @app.command()
-def generate(
-    ctx: typer.Context,
-    headish: str = typer.Argument(None),
-    model: list[str] = typer.Option([], "-m", "--model", help="Model or alias (repeatable)."),
-    n: int = typer.Option(1, "-n", help="Alternatives per model."),
-    max_tokens: int = typer.Option(None, "--max-tokens"),
-    stream: bool = typer.Option(False, "--stream", help="Print the first answer as it arrives."),
-    keep_partial: bool = typer.Option(False, "--keep-partial", help="Keep an interrupted answer, marked incomplete."),
-    logprobs: int = typer.Option(None, "--logprobs", metavar="K",
-                                 help="Keep token logprobs with K top alternatives (0-20)."),
-    route: str = typer.Option(None, "--route", help="Instead of HEADISH: thread:N, session:S, persona:P or smart:TEXT."),
-    max_steps: int = typer.Option(None, "--max-steps", help="Tool loop: at most this many model steps."),
-    persona: str = typer.Option(None, "--persona", help="Generate as this persona."),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish", required=False)
+@repeatable("-m", "--model", help="Model or alias (repeatable).")
+@click.option("-n", default=1, help="Alternatives per model.")
+@click.option("--max-tokens", type=int)
+@click.option("--stream", is_flag=True, help="Print the first answer as it arrives.")
+@click.option("--keep-partial", is_flag=True,
+              help="Keep an interrupted answer, marked incomplete.")
+@click.option("--logprobs", type=int, metavar="K",
+              help="Keep token logprobs with K top alternatives (0-20).")
+@click.option("--route", help="Instead of HEADISH: thread:N, session:S, persona:P or smart:TEXT.")
+@click.option("--max-steps", type=int, help="Tool loop: at most this many model steps.")
+@click.option("--persona", help="Generate as this persona.")
+@JSON
+@click.pass_context
+def generate(ctx: click.Context, headish: str | None, model: list[str], n: int,
+             max_tokens: int | None, stream: bool, keep_partial: bool, logprobs: int | None,
+             route: str | None, max_steps: int | None, persona: str | None,
+             as_json: bool) -> None:
     """N alternatives per model at HEADISH as sibling nodes; a session moves to the first.
     With tools, a persona or --max-steps: the agent's tool loop (see `loomdb pending`)."""
     from .agents import agent_turn, route_to
 
     lm = loom(ctx)
     config = providers_config(ctx)
-    headish = route_to(lm, headish, route)
-    if agent_turn(lm, headish, model, n, max_tokens, max_steps, persona, config, as_json):
+    at = route_to(lm, headish, route)
+    if agent_turn(lm, at, model, n, max_tokens, max_steps, persona, config, as_json):
         return
     extra: dict[str, Any] = {}
     if logprobs is not None:
@@ -91,28 +95,28 @@ def generate(
             raise InvalidInput("--logprobs", f"must be from 0 to 20, got {logprobs}")
         extra["options"] = {"logprobs": True, "top_logprobs": logprobs}
     result = lm.generate(
-        headish, models=model, n=n, max_tokens=max_tokens,
+        at, models=model, n=n, max_tokens=max_tokens,
         stream=_printer(stream and not as_json), config=config,
         environ=os.environ, keep_partial=keep_partial, **extra,
     )
     if stream and not as_json:
         sys.stdout.write("\n")
     for err in result.errors:
-        typer.echo(f"loomdb: warning: {err}", err=True)
+        click.echo(f"loomdb: warning: {err}", err=True)
     ids = [n.id for n in result.nodes]
     emit(as_json, {"nodes": ids}, "\n".join(ids))
 
 
 @app.command()
-def compact(
-    ctx: typer.Context,
-    headish: str = typer.Argument(...),
-    keep: int = typer.Option(2, "--keep", help="Newest turns kept verbatim."),
-    model: str = typer.Option(None, "-m", "--model"),
-    max_tokens: int = typer.Option(
-        None, "--max-tokens", help="Longest summary (default: half the tokens it replaces)."),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish")
+@click.option("--keep", default=2, help="Newest turns kept verbatim.")
+@click.option("-m", "--model")
+@click.option("--max-tokens", type=int,
+              help="Longest summary (default: half the tokens it replaces).")
+@JSON
+@click.pass_context
+def compact(ctx: click.Context, headish: str, keep: int, model: str | None,
+            max_tokens: int | None, as_json: bool) -> None:
     """Summarize older turns into a compaction node; context then starts from it.
     Refuses (exit 2, nothing written) when the summary would not be shorter."""
     lm = loom(ctx)
@@ -125,15 +129,15 @@ def compact(
 
 
 @app.command()
-def chat(
-    ctx: typer.Context,
-    headish: str = typer.Argument(None, help="Where to continue (default: a new tree)."),
-    model: str = typer.Option(None, "-m", "--model"),
-    system: str = typer.Option(None, "--system", help="System context for a new tree."),
-    max_tokens: int = typer.Option(None, "--max-tokens"),
-    session: str = typer.Option(None, "--session", help="Session to extend or create."),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish", required=False, help="Where to continue (default: a new tree).")
+@click.option("-m", "--model")
+@click.option("--system", help="System context for a new tree.")
+@click.option("--max-tokens", type=int)
+@click.option("--session", help="Session to extend or create.")
+@JSON
+@click.pass_context
+def chat(ctx: click.Context, headish: str | None, model: str | None, system: str | None,
+         max_tokens: int | None, session: str | None, as_json: bool) -> None:
     """Talk to a model, turn by turn, extending a session (like `llm chat`). Ctrl-D ends.
     With --json: one JSON object per turn, nothing streamed."""
     from .chat import run

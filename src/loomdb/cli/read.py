@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import typer
+import click
 
 from .. import content as C
-from . import JSON, emit, loom
+from . import JSON, argument, emit, loom
 from . import root as app
 
 
@@ -18,48 +18,65 @@ def _ids(as_json: bool, ids: list[str]) -> None:
 
 
 @app.command()
-def path(ctx: typer.Context, headish: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("headish")
+@JSON
+@click.pass_context
+def path(ctx: click.Context, headish: str, as_json: bool) -> None:
     """Node ids from the root to HEADISH."""
     _ids(as_json, loom(ctx).path(headish))
 
 
 @app.command()
-def children(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("node")
+@JSON
+@click.pass_context
+def children(ctx: click.Context, node: str, as_json: bool) -> None:
     """The continuations of a node (of any of its versions)."""
     _ids(as_json, loom(ctx).children(node))
 
 
 @app.command()
-def siblings(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("node")
+@JSON
+@click.pass_context
+def siblings(ctx: click.Context, node: str, as_json: bool) -> None:
     """The other alternatives under the same parent."""
     _ids(as_json, loom(ctx).siblings(node))
 
 
 @app.command()
-def versions(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("node")
+@JSON
+@click.pass_context
+def versions(ctx: click.Context, node: str, as_json: bool) -> None:
     """Every version of a node's slot, the original first."""
     _ids(as_json, loom(ctx).versions(node))
 
 
 @app.command()
-def leaves(
-    ctx: typer.Context,
-    tree: str = typer.Argument(..., help="Tree id, prefix, or any headish inside it."),
-    include_pruned: bool = typer.Option(False, "--include-pruned"),
-    as_json: bool = JSON,
-) -> None:
+@argument("tree", help="Tree id, prefix, or any headish inside it.")
+@click.option("--include-pruned", is_flag=True)
+@JSON
+@click.pass_context
+def leaves(ctx: click.Context, tree: str, include_pruned: bool, as_json: bool) -> None:
     """Nodes nothing continues from."""
     _ids(as_json, loom(ctx).leaves(tree, include_pruned=include_pruned))
 
 
 @app.command("branch-points")
-def branch_points(ctx: typer.Context, tree: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("tree")
+@JSON
+@click.pass_context
+def branch_points(ctx: click.Context, tree: str, as_json: bool) -> None:
     """Nodes with two or more continuations."""
     _ids(as_json, loom(ctx).branch_points(tree))
 
 
 @app.command()
-def edges(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("node")
+@JSON
+@click.pass_context
+def edges(ctx: click.Context, node: str, as_json: bool) -> None:
     """A node's edges, incoming and outgoing, by type (continuation, annotation, link...)."""
     found = loom(ctx).edge_map(node)
     lines = [f"node {found['node']}"]
@@ -71,13 +88,12 @@ def edges(ctx: typer.Context, node: str = typer.Argument(...), as_json: bool = J
 
 
 @app.command()
-def show(
-    ctx: typer.Context,
-    node: str = typer.Argument(...),
-    logprobs: bool = typer.Option(False, "--logprobs",
-                                  help="Each generated token: probability and top alternatives."),
-    as_json: bool = JSON,
-) -> None:
+@argument("node")
+@click.option("--logprobs", is_flag=True,
+              help="Each generated token: probability and top alternatives.")
+@JSON
+@click.pass_context
+def show(ctx: click.Context, node: str, logprobs: bool, as_json: bool) -> None:
     """One node in full, with its overlay."""
     lm = loom(ctx)
     n = lm.node(node)
@@ -137,7 +153,10 @@ def _render(blocks: list[dict[str, Any]]) -> str:
 
 
 @app.command()
-def log(ctx: typer.Context, headish: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("headish")
+@JSON
+@click.pass_context
+def log(ctx: click.Context, headish: str, as_json: bool) -> None:
     """The conversation from the root to HEADISH, readable."""
     lm = loom(ctx)
     nodes = lm.nodes(lm.path(headish))
@@ -155,7 +174,10 @@ def log(ctx: typer.Context, headish: str = typer.Argument(...), as_json: bool = 
 
 
 @app.command()
-def tree(ctx: typer.Context, tree: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("tree")
+@JSON
+@click.pass_context
+def tree(ctx: click.Context, tree: str, as_json: bool) -> None:
     """Draw a tree's branches, with refs and versions marked."""
     view = loom(ctx).tree_view(tree)
     if as_json:
@@ -169,11 +191,10 @@ def tree(ctx: typer.Context, tree: str = typer.Argument(...), as_json: bool = JS
 
 
 @app.command()
-def trees(
-    ctx: typer.Context,
-    archived: bool = typer.Option(False, "--archived", help="List archived trees instead."),
-    as_json: bool = JSON,
-) -> None:
+@click.option("--archived", is_flag=True, help="List archived trees instead.")
+@JSON
+@click.pass_context
+def trees(ctx: click.Context, archived: bool, as_json: bool) -> None:
     """All trees, newest first, with node counts."""
     lm = loom(ctx)
     found = lm.trees(archived=archived)
@@ -193,32 +214,30 @@ def trees(
 
 
 @app.command()
-def archive(
-    ctx: typer.Context,
-    tree: str = typer.Argument(...),
-    off: bool = typer.Option(False, "--off", help="Unarchive."),
-    as_json: bool = JSON,
-) -> None:
+@argument("tree")
+@click.option("--off", is_flag=True, help="Unarchive.")
+@JSON
+@click.pass_context
+def archive(ctx: click.Context, tree: str, off: bool, as_json: bool) -> None:
     """Archive (soft-delete) a tree, or bring it back."""
     t = loom(ctx).archive(tree, on=not off)
     emit(as_json, t.to_json(), f"{t.id} {'archived' if t.archived_at else 'active'}")
 
 
 @app.command()
-def verify(
-    ctx: typer.Context,
-    tree: str = typer.Argument(None, help="One tree (default: all)."),
-    as_json: bool = JSON,
-) -> None:
+@argument("tree", required=False, help="One tree (default: all).")
+@JSON
+@click.pass_context
+def verify(ctx: click.Context, tree: str | None, as_json: bool) -> None:
     """Check the hash chain; exit 1 naming every tampered node and what inherits it."""
     report = loom(ctx).verify(tree)
     data = report.to_json()
     if as_json:
         emit(True, data)
     elif report.ok:
-        typer.echo(f"ok: {report.checked} nodes verified")
+        click.echo(f"ok: {report.checked} nodes verified")
     else:
         for b in report.broken:
-            typer.echo(f"BROKEN {b['node']}: {b['reason']}")
+            click.echo(f"BROKEN {b['node']}: {b['reason']}")
     if not report.ok:
-        raise typer.Exit(1)
+        ctx.exit(1)

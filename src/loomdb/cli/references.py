@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import typer
+import click
 
-from . import JSON, emit, loom
+from . import JSON, argument, emit, loom
 from . import root as app
 
 
 @app.command()
-def backlinks(ctx: typer.Context,
-              entity: str = typer.Argument(..., help="Any address: node, tree:ID, doc:NAME[@REV], "
-                                           "coll:NAME[/ITEM], sha256:..."),
-              as_json: bool = JSON) -> None:
+@argument("entity", help="Any address: node, tree:ID, doc:NAME[@REV], coll:NAME[/ITEM], "
+          "sha256:...")
+@JSON
+@click.pass_context
+def backlinks(ctx: click.Context, entity: str, as_json: bool) -> None:
     """Everything that references ENTITY (dangling references are marked, not errors)."""
     from ..references import service as R
 

@@ -2,32 +2,35 @@
 
 from __future__ import annotations
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, argument, emit, loom
 from . import root as app
 
-session_app = typer.Typer(help="Sessions: named pointers that move as turns are added.",
-                          no_args_is_help=True)
-view_app = typer.Typer(help="Views: named pointers with version selections.", no_args_is_help=True)
-app.add_typer(session_app, name="session")
-app.add_typer(view_app, name="view")
+
+@app.group("session")
+def session_app() -> None:
+    """Sessions: named pointers that move as turns are added."""
+
+
+@app.group("view")
+def view_app() -> None:
+    """Views: named pointers with version selections."""
 
 
 @app.command()
-def fork(
-    ctx: typer.Context,
-    headish: str = typer.Argument(...),
-    name: str = typer.Argument(..., help="Name of the new session."),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish")
+@argument("name", help="Name of the new session.")
+@JSON
+@click.pass_context
+def fork(ctx: click.Context, headish: str, name: str, as_json: bool) -> None:
     """Start a new session NAME at HEADISH (O(1): nothing is copied)."""
     ref = loom(ctx).fork(headish, name)
     emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
 
 
-def list_refs(ctx: typer.Context, kind: str, tree: str | None, as_json: bool) -> None:
+def list_refs(ctx: click.Context, kind: str, tree: str | None, as_json: bool) -> None:
     """List the refs of one kind (of one tree), as `session list` and `view list` do."""
     lm = loom(ctx)
     refs = lm.refs(kind, lm.tree(tree).id if tree else None)
@@ -38,13 +41,19 @@ def list_refs(ctx: typer.Context, kind: str, tree: str | None, as_json: bool) ->
 
 
 @session_app.command("list")
-def session_list(ctx: typer.Context, tree: str = typer.Option(None, "--tree"), as_json: bool = JSON) -> None:
+@click.option("--tree")
+@JSON
+@click.pass_context
+def session_list(ctx: click.Context, tree: str | None, as_json: bool) -> None:
     """List sessions (of one tree with --tree)."""
     list_refs(ctx, "session", tree, as_json)
 
 
 @session_app.command("show")
-def session_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def session_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """Where a session points."""
     ref = loom(ctx).ref(name)
     text = f"{ref.name} -> {ref.node}"
@@ -57,15 +66,15 @@ def session_show(ctx: typer.Context, name: str = typer.Argument(...), as_json: b
 
 
 @session_app.command("set")
-def session_set(
-    ctx: typer.Context,
-    name: str = typer.Argument(...),
-    headish: str = typer.Argument(None),
-    expect: str = typer.Option(None, "--expect", help="Only move if it is still at this node."),
-    persona: str = typer.Option(None, "--persona", help="Bind the session to a persona."),
-    agent: str = typer.Option(None, "--agent", help="Bind the session to an agent."),
-    as_json: bool = JSON,
-) -> None:
+@argument("name")
+@argument("headish", required=False)
+@click.option("--expect", help="Only move if it is still at this node.")
+@click.option("--persona", help="Bind the session to a persona.")
+@click.option("--agent", help="Bind the session to an agent.")
+@JSON
+@click.pass_context
+def session_set(ctx: click.Context, name: str, headish: str | None, expect: str | None,
+                persona: str | None, agent: str | None, as_json: bool) -> None:
     """Move a session (compare-and-swap against --expect, else its current node)."""
     lm = loom(ctx)
     if headish is None or persona or agent:
@@ -77,7 +86,10 @@ def session_set(
 
 
 @session_app.command("log")
-def session_log(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def session_log(ctx: click.Context, name: str, as_json: bool) -> None:
     """Every move of a session: when, from, to, by whom, why."""
     moves = [m.to_json() for m in loom(ctx).ref_log(name)]
     emit(as_json, {"name": name, "moves": moves}, "\n".join(
@@ -86,39 +98,50 @@ def session_log(ctx: typer.Context, name: str = typer.Argument(...), as_json: bo
 
 
 @session_app.command("undo")
-def session_undo(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def session_undo(ctx: click.Context, name: str, as_json: bool) -> None:
     """Move a session back to where its last move took it from."""
     ref = loom(ctx).undo(name)
     emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
 
 
 @session_app.command("delete")
-def session_delete(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def session_delete(ctx: click.Context, name: str, as_json: bool) -> None:
     """Delete a session (its nodes stay)."""
     loom(ctx).delete_ref(name)
     emit(as_json, {"deleted": name}, f"deleted {name}")
 
 
 @view_app.command("new")
-def view_new(
-    ctx: typer.Context,
-    name: str = typer.Argument(...),
-    headish: str = typer.Argument(...),
-    as_json: bool = JSON,
-) -> None:
+@argument("name")
+@argument("headish")
+@JSON
+@click.pass_context
+def view_new(ctx: click.Context, name: str, headish: str, as_json: bool) -> None:
     """Create a view NAME at HEADISH (then `loomdb select NAME VERSION`)."""
     ref = loom(ctx).view(name, headish)
     emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
 
 
 @view_app.command("list")
-def view_list(ctx: typer.Context, tree: str = typer.Option(None, "--tree"), as_json: bool = JSON) -> None:
+@click.option("--tree")
+@JSON
+@click.pass_context
+def view_list(ctx: click.Context, tree: str | None, as_json: bool) -> None:
     """List views."""
     list_refs(ctx, "view", tree, as_json)
 
 
 @view_app.command("delete")
-def view_delete(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def view_delete(ctx: click.Context, name: str, as_json: bool) -> None:
     """Delete a view (its nodes and every session stay)."""
     lm = loom(ctx)
     if lm.ref(name).kind != "view":

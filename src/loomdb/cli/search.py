@@ -3,26 +3,29 @@ revisions and items."""
 
 from __future__ import annotations
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, argument, emit, loom
 from . import root as app
 
 
 @app.command()
-def search(ctx: typer.Context, query: str = typer.Argument(None),
-           tree: str = typer.Option(None, "--tree"), role: str = typer.Option(None, "--role"),
-           author: str = typer.Option(None, "--author"), tag: str = typer.Option(None, "--tag"),
-           kind: str = typer.Option(None, "--kind", help="message, document or item."),
-           limit: int = typer.Option(20, "--limit"),
-           semantic: bool = typer.Option(False, "--semantic",
-                                         help="Rank by meaning (local embedding model)."),
-           hybrid: bool = typer.Option(False, "--hybrid",
-                                       help="Fuse the full-text and semantic rankings."),
-           reindex: bool = typer.Option(False, "--reindex",
-                                        help="Embed every entry again first."),
-           as_json: bool = JSON) -> None:
+@argument("query", required=False)
+@click.option("--tree")
+@click.option("--role")
+@click.option("--author")
+@click.option("--tag")
+@click.option("--kind", help="message, document or item.")
+@click.option("--limit", default=20)
+@click.option("--semantic", is_flag=True, help="Rank by meaning (local embedding model).")
+@click.option("--hybrid", is_flag=True, help="Fuse the full-text and semantic rankings.")
+@click.option("--reindex", is_flag=True, help="Embed every entry again first.")
+@JSON
+@click.pass_context
+def search(ctx: click.Context, query: str | None, tree: str | None, role: str | None,
+           author: str | None, tag: str | None, kind: str | None, limit: int, semantic: bool,
+           hybrid: bool, reindex: bool, as_json: bool) -> None:
     """Find messages, document revisions and collection items by their words or meaning."""
     from ..search import service as S
 

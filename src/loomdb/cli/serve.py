@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-import typer
+import click
 
 from ..errors import InvalidInput
-from . import JSON, emit, loom
+from . import JSON, argument, emit, loom
 from . import root as app
 from .models import providers_config
 
-user_app = typer.Typer(help="Users of the HTTP API: each sees only their own trees.",
-                       no_args_is_help=True)
-app.add_typer(user_app, name="user")
+
+@app.group("user")
+def user_app() -> None:
+    """Users of the HTTP API: each sees only their own trees."""
 
 
 @app.command()
-def serve(
-    ctx: typer.Context,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
-    port: int = typer.Option(8000, "--port", help="Port to listen on."),
-    as_json: bool = JSON,
-) -> None:
+@click.option("--host", default="127.0.0.1", help="Address to bind.")
+@click.option("--port", default=8000, help="Port to listen on.")
+@JSON
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     """Serve the store over HTTP: the JSON API under /api and the web page at /. With
     --json the start line is `{"url": ...}` on stdout."""
     from ..server.state import is_loopback
@@ -44,12 +44,15 @@ def serve(
     if as_json:
         emit(True, {"url": url, "api": f"{url}api", "gateway": f"{url}v1"})
     else:
-        typer.echo(f"loomdb: serving on {url} (Ctrl-C stops)", err=True)
+        click.echo(f"loomdb: serving on {url} (Ctrl-C stops)", err=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")
 
 
 @user_app.command("add")
-def user_add(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def user_add(ctx: click.Context, name: str, as_json: bool) -> None:
     """Create a user and print their token (shown this once; only its hash is stored)."""
     from ..users import add_user
 
@@ -58,7 +61,9 @@ def user_add(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool 
 
 
 @user_app.command("list")
-def user_list(ctx: typer.Context, as_json: bool = JSON) -> None:
+@JSON
+@click.pass_context
+def user_list(ctx: click.Context, as_json: bool) -> None:
     """List users (never their tokens)."""
     from ..users import list_users
 
@@ -68,7 +73,10 @@ def user_list(ctx: typer.Context, as_json: bool = JSON) -> None:
 
 
 @user_app.command("remove")
-def user_remove(ctx: typer.Context, name: str = typer.Argument(...), as_json: bool = JSON) -> None:
+@argument("name")
+@JSON
+@click.pass_context
+def user_remove(ctx: click.Context, name: str, as_json: bool) -> None:
     """Delete a user; their trees stay in the store, visible to no one over HTTP."""
     from ..users import remove_user
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import typer
+import click
 
 from ..errors import InvalidInput, UsageError
-from . import JSON, emit, loom
+from . import JSON, PATH, argument, arguments, emit, loom, repeatable
 from . import root as app
 
 
-def _content(ctx: typer.Context, text: str | None, file: Path | None, content_json: str | None) -> Any:
+def _content(ctx: click.Context, text: str | None, file: Path | None, content_json: str | None) -> Any:
     given = [x for x in (text, file, content_json) if x is not None]
     if len(given) != 1:
         raise InvalidInput("content", "give exactly one of --text, --file, --content-json")
@@ -34,19 +36,20 @@ def _json_arg(name: str, value: str | None) -> Any:
 
 
 @app.command()
-def new(
-    ctx: typer.Context,
-    text: str = typer.Option(None, "--text", help="The first message."),
-    file: Path = typer.Option(None, "--file", help="Read the first message from a file."),
-    content_json: str = typer.Option(None, "--content-json", help="The first message as JSON blocks."),
-    mode: str = typer.Option("dialogue", "--mode", help="dialogue or buffer (fixed for the tree)."),
-    title: str = typer.Option(None, "--title", help="Defaults to the first words."),
-    system: str = typer.Option(None, "--system", help="System context for every context window."),
-    role: str = typer.Option("user", "--role"),
-    options: str = typer.Option(None, "--options", help="Tree default options (JSON object)."),
-    session: str = typer.Option(None, "--session", help="Create a session at the root."),
-    as_json: bool = JSON,
-) -> None:
+@click.option("--text", help="The first message.")
+@click.option("--file", type=PATH, help="Read the first message from a file.")
+@click.option("--content-json", help="The first message as JSON blocks.")
+@click.option("--mode", default="dialogue", help="dialogue or buffer (fixed for the tree).")
+@click.option("--title", help="Defaults to the first words.")
+@click.option("--system", help="System context for every context window.")
+@click.option("--role", default="user")
+@click.option("--options", help="Tree default options (JSON object).")
+@click.option("--session", help="Create a session at the root.")
+@JSON
+@click.pass_context
+def new(ctx: click.Context, text: str | None, file: Path | None, content_json: str | None,
+        mode: str, title: str | None, system: str | None, role: str, options: str | None,
+        session: str | None, as_json: bool) -> None:
     """Start a new tree with its first message."""
     tree, node = loom(ctx).new_tree(
         _content(ctx, text, file, content_json), mode=mode, title=title, system=system,
@@ -56,34 +59,38 @@ def new(
 
 
 @app.command()
-def add(
-    ctx: typer.Context,
-    headish: str = typer.Argument(None, help="Where to continue: node id, prefix, ref, X~N, X^."),
-    role: str = typer.Option(..., "--role", help="user, assistant, system or tool."),
-    route: str = typer.Option(None, "--route", help="Instead of HEADISH: thread:N, session:S, persona:P or smart:TEXT."),
-    text: str = typer.Option(None, "--text"),
-    file: Path = typer.Option(None, "--file"),
-    content_json: str = typer.Option(None, "--content-json"),
-    author: str = typer.Option(None, "--author", help="Author agent id."),
-    source: str = typer.Option("human", "--source", help="human, trigger, agent, webhook, cron, event."),
-    also: list[str] = typer.Option([], "--also", help="Extra context source (repeatable)."),
-    instruction: list[str] = typer.Option([], "--instruction", help="Extra instruction source."),
-    options: str = typer.Option(None, "--options", help="Options delta (JSON object)."),
-    cache: bool = typer.Option(False, "--cache", help="Mark this turn for provider caching."),
-    expect: str = typer.Option(None, "--expect", help="Fail unless the session is at this node."),
-    policy: str = typer.Option("retry", "--policy", help="retry or fail when the session moved."),
-    as_json: bool = JSON,
-) -> None:
+@argument("headish", required=False,
+          help="Where to continue: node id, prefix, ref, X~N, X^.")
+@click.option("--role", required=True, help="user, assistant, system or tool.")
+@click.option("--route", help="Instead of HEADISH: thread:N, session:S, persona:P or smart:TEXT.")
+@click.option("--text")
+@click.option("--file", type=PATH)
+@click.option("--content-json")
+@click.option("--author", help="Author agent id.")
+@click.option("--source", default="human", help="human, trigger, agent, webhook, cron, event.")
+@repeatable("--also", help="Extra context source (repeatable).")
+@repeatable("--instruction", help="Extra instruction source.")
+@click.option("--options", help="Options delta (JSON object).")
+@click.option("--cache", is_flag=True, help="Mark this turn for provider caching.")
+@click.option("--expect", help="Fail unless the session is at this node.")
+@click.option("--policy", default="retry", help="retry or fail when the session moved.")
+@JSON
+@click.pass_context
+def add(ctx: click.Context, headish: str | None, role: str, route: str | None,
+        text: str | None, file: Path | None, content_json: str | None, author: str | None,
+        source: str, also: list[str], instruction: list[str], options: str | None,
+        cache: bool, expect: str | None, policy: str, as_json: bool) -> None:
     """Add a message after HEADISH; a session named as HEADISH moves to it."""
     lm = loom(ctx)
-    if route is None and headish is None:
-        raise InvalidInput("headish", "give a HEADISH or --route, not both")
-    if route is None:  # the everyday case: no routing to load
-        append: Any = lambda content, **fields: lm.append(headish, content, **fields)  # noqa: E731
-    else:
+    append: Callable[..., Any]
+    if route is not None:
         from .agents import routed
 
         append = routed(lm, headish, route)
+    elif headish is not None:  # the everyday case: no routing to load
+        append = partial(lm.append, headish)
+    else:
+        raise InvalidInput("headish", "give a HEADISH or --route, not both")
     node = append(
         _content(ctx, text, file, content_json), role=role, author=author,
         source=source, options=_json_arg("--options", options), cache=cache,
@@ -94,41 +101,39 @@ def add(
 
 
 @app.command()
-def edit(
-    ctx: typer.Context,
-    node: str = typer.Argument(..., help="The node to edit (through a session or view to select it there)."),
-    text: str = typer.Option(None, "--text"),
-    file: Path = typer.Option(None, "--file"),
-    content_json: str = typer.Option(None, "--content-json"),
-    author: str = typer.Option(None, "--author"),
-    as_json: bool = JSON,
-) -> None:
+@argument("node", help="The node to edit (through a session or view to select it there).")
+@click.option("--text")
+@click.option("--file", type=PATH)
+@click.option("--content-json")
+@click.option("--author")
+@JSON
+@click.pass_context
+def edit(ctx: click.Context, node: str, text: str | None, file: Path | None,
+         content_json: str | None, author: str | None, as_json: bool) -> None:
     """Write a new version of a node; what follows it stays attached."""
     new_node = loom(ctx).edit(node, _content(ctx, text, file, content_json), author=author)
     emit(as_json, {"node": new_node.id}, new_node.id)
 
 
 @app.command()
-def select(
-    ctx: typer.Context,
-    view: str = typer.Argument(..., help="A session or view."),
-    node: str = typer.Argument(..., help="The version it should use for that slot."),
-    as_json: bool = JSON,
-) -> None:
+@argument("view", help="A session or view.")
+@argument("node", help="The version it should use for that slot.")
+@JSON
+@click.pass_context
+def select(ctx: click.Context, view: str, node: str, as_json: bool) -> None:
     """Make a session or view use a given version of a slot."""
     ref = loom(ctx).select(view, node)
     emit(as_json, ref.to_json(), f"{ref.name} uses {loom(ctx).resolve(node).node}")
 
 
 @app.command()
-def link(
-    ctx: typer.Context,
-    src: str = typer.Argument(...),
-    dst: str = typer.Argument(...),
-    type: str = typer.Option("link", "--type", help="Between nodes: annotation or link; "
-                             "else any name (cites, source...)."),
-    as_json: bool = JSON,
-) -> None:
+@argument("src")
+@argument("dst")
+@click.option("--type", default="link", help="Between nodes: annotation or link; "
+              "else any name (cites, source...).")
+@JSON
+@click.pass_context
+def link(ctx: click.Context, src: str, dst: str, type: str, as_json: bool) -> None:
     """Reference DST from SRC: between two nodes an annotation (never in context) or a
     link (may cross trees); between any addresses (tree:, doc:, coll:, sha256:) a
     reference that `backlinks` finds."""
@@ -139,14 +144,14 @@ def link(
 
 
 @app.command()
-def bookmark(
-    ctx: typer.Context,
-    node: str = typer.Argument(..., help="The node to label, or `list`."),
-    label: str = typer.Argument(None, help="Unique in the store; usable as a headish."),
-    tree: str = typer.Option(None, "--tree", help="bookmark list: of one tree."),
-    delete: bool = typer.Option(False, "--delete", help="Remove the bookmark LABEL."),
-    as_json: bool = JSON,
-) -> None:
+@argument("node", help="The node to label, or `list`.")
+@argument("label", required=False, help="Unique in the store; usable as a headish.")
+@click.option("--tree", help="bookmark list: of one tree.")
+@click.option("--delete", is_flag=True, help="Remove the bookmark LABEL.")
+@JSON
+@click.pass_context
+def bookmark(ctx: click.Context, node: str, label: str | None, tree: str | None, delete: bool,
+             as_json: bool) -> None:
     """Put a fixed, named label on a node; `bookmark list` lists them."""
     lm = loom(ctx)
     if label is None:
@@ -165,49 +170,45 @@ def bookmark(
 
 
 @app.command()
-def tag(
-    ctx: typer.Context,
-    node: str = typer.Argument(...),
-    tags: list[str] = typer.Argument(...),
-    remove: bool = typer.Option(False, "--remove"),
-    as_json: bool = JSON,
-) -> None:
+@argument("node")
+@arguments("tags")
+@click.option("--remove", is_flag=True)
+@JSON
+@click.pass_context
+def tag(ctx: click.Context, node: str, tags: list[str], remove: bool, as_json: bool) -> None:
     """Add (or --remove) tags on a node."""
     meta = loom(ctx).tag(node, *tags, remove=remove)
     emit(as_json, meta.to_json(), " ".join(meta.tags))
 
 
 @app.command()
-def exclude(
-    ctx: typer.Context,
-    node: str = typer.Argument(...),
-    off: bool = typer.Option(False, "--off", help="Include it again."),
-    as_json: bool = JSON,
-) -> None:
+@argument("node")
+@click.option("--off", is_flag=True, help="Include it again.")
+@JSON
+@click.pass_context
+def exclude(ctx: click.Context, node: str, off: bool, as_json: bool) -> None:
     """Keep a node out of every context window built through it."""
     meta = loom(ctx).exclude(node, on=not off)
     emit(as_json, meta.to_json(), "excluded" if meta.excluded else "included")
 
 
 @app.command()
-def prune(
-    ctx: typer.Context,
-    node: str = typer.Argument(...),
-    off: bool = typer.Option(False, "--off", help="Restore it."),
-    as_json: bool = JSON,
-) -> None:
+@argument("node")
+@click.option("--off", is_flag=True, help="Restore it.")
+@JSON
+@click.pass_context
+def prune(ctx: click.Context, node: str, off: bool, as_json: bool) -> None:
     """Soft-delete a branch: kept, but hidden from leaves and drawings."""
     meta = loom(ctx).prune(node, on=not off)
     emit(as_json, meta.to_json(), "pruned" if meta.pruned else "restored")
 
 
 @app.command()
-def rename(
-    ctx: typer.Context,
-    tree: str = typer.Argument(..., help="Tree id, prefix, or a ref/node inside it."),
-    title: str = typer.Argument(...),
-    as_json: bool = JSON,
-) -> None:
+@argument("tree", help="Tree id, prefix, or a ref/node inside it.")
+@argument("title")
+@JSON
+@click.pass_context
+def rename(ctx: click.Context, tree: str, title: str, as_json: bool) -> None:
     """Give a tree a new title."""
     t = loom(ctx).rename(tree, title)
     emit(as_json, t.to_json(), f"{t.id}  {t.title}")
