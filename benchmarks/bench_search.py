@@ -3,6 +3,7 @@ costs an append.
 
     python benchmarks/bench_search.py [--backends sqlite,postgres] [--budget 60]
         [--semantic-messages 100000] [--embed-budget 60]
+    python benchmarks/bench_search.py --scale 1000000 [--backends sqlite,postgres]
 
 For each backend: a corpus of ~500-character messages (Zipf-distributed words from a
 fixed vocabulary, seeded) is appended through a session, 500 per transaction, for at
@@ -221,6 +222,66 @@ def recall(lm: Loom, queries: list[str]) -> float:
     return hit / total
 
 
+def fts_queries(lm: Loom) -> dict[str, float]:
+    """Full-text p50/p95 of 60 one- and two-word queries, `limit 20`, warmed once."""
+    qrng = random.Random(3)
+    mid = VOCAB[50:2000]
+    queries = [" ".join(qrng.sample(mid, qrng.choice([1, 2]))) for _ in range(60)]
+    S.search(lm, S.Query(queries[0]))
+    times, hits = [], 0
+    for q in queries:
+        q0 = time.perf_counter()
+        hits += len(S.search(lm, S.Query(q, limit=20)))
+        times.append(time.perf_counter() - q0)
+    return {"query_p50_ms": statistics.median(times) * 1e3,
+            "query_p95_ms": sorted(times)[int(len(times) * 0.95)] * 1e3,
+            "mean_hits": hits / len(queries)}
+
+
+def at_scale(n: int, backends: list[str]) -> None:
+    """A corpus of exactly `n` messages: appended on SQLite (500 per transaction) and
+    indexed; copied to PostgreSQL with `migrate` (which rebuilds the index there);
+    full-text queries on each."""
+    from loomdb.api import copy_store
+
+    rng = random.Random(2)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "store")
+        with loomdb.open(path) as lm:
+            with lm.unit(SEARCH):
+                pass
+            lm.new_tree(message(rng), session="s")
+            t0 = time.perf_counter()
+            for start in range(1, n, 500):
+                with lm.unit(SEARCH):
+                    for _ in range(min(500, n - start)):
+                        lm.append("s", message(rng), role="user")
+            build = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            I.catch_up(lm)
+            index = time.perf_counter() - t1
+            found = fts_queries(lm)
+        size = sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+        print(f"sqlite: {n} messages of ~500 chars, appended in {build:.0f} s, indexed in "
+              f"{index:.0f} s, store {size / 2**20:.0f} MiB: full-text query p50 "
+              f"{found['query_p50_ms']:.2f} ms (p95 {found['query_p95_ms']:.2f} ms, "
+              f"{found['mean_hits']:.1f} hits) target <= 20 ms")
+        if "postgres" not in backends:
+            return
+        from pg import store_of
+
+        with store_of("postgres", tmp) as url:
+            t0 = time.perf_counter()
+            copy_store(path, url)
+            copied = time.perf_counter() - t0
+            with loomdb.open(url) as lm:
+                found = fts_queries(lm)
+        print(f"postgres: the same {n} messages, copied and indexed in {copied:.0f} s: "
+              f"full-text query p50 {found['query_p50_ms']:.2f} ms "
+              f"(p95 {found['query_p95_ms']:.2f} ms, {found['mean_hits']:.1f} hits) "
+              "target <= 20 ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", default="sqlite,postgres")
@@ -228,7 +289,13 @@ def main() -> None:
     ap.add_argument("--semantic-messages", type=int, default=100_000)
     ap.add_argument("--embed-budget", type=float, default=60.0,
                     help="seconds of real embedding (the rest is synthetic)")
+    ap.add_argument("--scale", type=int, default=0,
+                    help="instead: full text over exactly N messages (SQLite, then "
+                    "copied to PostgreSQL)")
     args = ap.parse_args()
+    if args.scale:
+        at_scale(args.scale, args.backends.split(","))
+        return
     for kind in args.backends.split(","):
         cost = append_cost(kind)
         found = corpus_and_queries(kind, args.budget)

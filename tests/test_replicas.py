@@ -93,6 +93,32 @@ def test_a_paused_standby_is_skipped_and_reads_still_see_the_writes(
                 ctl.execute("SELECT pg_wal_replay_resume()")
 
 
+def test_a_standby_replaying_after_an_idle_spell_is_waited_for(
+        cluster: Cluster, database: str, tmp_path: Path) -> None:
+    """The lag is measured from the last transaction replayed: a standby that sat idle
+    for longer than `max_lag_ms` and has received a new write it has not replayed yet
+    looks that far behind. A read waits for it (within `replica_wait_ms`) rather than
+    falling back to the primary at once."""
+    standby = cluster.standbys[0]
+    with psycopg.connect(standby.dsn(database), autocommit=True) as ctl:
+        with _open(cluster, database, tmp_path, standbys=[standby], max_lag_ms=500,
+                   replica_wait_ms=5000) as loom:
+            loom.new_tree("hello", session="s")
+            cluster.wait_replayed()
+            time.sleep(1.0)  # idle: the last replayed transaction is a second old
+            ctl.execute("SELECT pg_wal_replay_pause()")
+            resume = threading.Timer(0.5, lambda: ctl.execute("SELECT pg_wal_replay_resume()"))
+            try:
+                node = loom.append("s", "after the idle spell")
+                resume.start()
+                before = loom.backend.served.get("primary", 0)  # type: ignore[attr-defined]
+                assert loom.path("s")[-1] == node.id
+                assert loom.backend.served.get("primary", 0) == before  # type: ignore[attr-defined]
+            finally:
+                resume.join()
+                ctl.execute("SELECT pg_wal_replay_resume()")
+
+
 def test_a_standby_killed_mid_read_costs_no_reader_an_error(
         cluster: Cluster, database: str, tmp_path: Path) -> None:
     victim = cluster.standbys[0]

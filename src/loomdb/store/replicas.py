@@ -201,23 +201,27 @@ class Router:
 
     def _fresh(self, standby: Standby, conn: Any, need: int, deadline: float) -> bool:
         """Whether `standby` has replayed `need` and lags within bounds, probing (and
-        waiting until `deadline` for it to catch up) when its last probe is too old."""
+        waiting until `deadline` for it to catch up) when its last probe is too old or
+        did not pass. A lag over the bound is waited out like a missing write: the lag
+        is measured from the last transaction replayed, so a standby that was idle and
+        is replaying a new write this instant looks as far behind as it was idle."""
         while True:
             now = time.monotonic()
-            if standby.replayed < need or now - standby.checked > _PROBE_S:
+            if not self._passes(standby, need) or now - standby.checked > _PROBE_S:
                 recovering, replayed, lag = conn.execute(_PROBE).fetchone()
                 if not recovering:  # promoted: no longer a copy of the primary
                     standby.down_until = now + _DOWN_S
                     return False
                 standby.replayed, standby.lag_ms = lsn(replayed), float(lag or 0)
                 standby.checked = now
-            if standby.lag_ms > self.options.max_lag_ms:
-                return False
-            if standby.replayed >= need:
+            if self._passes(standby, need):
                 return True
             if time.monotonic() >= deadline:
                 return False
             time.sleep(_POLL_S)
+
+    def _passes(self, standby: Standby, need: int) -> bool:
+        return standby.replayed >= need and standby.lag_ms <= self.options.max_lag_ms
 
     def close(self) -> None:
         for standby in self.standbys:
