@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InvalidInput
 from . import JSON, argument, arguments, emit, loom, repeatable
 from . import root as app
 
@@ -17,16 +16,6 @@ if TYPE_CHECKING:
 @app.group("coll")
 def coll_app() -> None:
     """Collections: lists, trees, tagged sets and tables of anything."""
-
-
-def _pairs(values: list[str], where: str) -> dict[str, str]:
-    out = {}
-    for v in values:
-        key, eq, value = v.partition("=")
-        if not eq or not key:
-            raise InvalidInput(f"{where} {v!r}", "expected K=V")
-        out[key] = value
-    return out
 
 
 def _item_text(item: Item) -> str:
@@ -61,7 +50,7 @@ def coll_add(ctx: click.Context, name: str, entity: str, parent: str | None, aft
     from ..collections import service as K
 
     it = K.add(loom(ctx), name, entity, parent=parent, after=after, tags=tag,
-               fields=_pairs(field, "--field"))
+               fields=K.pairs(field, "--field"))
     emit(as_json, {"item": it.id}, it.id)
 
 
@@ -108,7 +97,7 @@ def coll_set(ctx: click.Context, name: str, item: str, pairs: list[str], as_json
     """Set fields on an item (K= removes K)."""
     from ..collections import service as K
 
-    it = K.set_fields(loom(ctx), name, item, dict(_pairs(pairs, "field")))
+    it = K.set_fields(loom(ctx), name, item, K.pairs(pairs, "field"))
     emit(as_json, {"item": it.id, "fields": it.fields},
          " ".join(f"{k}={v}" for k, v in it.fields.items()))
 
@@ -125,7 +114,7 @@ def coll_show(ctx: click.Context, name: str, tag: str | None, where: list[str],
     """Items in order (tree: depth-first), filtered, optionally grouped by a field."""
     from ..collections import service as K
 
-    out = K.show(loom(ctx), name, tag=tag, where=_pairs(where, "--where"), group_by=group_by)
+    out = K.show(loom(ctx), name, tag=tag, where=K.pairs(where, "--where"), group_by=group_by)
     if "groups" in out:
         text = "\n".join(f"[{g}]\n" + "\n".join(f"  {r['id']}\t{r['entity']}" for r in rows)
                          for g, rows in out["groups"].items())

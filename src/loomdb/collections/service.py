@@ -42,6 +42,18 @@ def _check_field(key: str) -> str:
 
 
 # == collections ====================================================================
+def pairs(values: Sequence[str], where: str) -> dict[str, str]:
+    """`K=V` arguments (fields to set, `where` filters) as a mapping; every edge parses
+    them alike."""
+    out = {}
+    for v in values:
+        key, eq, value = v.partition("=")
+        if not eq or not key:
+            raise InvalidInput(f"{where} {v!r}", "expected K=V")
+        out[key] = value
+    return out
+
+
 def new(loom: Loom, name: str, kind: str = "list") -> Collection:
     check_name("collection", name)
     check_choice("collection kind", kind, KINDS)

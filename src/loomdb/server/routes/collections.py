@@ -112,15 +112,5 @@ def show(name: str, request: Request, tag: str | None = None,
     `group_by`, `{"groups": {value: items}}` (items without the field under "")."""
     with state_of(request).using() as lm:
         view.collection(name)
-        return K.show(lm, name, tag=tag, where=pairs(where), group_by=group_by)
+        return K.show(lm, name, tag=tag, where=K.pairs(where, "where"), group_by=group_by)
 
-
-def pairs(values: list[str]) -> dict[str, str]:
-    """`K=V` filters as a mapping (as the CLI's `--where`)."""
-    out = {}
-    for v in values:
-        key, eq, value = v.partition("=")
-        if not eq or not key:
-            raise InvalidInput(f"where {v!r}", "expected K=V")
-        out[key] = value
-    return out
