@@ -147,6 +147,32 @@ class TestStreaming:
         assert streamed.content == plain.content and streamed.stop_reason == plain.stop_reason
 
 
+class TestLogprobs:
+    """At a high temperature the sampled token is often outside the K best; llama.cpp
+    then lists it as a K+1th alternative, which OpenAI's shape (and the gateway) never do."""
+
+    @staticmethod
+    def tops(raw: Any) -> list[int]:
+        from loomdb.logprobs import extract
+
+        compact = extract(raw)
+        assert compact is not None
+        return [len(top) for top in compact["top"]]
+
+    @pytest.mark.parametrize("mode", ["chat", "completion"])
+    def test_each_token_has_at_most_the_k_alternatives_asked_for(self, local_client, mode):
+        ctx = buffer("Once upon a time", seed=7, temperature=2.0, logprobs=True, top_logprobs=1)
+        [done] = local_client.complete(ctx, max_tokens=24, mode=mode)
+        counts = self.tops(done.raw_response)
+        assert len(counts) > 10 and set(counts) == {1}
+
+    def test_a_stream_keeps_the_same_bound(self, local_client):
+        ctx = chat("Tell a story.", seed=7, temperature=2.0, logprobs=True, top_logprobs=2)
+        [done] = local_client.complete(ctx, max_tokens=24, stream=lambda i, d: None)
+        counts = self.tops(done.raw_response)
+        assert len(counts) > 10 and set(counts) <= {1, 2} and 2 in counts
+
+
 class TestLoading:
     def test_the_model_is_loaded_once_per_process(self, local_client):
         assert load_model(local_client.path) is load_model(local_client.path)

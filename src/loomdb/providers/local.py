@@ -178,9 +178,34 @@ def local_request(
     return body
 
 
-def plain_numbers(raw: Any) -> Any:
-    """llama.cpp's response with its numpy floats (logprobs) as plain JSON numbers."""
-    return json.loads(json.dumps(raw, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+def openai_logprobs(raw: Any, top: int) -> Any:
+    """llama.cpp's response with plain JSON numbers and at most `top` alternatives a token.
+
+    llama.cpp gives its logprobs as numpy floats and adds the sampled token to each
+    position's alternatives when it is not among the K best; OpenAI lists the K best
+    only (the sampled token's own logprob is beside them), and so does this."""
+    plain = json.loads(
+        json.dumps(raw, default=lambda v: v.item() if hasattr(v, "item") else str(v))
+    )
+    for choice in plain.get("choices") or [] if isinstance(plain, dict) else []:
+        lp = choice.get("logprobs") if isinstance(choice, dict) else None
+        if not isinstance(lp, dict):
+            continue
+        for item in lp.get("content") or []:
+            best = sorted(item.get("top_logprobs") or [], key=lambda t: -t["logprob"])
+            item["top_logprobs"] = best[:top]
+        if isinstance(lp.get("top_logprobs"), list):
+            lp["top_logprobs"] = [
+                dict(sorted(alts.items(), key=lambda kv: -kv[1])[:top])
+                if isinstance(alts, dict) else alts
+                for alts in lp["top_logprobs"]
+            ]
+    return plain
+
+
+def _top(body: Mapping[str, Any]) -> int:
+    """How many alternatives a token the request asked for."""
+    return int(body.get("top_logprobs") or 0) if "messages" in body else int(body["logprobs"])
 
 
 class LocalClient:
@@ -230,7 +255,9 @@ class LocalClient:
             if callback is not None:
                 return self._stream(call, body, chat, index, callback, clock)
             try:
-                raw = plain_numbers(call(**body)) if "logprobs" in body else call(**body)
+                raw = call(**body)
+                if "logprobs" in body:
+                    raw = openai_logprobs(raw, _top(body))
             except (ValueError, RuntimeError) as exc:
                 raise provider_error(self.spec.name, f"llama.cpp failed: {exc}") from exc
             parse = parse_openai_chat if chat else parse_openai_completion
@@ -253,7 +280,7 @@ class LocalClient:
         try:
             for chunk in guarded(call(**body, stream=True)):
                 if "logprobs" in body:
-                    chunk = plain_numbers(chunk)
+                    chunk = openai_logprobs(chunk, _top(body))
                 delta = acc.add(chunk)
                 if delta:
                     callback(index, delta)
