@@ -29,8 +29,13 @@ run: install
 pg-up:
 	@pg_isready -q -h 127.0.0.1 -p 5432 || \
 	  pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
-	@for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && exit 0; sleep 1; done; \
-	  echo "PostgreSQL is not reachable on 127.0.0.1:5432" >&2; exit 1
+	@for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; \
+	  pg_isready -q -h 127.0.0.1 -p 5432 || \
+	  (echo "PostgreSQL is not reachable on 127.0.0.1:5432" >&2; exit 1)
+	@# search ranks from a RUM index where Debian's extension package is installed
+	@v=$$(ls /etc/postgresql); test -f /usr/share/postgresql/$$v/extension/rum.control || \
+	  apt-get install -y -q postgresql-$$v-rum >/dev/null 2>&1 || \
+	  (apt-get update -q >/dev/null && apt-get install -y -q postgresql-$$v-rum >/dev/null)
 
 test: install pg-up
 	$(PY) -m pytest -n 2 --dist loadgroup -q

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import content as C
 from ..store.areas import Unit
-from . import SEARCH
+from . import SEARCH, chunks
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -62,8 +62,16 @@ def _heal_trigger(loom: Loom) -> None:
 
 
 def catch_up(loom: Loom) -> int:
-    """Index every node written since the last search; returns how many."""
+    """Index every node written since the last search; returns how many. On PostgreSQL
+    with `rum`, a tail grown past its bound is then sealed (see chunks.py)."""
     _heal_trigger(loom)
+    done = _index_pending(loom)
+    if done:
+        chunks.maintain(loom)
+    return done
+
+
+def _index_pending(loom: Loom) -> int:
     done = 0
     while True:
         with loom.unit(SEARCH) as db:

@@ -5,8 +5,9 @@
 * Full text (`mode="text"`): a query is its words, all required, stemmed (FTS5 porter
   on SQLite, the `english` configuration on PostgreSQL); punctuation never reaches
   either query language, so any input is safe. Snippets mark matches with [brackets].
-  Scores are higher-is-better on both backends (negated bm25 on SQLite, ts_rank_cd on
-  PostgreSQL): they order hits, they do not compare across backends.
+  Scores are higher-is-better on both backends (negated bm25 on SQLite; on PostgreSQL
+  RUM's rank where the `rum` extension is installed, see chunks.py, else
+  ts_rank_cd): they order hits, they do not compare across backends.
 * Semantic (`mode="semantic"`): entries ranked by the cosine similarity of their
   embedding to the query's (see `loomdb.search.semantic`); the score is that
   similarity, the snippet the entry's opening.
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, check_choice
 from ..store.areas import Unit
-from . import SEARCH
+from . import SEARCH, chunks
 from .index import catch_up
 
 if TYPE_CHECKING:
@@ -96,12 +97,6 @@ def fuse(semantic: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dic
     return sorted(fused.values(), key=lambda h: -h["score"])
 
 
-def _text(loom: Loom, found: list[str], q: Query, tree: str | None,
-          limit: int) -> list[tuple[Any, ...]]:
-    with loom.unit(SEARCH) as db:
-        return _query(db, found, q, tree, limit)
-
-
 def _semantic(loom: Loom, q: Query, tree: str | None, limit: int) -> list[tuple[Any, ...]]:
     """Embeds what is queued (the full-text catch-up included), then ranks."""
     from .semantic import index as V
@@ -120,17 +115,19 @@ def reindex(loom: Loom) -> int:
     return V.reindex(loom)
 
 
-def _query(db: Unit, found: list[str], q: Query, tree: str | None,
-           limit: int) -> list[tuple[Any, ...]]:
-    where, args = _filters(q, tree)
+def _text(loom: Loom, found: list[str], q: Query, tree: str | None,
+          limit: int) -> list[tuple[Any, ...]]:
+    with loom.unit(SEARCH) as db:
+        tables = chunks.chunk_tables(db) if chunks.ranked(loom, db) else None
+        return _query(db, found, q, tree, limit, tables)
+
+
+def _query(db: Unit, found: list[str], q: Query, tree: str | None, limit: int,
+           tables: list[str] | None) -> list[tuple[Any, ...]]:
     if db.dialect == "postgres":
-        sql = ("WITH q AS (SELECT plainto_tsquery('english', ?) AS q), hits AS ("
-               "SELECT e.entity, e.kind, e.tree_id, e.body, ts_rank_cd(e.tsv, q.q) AS score "
-               "FROM search_entries e, q WHERE e.tsv @@ q.q" + where +
-               " ORDER BY score DESC, e.seq LIMIT ?) "
-               "SELECT h.entity, h.kind, h.tree_id, ts_headline('english', h.body, q.q, ?), "
-               "h.score FROM hits h, q ORDER BY h.score DESC")
-        return db.execute(sql, [" ".join(found), *args, limit, _HEADLINE])
+        sql, args = postgres_query(" ".join(found), q, tree, limit, tables)
+        return db.execute(sql, args)
+    where, args = _filters(q, tree, "e")
     match = " ".join('"' + w.replace('"', "") + '"' for w in found)
     sql = ("SELECT e.entity, e.kind, e.tree_id, snippet(search_text, 0, '[', ']', '…', 12), "
            "-bm25(search_text) FROM search_text JOIN search_entries e ON e.seq = search_text.rowid "
@@ -138,12 +135,41 @@ def _query(db: Unit, found: list[str], q: Query, tree: str | None,
     return db.execute(sql, [match, *args, limit])
 
 
-def _filters(q: Query, tree: str | None) -> tuple[str, list[Any]]:
+def postgres_query(text: str, q: Query, tree: str | None, limit: int,
+                   tables: list[str] | None) -> tuple[str, list[Any]]:
+    """The PostgreSQL full-text query and its arguments.
+
+    With `tables` (the tail and the chunks, see chunks.py), each hands over its best
+    `limit` by RUM's rank (`<=>`, a distance: the chunks' RUM indexes return matches in
+    that order and stop at the limit; the small tail is ranked by reading its matches),
+    and the best of those win. The query is written inline at each use: the planner
+    orders by an index only against a value it knows before the scan. Without them
+    (no `rum` extension), `ts_rank_cd` scores every match a GIN index finds. Ties rank
+    oldest first."""
+    where, args = _filters(q, tree, "c")
+    if tables is not None:
+        tsq = "plainto_tsquery('english', ?)"
+        parts = [f"(SELECT c.seq, c.tsv <=> {tsq} AS d FROM {t} c WHERE c.tsv @@ {tsq}"
+                 f"{where} ORDER BY c.tsv <=> {tsq} LIMIT ?)" for t in tables]
+        return ((f"SELECT e.entity, e.kind, e.tree_id, ts_headline('english', e.body, {tsq}, ?), "
+                 "1 / h.d FROM (" + " UNION ALL ".join(parts) + ") h "
+                 "JOIN search_entries e ON e.seq = h.seq ORDER BY h.d, h.seq LIMIT ?"),
+                [text, _HEADLINE, *[text, text, *args, text, limit] * len(tables), limit])
+    return (("WITH q AS (SELECT plainto_tsquery('english', ?) AS q), hits AS ("
+             "SELECT c.entity, c.kind, c.tree_id, c.body, ts_rank_cd(c.tsv, q.q) AS score "
+             "FROM search_entries c, q WHERE c.tsv @@ q.q" + where +
+             " ORDER BY score DESC, c.seq LIMIT ?) "
+             "SELECT h.entity, h.kind, h.tree_id, ts_headline('english', h.body, q.q, ?), "
+             "h.score FROM hits h, q ORDER BY h.score DESC"),
+            [text, *args, limit, _HEADLINE])
+
+
+def _filters(q: Query, tree: str | None, alias: str) -> tuple[str, list[Any]]:
     where, args = "", []
     for column, value in (("tree_id", tree), ("role", q.role), ("author", q.author),
                           ("kind", q.kind)):
         if value is not None:
-            where += f" AND e.{column} = ?"
+            where += f" AND {alias}.{column} = ?"
             args.append(value)
     return where, args
 
