@@ -10,12 +10,16 @@ merge), keeps the indexing an append pays a fraction of the append, and the chun
 query visits few (at most FANOUT - 1 per tier; a million entries make three tiers).
 
 Readers read `search_chunks` first in their transaction and hold it (ACCESS SHARE)
-until they end. A seal or merge builds its chunk without holding anything readers
-need, then locks `search_chunks` ACCESS EXCLUSIVE only to publish: drop what it moved
-from the tail or the merged chunks, register the new one. So a reader sees the tail
-and the chunks either before a publish or after it, never half. Entries deleted while
-a chunk was built are deleted from it at the publish (the delete trigger did not know
-the chunk yet). One sealer at a time (an advisory lock; others skip).
+until they end; so do writers (the tail's triggers read it before they touch the
+tail). A seal or merge builds its chunk without holding anything readers need, then
+locks `search_chunks` ACCESS EXCLUSIVE only to publish: register the new chunk and
+drop the merged ones, or empty the tail (TRUNCATE, under its own lock, taken second
+as every writer takes it: deleted rows would otherwise stay in its GIN index, each
+costing a page read, until a vacuum). So a reader sees the tail and the chunks
+either before a publish or after it, never half. Entries deleted while a chunk was
+built are deleted from it at the publish (the delete trigger did not know the chunk
+yet); entries added meanwhile join it. One sealer at a time (an advisory lock;
+others skip).
 """
 
 from __future__ import annotations
@@ -120,8 +124,11 @@ def _build(db: Unit, merged: list[int], seal: int) -> None:
         db.execute("DELETE FROM search_chunks WHERE id = ANY(?)", (merged,))
         for source in sources:
             db.execute(f"DROP TABLE {source}")
-    else:
-        db.execute(f"DELETE FROM search_tail t USING {table} c WHERE t.seq = c.seq")
+    else:  # the few entries added during the build join the chunk; the tail restarts
+        db.execute("LOCK TABLE search_tail IN ACCESS EXCLUSIVE MODE")
+        db.execute(f"INSERT INTO {table} SELECT * FROM search_tail t "
+                   f"WHERE NOT EXISTS (SELECT 1 FROM {table} c WHERE c.seq = t.seq)")
+        db.execute("TRUNCATE search_tail")
     (entries,) = db.one(f"SELECT count(*) FROM {table}") or (0,)
     db.execute("INSERT INTO search_chunks (id, entries) VALUES (?, ?)", (cid, entries))
     db.execute(f"ANALYZE {table}")
