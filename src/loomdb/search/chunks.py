@@ -80,6 +80,8 @@ def maintain(loom: Loom, seal: int | None = None) -> int:
     """Seal the tail if it holds `seal` (default SEAL) entries, then merge full tiers;
     how many chunks were built. A no-op without chunks, or while another process seals."""
     seal = seal or SEAL
+    if _ranked.get(loom) is False:  # (SQLite, or no `rum`: no unit opened per search)
+        return 0
     with loom.unit(SEARCH) as db:
         if not ranked(loom, db):
             return 0
@@ -88,10 +90,10 @@ def maintain(loom: Loom, seal: int | None = None) -> int:
         built = 0
         if db.one("SELECT count(*) FROM (SELECT 1 FROM search_tail LIMIT ?) t",
                   (seal,)) == (seal,):
-            _build(db, [], seal)
+            _build(db, [])
             built += 1
         while (full := _full_tier(db, seal)) is not None:
-            _build(db, full, seal)
+            _build(db, full)
             built += 1
         return built
 
@@ -100,14 +102,14 @@ def _full_tier(db: Unit, seal: int) -> list[int] | None:
     """The oldest FANOUT chunks of the first tier that has that many, if any."""
     tiers: dict[int, list[int]] = {}
     for cid, entries in db.execute("SELECT id, entries FROM search_chunks ORDER BY id"):
-        tier = int(math.log(max(entries, 1) / seal, FANOUT)) if entries > seal else 0
+        tier = int(math.log(entries / seal, FANOUT)) if entries > seal else 0
         tiers.setdefault(tier, []).append(cid)
         if len(tiers[tier]) == FANOUT:
             return tiers[tier]
     return None
 
 
-def _build(db: Unit, merged: list[int], seal: int) -> None:
+def _build(db: Unit, merged: list[int]) -> None:
     """One new chunk from the tail (`merged` empty) or from the chunks `merged`."""
     (cid,) = db.one("SELECT nextval('search_chunks_id_seq')") or (0,)
     table = f"search_chunk_{int(cid)}"
