@@ -93,6 +93,27 @@ def test_a_paused_standby_is_skipped_and_reads_still_see_the_writes(
                 ctl.execute("SELECT pg_wal_replay_resume()")
 
 
+def test_a_write_through_one_handle_is_seen_by_every_handle_of_the_process(
+        cluster: Cluster, database: str, tmp_path: Path) -> None:
+    """Read-your-writes holds across handles: with every standby paused after `b`'s own
+    writes, `b` still sees what `a` committed (from the primary), never a stale copy."""
+    controls = [psycopg.connect(s.dsn(database), autocommit=True) for s in cluster.standbys]
+    try:
+        with _open(cluster, database, tmp_path, replica_wait_ms=20) as a, \
+                _open(cluster, database, tmp_path, replica_wait_ms=20) as b:
+            _, root = b.new_tree("hello", session="s")
+            cluster.wait_replayed()
+            for ctl in controls:
+                ctl.execute("SELECT pg_wal_replay_pause()")
+            node = a.append("s", "written through a")
+            assert b.path("s") == [root.id, node.id]
+            assert [m.reason for m in b.ref_log("s")][-1] == "append user"
+    finally:
+        for ctl in controls:
+            ctl.execute("SELECT pg_wal_replay_resume()")
+            ctl.close()
+
+
 def test_a_standby_replaying_after_an_idle_spell_is_waited_for(
         cluster: Cluster, database: str, tmp_path: Path) -> None:
     """The lag is measured from the last transaction replayed: a standby that sat idle

@@ -219,7 +219,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
     def _make_router(conninfo: str, options: dict[str, Any], replicas: ReplicaOptions | None,
                      pool_size: int) -> Router:
         """The read router: standbys share the primary's database, user and options."""
-        from psycopg.conninfo import make_conninfo
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
         def connect(host: str, port: int) -> Any:
             return psycopg.connect(make_conninfo(conninfo, host=host, port=port,
@@ -228,7 +228,9 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         # a standby that fails, drops the connection or cancels a read on a replay
         # conflict (SQLSTATE 40001) is skipped; any other error is the caller's
         skippable = (psycopg.OperationalError, pg_errors.SerializationFailure)
-        return Router(replicas or ReplicaOptions(), connect, pool_size, skippable)
+        parts = conninfo_to_dict(conninfo)
+        primary = f"{parts.get('host') or parts.get('hostaddr') or ''}:{parts.get('port') or 5432}"
+        return Router(replicas or ReplicaOptions(), connect, pool_size, skippable, primary)
 
     # -- plumbing --------------------------------------------------------------------
     def _borrow(self) -> Any:

@@ -9,9 +9,14 @@ A read outside one (context, path, children, leaves, trees, export, search) asks
 `Router.read`, the one place that picks a server:
 
 * **Read-your-writes.** After each commit the backend records the primary's WAL insert
-  position (`note_write`). A standby serves this store's reads only once its replayed
-  position (`pg_last_wal_replay_lsn()`) has reached the highest one recorded; the
-  router waits up to `replica_wait_ms` for one to catch up, else reads from the primary.
+  position (`note_write`). A standby serves a read only once its replayed position
+  (`pg_last_wal_replay_lsn()`) has reached the highest one recorded; the router waits
+  up to `replica_wait_ms` for one to catch up, else reads from the primary. Positions
+  are recorded per primary server for the whole process, not per handle: what any
+  handle in this process committed is seen by every later read of every handle on
+  that server, as with one server (two handles are two users of one store, and a
+  user who saw a write go through expects the next read anywhere to show it). Another
+  process's commits are seen once a standby replays them (within `max_lag_ms`).
 * **Lag bound.** A standby whose replay lags more than `max_lag_ms` behind what it has
   received is skipped until its next probe.
 * **Faults.** A standby that refuses connections, drops one mid-read, was promoted (no
@@ -138,12 +143,35 @@ class Standby:
     down_until: float = 0.0
 
 
+class WritePositions:
+    """The highest WAL position committed from this process, per primary server."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def note(self, server: str, at: int) -> None:
+        with self._lock:
+            if at > self._at.get(server, 0):
+                self._at[server] = at
+
+    def get(self, server: str) -> int:
+        return self._at.get(server, 0)
+
+
+#: shared by every router of the process (see Read-your-writes above)
+WRITTEN = WritePositions()
+
+
 class Router:
-    """Picks the server for each read outside a write; see the module docstring."""
+    """Picks the server for each read outside a write; see the module docstring.
+    `primary` names the primary server (HOST:PORT) whose commits reads must see."""
 
     def __init__(self, options: ReplicaOptions, connect: Callable[[str, int], Any],
-                 pool_size: int, skippable: tuple[type[BaseException], ...]) -> None:
+                 pool_size: int, skippable: tuple[type[BaseException], ...],
+                 primary: str = "") -> None:
         self.options = options
+        self.primary = primary
         self.standbys = [
             Standby(f"{h}:{p}", StandbyPool(lambda h=h, p=p: connect(h, p), pool_size))  # type: ignore[misc]
             for h, p in options.hosts
@@ -151,8 +179,6 @@ class Router:
         #: errors after which a read moves on to another server
         self._skippable = skippable
         self._turn = itertools.count()
-        self._written = 0
-        self._lock = threading.Lock()
         #: reads served per server ("primary" or HOST:PORT), for tests and figures
         self.served: Counter[str] = Counter()
 
@@ -162,13 +188,11 @@ class Router:
 
     def note_write(self, position: str | None) -> None:
         """Record a commit's WAL position: later reads need a standby that replayed it."""
-        at = lsn(position)
-        with self._lock:
-            self._written = max(self._written, at)
+        WRITTEN.note(self.primary, lsn(position))
 
     def read(self, work: Callable[[Any], T], primary: Callable[[Callable[[Any], T]], T]) -> T:
         """Run `work(conn)` on a fresh-enough standby, else through `primary(work)`."""
-        need = self._written
+        need = WRITTEN.get(self.primary)
         deadline = time.monotonic() + self.options.replica_wait_ms / 1000
         start = next(self._turn)
         count = len(self.standbys)
