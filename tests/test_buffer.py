@@ -227,6 +227,22 @@ class TestQ3Branching:
         assert not done.moved and done.selected == [version.id]
         assert loom.path("doc")[1] == version.id
 
+    def test_q3_switching_to_a_version_off_the_path_moves_there_and_selects_it(
+            self, loom: Loom) -> None:
+        """A view still at the root, switched to an edited version further down: its
+        slot is on the path only once the view has moved, so it moves, then selects."""
+        root = doc_tree(loom, "Start. ")
+        loom.view("view", "doc")
+        B.set_draft(loom, "doc", "a")
+        first = B.commit_draft(loom, "doc")
+        assert first is not None
+        [version] = B.edit_span(loom, "doc", 7, 8, "b")
+        assert version.edited_from == first.id
+        done = B.switch(loom, "view", version.id)
+        assert done.moved and done.selected == [version.id]
+        assert loom.path("view") == [root, version.id]
+        assert B.document(loom, "view").text == "Start. b"
+
 
 class TestQ4Editing:
     """Q4: the draft is mutable; editing committed text writes a version node

@@ -648,14 +648,14 @@ def switch(loom: Loom, at: At, node: At) -> Switched:
             loom.select(ref.name, target.id)
             fresh = loom.ref(ref.name)
             return Switched(ref.name, _head(loom, fresh), False, [target.id])
-        if target.edited_from is not None:
-            loom.select(ref.name, target.id)
-            selected.append(target.id)
         leaf = _latest_leaf(loom, target)
         current = loom.ref(ref.name)
         moved = current.node != leaf
         if moved:
             loom.set_ref(ref.name, leaf, expect=current.node)
+        if target.edited_from is not None:  # its slot is on the path only after the move
+            loom.select(ref.name, target.id)
+            selected.append(target.id)
         return Switched(ref.name, _head(loom, loom.ref(ref.name)), moved, selected)
 
 
