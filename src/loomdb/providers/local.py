@@ -93,6 +93,18 @@ def model_path(spec: ModelSpec) -> Path:
     return path
 
 
+def threads() -> int:
+    """CPU threads for llama.cpp: `$LOOMDB_MODEL_THREADS`, else every core. Its threads
+    spin while they wait for each other, so a model sharing the cores with other busy
+    processes (a test run, a server's workers) is much faster given fewer of them."""
+    raw = os.environ.get("LOOMDB_MODEL_THREADS", "").strip()
+    if not raw:
+        return os.cpu_count() or 1
+    if not raw.isdigit() or int(raw) < 1:
+        raise InvalidInput("LOOMDB_MODEL_THREADS", f"{raw!r} is not a whole number of threads >= 1")
+    return int(raw)
+
+
 def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False) -> Any:
     """The `llama_cpp.Llama` for a GGUF file, loaded once per process.
 
@@ -111,7 +123,7 @@ def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False)
                 n_ctx=n_ctx,
                 verbose=False,
                 seed=LOAD_SEED,
-                n_threads=os.cpu_count() or 1,
+                n_threads=threads(),
                 logits_all=logits_all,
             )
         return _MODELS[key]
