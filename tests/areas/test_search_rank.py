@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 import loomdb
@@ -17,7 +18,7 @@ from loomdb import Loom
 from loomdb.search import SEARCH, chunks
 from loomdb.search import index as I
 from loomdb.search import service as S
-from pg import store_of
+from pg import ADMIN_URL, store_of
 
 #: "ember" said 1 to 6 times; the rest of the corpus never says it
 EMBERS = ["ember " * k + "coal ash smoke" for k in range(1, 7)]
@@ -25,6 +26,11 @@ EMBERS = ["ember " * k + "coal ash smoke" for k in range(1, 7)]
 
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
+    with psycopg.connect(ADMIN_URL) as admin:
+        if admin.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'rum'"
+                         ).fetchone() is None:
+            pytest.fail("PostgreSQL's rum extension is not installed: `make pg-up` "
+                        "installs it (Debian's postgresql-NN-rum)", pytrace=False)
     with store_of("postgres", str(tmp_path)) as found:
         yield found
 
