@@ -191,3 +191,42 @@ class TestLoading:
         )
         assert [len(r) for r in results] == [1, 1]
         assert [r[0].provider_request["messages"][-1]["content"] for r in results] == ["A", "B"]
+
+
+class TestThreads:
+    """`$LOOMDB_MODEL_THREADS`: every core when unset, a bad value one clear error."""
+
+    def test_the_setting_is_read_and_checked(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import os
+
+        from loomdb.errors import InvalidInput
+        from loomdb.providers.local import threads
+
+        monkeypatch.delenv("LOOMDB_MODEL_THREADS", raising=False)
+        assert threads() == (os.cpu_count() or 1)
+        monkeypatch.setenv("LOOMDB_MODEL_THREADS", " 3 ")
+        assert threads() == 3
+        for bad in ("two", "0", "-1", "1.5"):
+            monkeypatch.setenv("LOOMDB_MODEL_THREADS", bad)
+            with pytest.raises(InvalidInput, match="LOOMDB_MODEL_THREADS.*whole number"):
+                threads()
+
+    def test_a_bad_value_stops_generate_with_one_line_and_writes_nothing(
+            self, tmp_path: Any) -> None:
+        import json
+        import os
+        import subprocess
+
+        import loomdb
+
+        store = str(tmp_path / "store")
+        with loomdb.open(store) as loom:
+            loom.new_tree("hi", session="m")
+        env = {**os.environ, "LOOMDB_MODEL_THREADS": "two"}
+        done = subprocess.run([sys.executable, "-m", "loomdb", "--db", store, "generate", "m",
+                               "--max-tokens", "2", "--json"],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert json.loads(done.stdout)["error"]["message"].startswith("LOOMDB_MODEL_THREADS")
+        with loomdb.open(store) as loom:
+            assert len(loom.path("m")) == 1
