@@ -26,6 +26,8 @@ from .context import context_rows as _context_rows
 from .errors import InvalidInput, NotFound, RefConflict, check_choice
 from .graph import resolve_path, selection_delta
 from .headish import Position, parse, resolve_base
+from .limits import DEFAULT as DEFAULT_LIMITS
+from .limits import Limits
 from .model import (
     KINDS,
     MODES,
@@ -64,8 +66,11 @@ class Loom(RefOps, OverlayOps, StorageOps):
         *,
         actor: str = "human",
         max_content_bytes: int = C.DEFAULT_MAX_CONTENT_BYTES,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.backend = backend
+        #: what an untrusted caller may send (sizes, depths, counts): see loomdb.limits
+        self.limits = limits
         self.blobs = blobs
         self.actor = actor
         self.max_content_bytes = max_content_bytes
