@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from .errors import InvalidInput
 
@@ -52,7 +53,7 @@ class Limits:
         """`base` (default: the defaults) with every `LOOMDB_LIMIT_<NAME>` applied; a bad
         value is an InvalidInput naming the variable."""
         limits = base or cls()
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         for f in fields(cls):
             var = "LOOMDB_LIMIT_" + f.name.upper()
             raw = environ.get(var)
