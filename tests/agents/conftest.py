@@ -5,7 +5,6 @@ not canned)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,34 +12,12 @@ from typing import Any
 import pytest
 
 from loomdb.agents.config import ToolsConfig, load_tools
+from tools_file import tools_toml
 
 TALLY = Path(__file__).parent.parent / "fixtures" / "tools" / "tally.py"
 #: the tally tool's input, narrowed so the grammar leaves the model one call to write
 SCHEMA = {"type": "object", "properties": {"what": {"type": "string", "enum": ["visit"]}},
           "required": ["what"]}
-
-
-def toml_value(value: Any) -> str:
-    """A TOML value for JSON-shaped data (JSON strings and arrays are TOML's too)."""
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}"
-                                for k, v in value.items()) + " }"
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return json.dumps(value)
-
-
-def tools_toml(path: Path, tables: dict[str, dict[str, dict[str, Any]]]) -> Path:
-    """Write a tools.toml of `{"tools"|"servers": {NAME: {key: value}}}`."""
-    lines = []
-    for kind, entries in tables.items():
-        for name, table in entries.items():
-            lines.append(f"[{kind}.{name}]")
-            lines += [f"{key} = {toml_value(value)}" for key, value in table.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 class Tally:
