@@ -31,6 +31,7 @@ from loomdb.server import create_app
 sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
 
 from live import serving  # noqa: E402
+
 from test_bad_input import run_cli  # noqa: E402
 from tools_file import tools_toml  # noqa: E402
 
