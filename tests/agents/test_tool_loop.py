@@ -16,8 +16,10 @@ import pytest
 import loomdb
 from loomdb import InvalidInput, Loom
 from loomdb.agents.approvals import approve, pending, tool_call
+from loomdb.agents.config import load_tools
 from loomdb.agents.identities import bind_session, set_persona
 from loomdb.agents.loop import Env, Plan, prepare_step, run_turn
+from tools_file import tools_toml
 
 SRC = str(Path(loomdb.__file__).parent.parent)
 TOKENS = 32  # a constrained tool call is about 20 tokens
@@ -154,3 +156,17 @@ def test_bad_steps_and_unknown_calls_are_typed_errors(loom: Loom) -> None:
         approve(loom, "s")
     with pytest.raises(loomdb.NotFound):
         run_turn(loom, "s", persona="ghost")
+
+
+def test_a_turn_under_a_persona_that_denies_everything_starts_no_server(
+        loom: Loom, tmp_path: Path) -> None:
+    marker = tmp_path / "probe-started"
+    probe = Path(__file__).parent.parent / "fixtures" / "tools" / "probe_server.py"
+    config = load_tools(tools_toml(tmp_path / "tools.toml", {"servers": {"probe": {
+        "command": sys.executable, "args": [str(probe), str(marker)]}}}))
+    set_persona(loom, "strict", deny=["*"])
+    loom.new_tree("Say hi.", session="s", options={"servers": ["probe"], "seed": 1})
+    bind_session(loom, "s", persona="strict")
+    turn = run_turn(loom, "s", max_steps=1, max_tokens=8, tools=config)
+    assert turn.answer is not None and turn.answer.content[0]["type"] == "text"
+    assert not marker.exists()
