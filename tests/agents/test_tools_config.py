@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,9 +15,14 @@ from loomdb import InvalidInput
 from loomdb.agents.config import load_tools
 from loomdb.agents.identities import Persona
 from loomdb.agents.permissions import decide, matches, may_start
-from loomdb.agents.tools import run_tool, toolbox
+from loomdb.agents.tools import Result, run_tool, toolbox
 from test_bad_input import run_cli
 from tools_file import tools_toml
+
+
+def no_builtin(name: str, args: dict[str, Any]) -> Result:
+    raise AssertionError(f"no built-in tool runs here ({name})")
+
 
 GOOD = """
 [tools.list_files]
@@ -108,12 +114,12 @@ def test_a_configured_tool_runs_in_the_folder_of_tools_toml(tmp_path: Path) -> N
     config = load_tools(tools_toml(tmp_path / "tools.toml", {"tools": {"list_files": {
         "command": [sys.executable, "list_files.py"]}}}))
     box = toolbox({"tools": ["LIST_FILES"]}, config)  # names are compared without case
-    got = run_tool(box, "list_files", {"glob": "*.py"}, lambda *_: None)  # type: ignore[arg-type,return-value]
+    got = run_tool(box, "list_files", {"glob": "*.py"}, no_builtin)
     assert not got.is_error, got.text
     assert json.loads(got.text) == {"cwd": str(tmp_path), "args": {"glob": "*.py"}}
     failed = run_tool(toolbox({"tools": ["x"]}, load_tools(tools_toml(
         tmp_path / "bad.toml", {"tools": {"x": {"command": [sys.executable, "-c", "exit(3)"]}}}))),
-        "x", {}, lambda *_: None)  # type: ignore[arg-type,return-value]
+        "x", {}, no_builtin)
     assert failed.is_error and failed.text == "exit code 3"
 
 

@@ -25,7 +25,7 @@ import loomdb
 from loomdb import InvalidInput, Loom
 from loomdb.agents.identities import bind_session, get_persona, set_persona
 from loomdb.agents.loop import Env, Plan, prepare_step, run_turn, wants_turn
-from loomdb.agents.tools import run_tool, toolbox
+from loomdb.agents.tools import Result, run_tool, toolbox
 from loomdb.server import create_app
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
@@ -62,6 +62,10 @@ def program_options(marker: Path) -> list[dict[str, Any]]:
         {"servers": ["ok", {"command": argv[0]}]},
         {"servers": {}},
     ]
+
+
+def no_builtin(name: str, args: dict[str, Any]) -> Result:
+    raise AssertionError(f"no built-in tool runs here ({name})")
 
 
 def counts(lm: Loom) -> tuple[int, int]:
@@ -313,17 +317,15 @@ def test_a_program_gets_a_minimal_environment(tmp_path: Path,
         "servers": {"probe": {"command": probe.servers["probe"].command,
                               "args": list(probe.servers["probe"].args)}}}))
     box = toolbox({"tools": ["env_dump"], "servers": ["probe"]}, config)
-    spawned: list[str] = []
-    got = run_tool(box, "env_dump", {}, lambda *_: spawned.append("builtin"))  # type: ignore[arg-type,return-value]
+    got = run_tool(box, "env_dump", {}, no_builtin)
     assert not got.is_error, got.text
     env = json.loads(got.text)
     assert env["PROJECT"] == "loom" and env["PATH"] == os.environ["PATH"]
     assert set(env) - {"LC_CTYPE"} <= {"PATH", "HOME", "LANG", "PROJECT"}, env
-    served = run_tool(box, "environment", {}, lambda *_: spawned.append("builtin"))  # type: ignore[arg-type,return-value]
+    served = run_tool(box, "environment", {}, no_builtin)
     assert not served.is_error, served.text
     names = set(json.loads(served.text))
     assert marker.exists() and not names & {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "LOOMDB_URL"}
-    assert spawned == []
 
 
 def test_a_program_over_its_time_limit_is_killed_with_its_children(tmp_path: Path) -> None:
@@ -331,7 +333,7 @@ def test_a_program_over_its_time_limit_is_killed_with_its_children(tmp_path: Pat
     config = load_tools(tools_toml(tmp_path / "tools.toml", {"tools": {"sleeper": {
         "command": [sys.executable, str(FIXTURES / "sleeper.py"), str(lock)], "timeout": 10}}}))
     box = toolbox({"tools": ["sleeper"]}, config, timeout=3600)
-    got = run_tool(box, "sleeper", {}, lambda *_: None)  # type: ignore[arg-type,return-value]
+    got = run_tool(box, "sleeper", {}, no_builtin)
     assert got.is_error and "ran longer than 10 s and was stopped" in got.text
     assert lock.read_text() == "locked\n"  # the child was started before the limit
     # the lock is free only once the tool and the child it left behind are both dead
@@ -353,3 +355,16 @@ def test_the_store_limit_is_the_default_time_limit(store_url: str, tmp_path: Pat
 
     with loomdb.open(store_url, limits=Limits(tool_seconds=7)) as lm:
         assert tools_of(lm, {"tools": ["spawn_subagent"]}, None, Env()).timeout == 7
+
+
+def test_a_server_that_will_not_start_is_a_typed_error_naming_it(loom: Loom, store_url: str,
+                                                                tmp_path: Path) -> None:
+    from loomdb import ProviderError
+
+    path = tools_toml(tmp_path / "tools.toml", {"servers": {"broken": {
+        "command": sys.executable, "args": ["-c", "pass"], "timeout": 60}}})
+    loom.new_tree("hi", session="s", options={"servers": ["broken"]})
+    before = counts(loom)
+    with pytest.raises(ProviderError, match="MCP server broken: could not list its tools"):
+        run_turn(loom, "s", max_steps=1, tools=load_tools(path))
+    assert counts(loom) == before

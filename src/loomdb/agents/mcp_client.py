@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import MissingExtra
+from ..errors import LoomError, MissingExtra, ProviderError
 from .config import ServerSpec
 from .programs import environment, seconds
 from .tools import Result
@@ -39,7 +39,8 @@ def _run(job: Any, timeout: float) -> Any:
 
 def list_tools(servers: Mapping[str, ServerSpec], timeout: float,
                environ: Mapping[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Every server's tools as `{"name", "description", "input_schema"}`."""
+    """Every server's tools as `{"name", "description", "input_schema"}`; a server
+    that does not start or answer is a ProviderError naming it."""
     from mcp import ClientSession, stdio_client
 
     found: dict[str, list[dict[str, Any]]] = {}
@@ -52,8 +53,25 @@ def list_tools(servers: Mapping[str, ServerSpec], timeout: float,
                 return [{"name": t.name, "description": t.description or "",
                          "input_schema": dict(t.input_schema)} for t in listed.tools]
 
-        found[name] = _run(job, seconds(spec.program, timeout))
+        limit = seconds(spec.program, timeout)
+        try:
+            found[name] = _run(job, limit)
+        except LoomError:
+            raise
+        except TimeoutError:
+            raise ProviderError(f"MCP server {name}", f"did not list its tools within {limit:g} s "
+                                "(it was stopped)") from None
+        except Exception as exc:  # it would not start, or broke the protocol
+            raise ProviderError(f"MCP server {name}",
+                                f"could not list its tools: {_why(exc)}") from None
     return found
+
+
+def _why(exc: BaseException) -> str:
+    """One line for what went wrong (the first error of an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
 def call_tool(spec: ServerSpec, name: str, args: dict[str, Any], timeout: float,
