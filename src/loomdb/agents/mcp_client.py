@@ -15,11 +15,17 @@ from .programs import environment, seconds
 from .tools import Result
 
 
-def _params(spec: ServerSpec, environ: Mapping[str, str] | None) -> Any:
+def _sdk() -> Any:
     try:
-        from mcp import StdioServerParameters
+        import mcp
     except ImportError:
         raise MissingExtra("MCP servers", "mcp") from None
+    return mcp
+
+
+def _params(spec: ServerSpec, environ: Mapping[str, str] | None) -> Any:
+    from mcp import StdioServerParameters
+
     cwd = spec.program.cwd
     return StdioServerParameters(command=spec.command, args=list(spec.args),
                                  env=environment(spec.program, environ),
@@ -41,6 +47,7 @@ def list_tools(servers: Mapping[str, ServerSpec], timeout: float,
                environ: Mapping[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every server's tools as `{"name", "description", "input_schema"}`; a server
     that does not start or answer is a ProviderError naming it."""
+    _sdk()
     from mcp import ClientSession, stdio_client
 
     found: dict[str, list[dict[str, Any]]] = {}
@@ -76,7 +83,9 @@ def _why(exc: BaseException) -> str:
 
 def call_tool(spec: ServerSpec, name: str, args: dict[str, Any], timeout: float,
               environ: Mapping[str, str] | None = None) -> Result:
-    """One call on a server; its text content is the result."""
+    """One call on a server; its text content is the result (an error result when
+    it takes longer than its time limit: the server is stopped)."""
+    _sdk()
     from mcp import ClientSession, stdio_client
 
     async def job() -> Result:
@@ -87,4 +96,9 @@ def call_tool(spec: ServerSpec, name: str, args: dict[str, Any], timeout: float,
             text = "".join(getattr(c, "text", "") for c in done.content)
             return Result(text, bool(done.is_error))
 
-    return _run(job, seconds(spec.program, timeout))  # type: ignore[no-any-return]
+    limit = seconds(spec.program, timeout)
+    try:
+        return _run(job, limit)  # type: ignore[no-any-return]
+    except TimeoutError:
+        return Result(f"MCP server {spec.name} did not answer within {limit:g} s "
+                      "(it was stopped)", True)
