@@ -47,6 +47,7 @@ from .storage_ops import StorageOps
 from .store import areas
 from .store.areas import Area, Unit
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, ID, Backend
+from .tool_options import check as check_tool_options
 from .verify import Report, verify
 
 ContentLike = str | list[dict[str, Any]]
@@ -255,6 +256,8 @@ class Loom(RefOps, OverlayOps, StorageOps):
         blocks = self.prepare(content)
         if options is not None and not isinstance(options, dict):
             raise InvalidInput("options", "must be a JSON object")
+        check_tool_options(options, "options")
+        check_tool_options(node_options, "node options")
         if session is not None:
             R.check_name(session)
         for name, value in (("title", title), ("system", system)):
@@ -309,6 +312,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
             if node is not None:
                 return node
         check_choice("policy", policy, POLICIES)
+        check_tool_options(options)
         blocks = self.prepare(content)
         fields = dict(role=role, author=author, source=source, options=options, cache=cache,
                       kind=kind, created_at=created_at, provenance=provenance, origin=origin,

@@ -14,7 +14,9 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 import loomdb
 from loomdb import Loom
+from loomdb.agents.config import load_tools
 from loomdb.agents.loop import run_turn
+from tools_file import tools_toml
 
 SRC = str(Path(loomdb.__file__).parent.parent)
 TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn"}
@@ -89,11 +91,14 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
         assert again.node("main").id == out["spawn"]["summary_node"]
 
 
-def test_the_tool_loop_calls_the_tools_of_an_mcp_server(loom: Loom, store_url: str) -> None:
+def test_the_tool_loop_calls_the_tools_of_an_mcp_server(loom: Loom, store_url: str,
+                                                        tmp_path: Path) -> None:
+    spec = server(store_url)
+    config = load_tools(tools_toml(tmp_path / "tools.toml", {"servers": {"loom": {
+        "command": spec["command"], "args": spec["args"], "env": {"PYTHONPATH": SRC}}}}))
     loom.new_tree("Show the log of session main.", session="main", options={
-        "servers": {"loom": server(store_url)}, "tool_choice": {"name": "log"},
-        "seed": 3, "temperature": 0})
-    turn = run_turn(loom, "main", max_steps=1, max_tokens=40)
+        "servers": ["loom"], "tool_choice": {"name": "log"}, "seed": 3, "temperature": 0})
+    turn = run_turn(loom, "main", max_steps=1, max_tokens=40, tools=config)
     call, result = turn.nodes
     assert call.content[0]["type"] == "tool_use" and call.content[0]["name"] == "log"
     [block] = result.content

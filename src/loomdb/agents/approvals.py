@@ -19,13 +19,14 @@ from ..errors import InvalidInput, NotFound
 from ..model import now
 from . import AGENTS
 from .identities import get_persona
-from .loop import Env, Plan, Turn, proceed, run_call, write_results
+from .loop import Env, Plan, Turn, proceed, run_call, tools_of, write_results
 from .threads import thread_context, with_persona
-from .tools import Result, toolbox
+from .tools import Result
 
 if TYPE_CHECKING:
     from ..loom import Loom
     from ..providers.config import ProvidersConfig
+    from .config import ToolsConfig
 
 
 @dataclass(frozen=True)
@@ -96,32 +97,33 @@ def _node_id(loom: Loom, headish: str) -> str:
 
 def approve(
     loom: Loom, node: str, *, by: str | None = None, config: ProvidersConfig | None = None,
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
 ) -> Turn:
     """Run a pending call's tools and resume its turn."""
     call, plan = _claim(loom, node, by or loom.actor, None)
-    return _finish(loom, call, plan, Env(config, environ), None)
+    return _finish(loom, call, plan, Env(config, environ, tools), None)
 
 
 def deny(
     loom: Loom, node: str, *, reason: str | None = None, by: str | None = None,
     config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
+    tools: ToolsConfig | None = None,
 ) -> Turn:
     """Refuse a pending call: its tools that need approval get an error result, unrun;
     the turn resumes so the model can read the refusal."""
     call, plan = _claim(loom, node, by or loom.actor, reason)
-    return _finish(loom, call, plan, Env(config, environ), reason or "denied")
+    return _finish(loom, call, plan, Env(config, environ, tools), reason or "denied")
 
 
 def _finish(loom: Loom, call: Pending, plan: Plan, env: Env, refusal: str | None) -> Turn:
     from .permissions import decide
 
     persona = get_persona(loom, plan.persona) if plan.persona else None
-    box = toolbox(with_persona(thread_context(loom, call.node, plan.options), persona,
-                               plan.options)["options"])
+    box = tools_of(loom, with_persona(thread_context(loom, call.node, plan.options), persona,
+                                      plan.options)["options"], persona, env)
     results = []
     for c in call.calls:
-        if refusal is not None and decide(persona, c["name"]) == "approve":
+        if refusal is not None and decide(persona, box.key(c["name"])) == "approve":
             results.append((c, Result(f"the call was denied: {refusal}", True)))
         else:
             results.append(run_call(loom, plan, box, persona, c, env, call.node))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput, NotFound, check_choice
 from ..model import now
 from ..refs import check_name
+from ..tool_options import check as check_tool_options
 from . import AGENTS
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def set_persona(
             raise InvalidInput(f"persona {name}: {where}", "must be text")
     if params is not None and not isinstance(params, dict):
         raise InvalidInput(f"persona {name}: params", "must be a JSON object")
+    check_tool_options(params, f"persona {name}: params")
     for where, tools in (("allow", allow), ("deny", deny), ("approve", approve)):
         for tool in tools or ():
             if not isinstance(tool, str) or not tool.strip():

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..loom import Loom
     from ..providers.base import Completion
     from ..providers.config import ProvidersConfig
+    from .config import ToolsConfig
 
 DEFAULT_MAX_STEPS = 8
 MAX_STEPS_LIMIT = 100
@@ -74,10 +75,12 @@ class Turn:
 
 @dataclass
 class Env:
-    """What a run needs beyond the store: provider settings."""
+    """What a run needs beyond the store: provider settings, the configured programs
+    (tools.toml; None: only the built-in tools) and the environment they start from."""
 
     config: ProvidersConfig | None = None
     environ: Mapping[str, str] | None = None
+    tools: ToolsConfig | None = None
 
 
 def check_steps(max_steps: int) -> int:
@@ -91,9 +94,11 @@ def run_turn(
     max_steps: int = DEFAULT_MAX_STEPS, persona: str | None = None,
     max_tokens: int | None = None, options: dict[str, Any] | None = None,
     config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
+    tools: ToolsConfig | None = None,
 ) -> Turn:
     """Run an agent's turn at `at` (a session moves with it) until it answers,
-    pauses for an approval, or takes `max_steps` model steps."""
+    pauses for an approval, or takes `max_steps` model steps. The tools and servers
+    the thread names are resolved against `tools` (tools.toml) before anything runs."""
     check_steps(max_steps)
     pos = loom.resolve(at)
     bound = binding(loom, pos.session)
@@ -102,17 +107,17 @@ def run_turn(
         get_persona(loom, name)
     plan = Plan(pos.node, pos.session, name, list(models), max_steps, max_tokens, options,
                 bound.agent)
-    return proceed(loom, plan, pos.node, Env(config, environ), [])
+    return proceed(loom, plan, pos.node, Env(config, environ, tools), [])
 
 
 def proceed(loom: Loom, plan: Plan, last: str, env: Env, written: list[Node]) -> Turn:
     """Model steps from node `last` until an answer, a pause, or the step limit."""
     persona = get_persona(loom, plan.persona) if plan.persona else None
     while plan.steps < plan.max_steps:
-        box, ctx = prepare_step(loom, plan, last, persona)
+        box, ctx = prepare_step(loom, plan, last, persona, env)
         answer = _ask(loom, plan, ctx, env)
         calls = [b for b in answer.content if b["type"] == "tool_use"]
-        paused = any(decide(persona, c["name"]) == "approve" for c in calls)
+        paused = any(decide(persona, box.key(c["name"])) == "approve" for c in calls)
         with loom.unit(AGENTS):  # the node and its pending row commit together
             node = _store(loom, plan, last, ctx, answer)
             plan.steps += 1
@@ -130,13 +135,14 @@ def proceed(loom: Loom, plan: Plan, last: str, env: Env, written: list[Node]) ->
     return Turn(written, session=plan.session, steps=plan.steps)
 
 
-def prepare_step(loom: Loom, plan: Plan, last: str, persona: Persona | None
-             ) -> tuple[Toolbox, dict[str, Any]]:
-    """The toolbox and the provider context for the next step."""
+def prepare_step(loom: Loom, plan: Plan, last: str, persona: Persona | None,
+                 env: Env | None = None) -> tuple[Toolbox, dict[str, Any]]:
+    """The toolbox and the provider context for the next step (the persona's rules
+    apply before any server is started)."""
     ctx = with_persona(thread_context(loom, last, plan.options), persona, plan.options)
     options = dict(ctx["options"])
-    box = toolbox(options)
-    offered = [n for n in box.tools if decide(persona, n) != "deny"]
+    box = tools_of(loom, options, persona, env or Env())
+    offered = [n for n, t in box.tools.items() if decide(persona, t.key) != "deny"]
     options.pop("servers", None)
     options.pop("tools", None)
     if offered:
@@ -146,6 +152,13 @@ def prepare_step(loom: Loom, plan: Plan, last: str, persona: Persona | None
     else:
         options.pop("tool_choice", None)
     return box, {"messages": ctx["messages"], "options": options}
+
+
+def tools_of(loom: Loom, options: dict[str, Any], persona: Persona | None,
+             env: Env) -> Toolbox:
+    """The thread's toolbox under the store's time limit for programs."""
+    return toolbox(options, env.tools, persona, timeout=loom.limits.tool_seconds,
+                   environ=env.environ)
 
 
 def _ask(loom: Loom, plan: Plan, ctx: dict[str, Any], env: Env) -> Completion:
@@ -185,7 +198,7 @@ def _append(loom: Loom, plan: Plan, last: str, content: list[dict[str, Any]], ro
 def run_call(loom: Loom, plan: Plan, box: Toolbox, persona: Persona | None,
           call: dict[str, Any], env: Env, at: str) -> tuple[dict[str, Any], Result]:
     """Run one call the persona allows; a denied one gets an error result, unrun."""
-    if decide(persona, call["name"]) == "deny":
+    if decide(persona, box.key(call["name"])) == "deny":
         return call, Result(f"tool {call['name']!r} is denied by persona {plan.persona}", True)
 
     def builtin(name: str, args: dict[str, Any]) -> Result:

@@ -30,6 +30,7 @@ MAX_DEPTH = 8
 if TYPE_CHECKING:
     from ..loom import Loom
     from ..providers.config import ProvidersConfig
+    from .config import ToolsConfig
 
 
 @dataclass(frozen=True)
@@ -84,14 +85,14 @@ def spawn(
     loom: Loom, at: str, task: str, *, persona: str | None = None,
     max_steps: int = DEFAULT_MAX_STEPS, models: list[str] | tuple[str, ...] = (),
     max_tokens: int | None = None, config: ProvidersConfig | None = None,
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
 ) -> Spawned:
     """Run `task` in a child of the thread at `at`; its summary is appended there (a
     session named as `at` moves to it)."""
     check_steps(max_steps)
     tree, session = start_child(loom, at, task, persona)
     turn = run_turn(loom, session, models=models, max_steps=max_steps, max_tokens=max_tokens,
-                    config=config, environ=environ)
+                    config=config, environ=environ, tools=tools)
     summary = summary_of(loom, turn)
     origin = {"subagent": {"tree": tree, "session": session, "task": task}}
     with loom.unit(AGENTS) as db:
@@ -112,7 +113,8 @@ def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) 
     except InvalidInput as exc:
         return Result(str(exc), True)
     turn = run_turn(loom, session, models=plan.models, max_steps=plan.max_steps,
-                    max_tokens=plan.max_tokens, config=env.config, environ=env.environ)
+                    max_tokens=plan.max_tokens, config=env.config, environ=env.environ,
+                    tools=env.tools)
     return Result(summary_of(loom, turn), spawned=tree)
 
 

@@ -1,33 +1,34 @@
 """The tools a thread offers its model, and running one call.
 
-A thread's options name its tools (seed 002):
+A thread's options name its tools and MCP servers (seed 002); what runs is defined
+only by the operator, in tools.toml (`agents/config.py`):
 
-    "tools":   ["spawn_subagent",                       a built-in tool, by name
-                {"name", "description", "input_schema",
-                 "command": [argv...]}]                 a program: input JSON on stdin,
-                                                        its stdout is the result; without
-                                                        a command, a built-in's name with
-                                                        the thread's own (narrower) schema
-    "servers": {"NAME": {"command": "...", "args": [...], "env": {...}}}
-                                                        MCP servers started over stdio;
-                                                        every tool they list is offered
+    "tools":   ["spawn_subagent",                 a built-in tool
+                "list_files",                     a tools.toml tool
+                {"name": "spawn_subagent",        a name with the thread's own (narrower)
+                 "input_schema": {...}}]          schema or description for the model
+    "servers": ["loom"]                           tools.toml MCP servers; every tool
+                                                  they list is offered
 
-A definition without `command` that is not built in cannot run here: calling it stores
-an error result. Tool names are unique across all sources (the first one wins).
+Every name is resolved before anything starts: a name that is not configured, or
+options that carry a program of their own (stored before programs became
+configuration, or imported), stop the turn with InvalidInput and nothing runs. The
+persona's rules apply before a server is started (`permissions.may_start`). Tool names
+are unique across sources (built-ins first, then tools.toml, then servers in order).
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidInput
-
-#: seconds a command tool or an MCP tool call may take
-TOOL_TIMEOUT = 120
+from ..limits import DEFAULT as DEFAULT_LIMITS
+from ..tool_options import PROGRAM_KEYS
+from .config import ServerSpec, ToolsConfig, ToolSpec, lookup
+from .identities import Persona
+from .permissions import may_start
 
 SPAWN_TOOL: dict[str, Any] = {
     "name": "spawn_subagent",
@@ -44,14 +45,21 @@ BUILTIN = {"spawn_subagent": SPAWN_TOOL}
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its definition for the model and where it runs."""
+    """One tool: its definition for the model and where it comes from."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
-    command: tuple[str, ...] = ()
+    #: builtin, tool (tools.toml) or mcp
+    source: str = "builtin"
     server: str | None = None
-    builtin: bool = False
+    spec: ToolSpec | None = None
+
+    @property
+    def key(self) -> str:
+        """What persona rules match: `builtin:NAME`, `tool:NAME`, `mcp:SERVER/NAME`."""
+        where = f"{self.server}/" if self.server is not None else ""
+        return f"{self.source}:{where}{self.name}"
 
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
@@ -77,64 +85,106 @@ class Result:
 
 @dataclass
 class Toolbox:
-    """The tools of one thread, by name."""
+    """The tools of one thread, by name, and what running them needs."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
-    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    servers: dict[str, ServerSpec] = field(default_factory=dict)
+    #: seconds a program may run unless its entry says otherwise
+    timeout: float = DEFAULT_LIMITS.tool_seconds
+    environ: Mapping[str, str] | None = None
 
     def definitions(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         return [t.definition() for n, t in self.tools.items() if names is None or n in names]
 
+    def key(self, name: str) -> str:
+        """The permission key of a tool the model called (its bare name when unknown)."""
+        tool = self.tools.get(name)
+        return tool.key if tool is not None else name
 
-def toolbox(options: Mapping[str, Any]) -> Toolbox:
-    """The tools a thread's merged options offer (MCP servers are asked for theirs)."""
-    box = Toolbox()
+
+def _configured(config: ToolsConfig) -> str:
+    where = str(config.path) if config.path is not None else "tools.toml"
+    names = ", ".join(sorted(config.tools)) or "none"
+    return f"configured in {where}: {names}; built in: {', '.join(BUILTIN)}"
+
+
+def _named(item: Any, where: str, config: ToolsConfig) -> Tool:
+    """The tool an option item names (a name, or a name with the thread's schema)."""
+    if isinstance(item, dict):
+        held = [k for k in PROGRAM_KEYS if k in item]
+        if held:
+            raise InvalidInput(f"{where}.{held[0]}", "options never define a program (stored "
+                               "or imported data does not run): configure the tool in "
+                               "tools.toml and name it here")
+        name = item.get("name")
+    else:
+        name = item
+    if not isinstance(name, str) or not name:
+        raise InvalidInput(where, "a tool is a name, or an object with a name")
+    if name.lower() in BUILTIN:
+        d = BUILTIN[name.lower()]
+        tool = Tool(d["name"], d["description"], d["input_schema"])
+    elif (spec := lookup(config.tools, name)) is not None:
+        tool = Tool(spec.name, spec.description, dict(spec.input_schema), "tool", spec=spec)
+    else:
+        raise InvalidInput(where, f"no tool {name!r} ({_configured(config)})")
+    if isinstance(item, dict):
+        schema = item.get("input_schema") or item.get("parameters") or tool.input_schema
+        if not isinstance(schema, dict):
+            raise InvalidInput(f"{where}.input_schema", "must be a JSON schema object")
+        description = item.get("description") or tool.description
+        tool = Tool(tool.name, str(description), schema, tool.source, spec=tool.spec)
+    return tool
+
+
+def _servers(raw: Any, config: ToolsConfig) -> list[ServerSpec]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(s, str) for s in raw):
+        raise InvalidInput("options.servers", "must be a list of server names; options never "
+                           "define a server (stored or imported data does not run): configure "
+                           "it in tools.toml [servers.NAME] and name it here")
+    found = []
+    for i, name in enumerate(raw):
+        spec = lookup(config.servers, name)
+        if spec is None:
+            where = str(config.path) if config.path is not None else "tools.toml"
+            names = ", ".join(sorted(config.servers)) or "none"
+            raise InvalidInput(f"options.servers[{i}]",
+                               f"no MCP server {name!r} (configured in {where}: {names})")
+        found.append(spec)
+    return found
+
+
+def named(options: Mapping[str, Any], config: ToolsConfig | None
+          ) -> tuple[list[Tool], list[ServerSpec]]:
+    """Every tool and server the options name, resolved; nothing is started."""
+    config = config or ToolsConfig()
     raw = options.get("tools") or []
     if not isinstance(raw, list):
-        raise InvalidInput("options.tools", "must be a list of tool names or definitions")
-    for i, item in enumerate(raw):
-        tool = _tool(item, f"options.tools[{i}]")
+        raise InvalidInput("options.tools", "must be a list of tool names")
+    tools = [_named(item, f"options.tools[{i}]", config) for i, item in enumerate(raw)]
+    return tools, _servers(options.get("servers"), config)
+
+
+def toolbox(options: Mapping[str, Any], config: ToolsConfig | None = None,
+            persona: Persona | None = None, *, timeout: float = DEFAULT_LIMITS.tool_seconds,
+            environ: Mapping[str, str] | None = None) -> Toolbox:
+    """The tools a thread's merged options offer. Every name is resolved first; then
+    only the servers the persona leaves a tool of are started, to list their tools."""
+    tools, servers = named(options, config)
+    box = Toolbox(timeout=timeout, environ=environ)
+    for tool in tools:
         box.tools.setdefault(tool.name, tool)
-    servers = options.get("servers") or {}
-    if not isinstance(servers, dict):
-        raise InvalidInput("options.servers", "must be an object of NAME: {command, args}")
-    for name, spec in servers.items():
-        _check_server(name, spec)
-        box.servers[name] = spec
-    if servers:
+    box.servers = {s.name: s for s in servers if may_start(persona, s.name)}
+    if box.servers:
         from .mcp_client import list_tools
 
-        for server, found in list_tools(box.servers).items():
+        for server, found in list_tools(box.servers, timeout, environ).items():
             for d in found:
                 box.tools.setdefault(d["name"], Tool(d["name"], d.get("description") or "",
-                                                     d["input_schema"], server=server))
+                                                     d["input_schema"], "mcp", server=server))
     return box
-
-
-def _tool(item: Any, where: str) -> Tool:
-    if isinstance(item, str):
-        if item not in BUILTIN:
-            raise InvalidInput(where, f"no built-in tool {item!r} (built in: {', '.join(BUILTIN)})")
-        d = BUILTIN[item]
-        return Tool(d["name"], d["description"], d["input_schema"], builtin=True)
-    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-        raise InvalidInput(where, "a tool is a built-in name or an object with a name")
-    command = item.get("command") or ()
-    if command and (not isinstance(command, list) or not all(isinstance(c, str) for c in command)):
-        raise InvalidInput(f"{where}.command", "must be a list of strings (argv)")
-    schema = item.get("input_schema") or item.get("parameters") or {"type": "object"}
-    if not isinstance(schema, dict):
-        raise InvalidInput(f"{where}.input_schema", "must be a JSON schema object")
-    return Tool(item["name"], item.get("description") or "", schema, tuple(command),
-                builtin=item["name"] in BUILTIN and not command)
-
-
-def _check_server(name: str, spec: Any) -> None:
-    where = f"options.servers.{name}"
-    if not isinstance(spec, dict) or not isinstance(spec.get("command"), str):
-        raise InvalidInput(where, "needs a command (and optionally args, env)")
-    if not isinstance(spec.get("args", []), list):
-        raise InvalidInput(f"{where}.args", "must be a list of strings")
 
 
 Builtin = Callable[[str, dict[str, Any]], Result]
@@ -146,24 +196,27 @@ def run_tool(box: Toolbox, name: str, args: dict[str, Any], builtin: Builtin) ->
     if tool is None:
         return Result(f"no tool {name!r} in this thread", True)
     try:
-        if tool.builtin:
+        if tool.source == "builtin":
             return builtin(name, args)
-        if tool.command:
-            return _run_command(tool, args)
+        if tool.spec is not None:
+            return _run_program(box, tool.spec, args)
         if tool.server is not None:
             from .mcp_client import call_tool
 
-            return call_tool(box.servers[tool.server], name, args)
+            return call_tool(box.servers[tool.server], name, args, box.timeout, box.environ)
     except Exception as exc:  # a tool's failure is the model's to read, not a crash
         return Result(f"{type(exc).__name__}: {exc}", True)
-    return Result(f"tool {name!r} has no command or server to run it", True)
+    return Result(f"tool {name!r} has no program or server to run it", True)
 
 
-def _run_command(tool: Tool, args: dict[str, Any]) -> Result:
-    done = subprocess.run(
-        list(tool.command), input=json.dumps(args), capture_output=True, text=True,
-        timeout=TOOL_TIMEOUT, check=False,
-    )
+def _run_program(box: Toolbox, spec: ToolSpec, args: dict[str, Any]) -> Result:
+    from .programs import TimedOut, run, seconds
+
+    try:
+        done = run(spec.command, spec.program, args,
+                   timeout=seconds(spec.program, box.timeout), environ=box.environ)
+    except TimedOut as exc:
+        return Result(f"tool {spec.name!r} {exc}", True)
     if done.returncode != 0:
         return Result(done.stderr.strip() or f"exit code {done.returncode}", True)
     return Result(done.stdout.strip())

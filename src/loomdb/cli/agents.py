@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import InvalidInput
-from . import JSON, argument, emit, loom, repeatable
+from . import JSON, State, argument, emit, loom, repeatable
 from . import root as app
 
 
@@ -28,6 +29,20 @@ def _providers(ctx: click.Context) -> Any:
     from .models import providers_config
 
     return providers_config(ctx)
+
+
+def tools_config(ctx: click.Context) -> Any:
+    """The programs a turn may run: $LOOMDB_TOOLS, else tools.toml in the store folder
+    (beside providers.toml), else none."""
+    from ..agents.config import load_tools
+
+    path = os.environ.get("LOOMDB_TOOLS")
+    if path is None:
+        state = ctx.find_object(State)
+        db = state.db if state is not None else None
+        if db and "://" not in db:
+            path = str(Path(db) / "tools.toml")
+    return load_tools(path)
 
 
 @agent_app.command("add")
@@ -139,7 +154,8 @@ def approve_cmd(ctx: click.Context, id: str, as_json: bool) -> None:
         msg, node = messages.approve(lm, id)
         emit(as_json, {"message": msg.to_json(), "node": node.id}, node.id)
         return
-    turn = approvals.approve(lm, id, config=_providers(ctx), environ=os.environ)
+    turn = approvals.approve(lm, id, config=_providers(ctx), environ=os.environ,
+                             tools=tools_config(ctx))
     emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
 
 
@@ -153,7 +169,7 @@ def deny_cmd(ctx: click.Context, node: str, reason: str | None, as_json: bool) -
     from ..agents import approvals
 
     turn = approvals.deny(loom(ctx), node, reason=reason, config=_providers(ctx),
-                          environ=os.environ)
+                          environ=os.environ, tools=tools_config(ctx))
     emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
 
 
@@ -193,7 +209,7 @@ def spawn(ctx: click.Context, headish: str, task: str, persona: str | None, max_
 
     done = run(loom(ctx), headish, task, persona=persona, max_steps=max_steps,
                models=[model] if model else [], max_tokens=max_tokens,
-               config=_providers(ctx), environ=os.environ)
+               config=_providers(ctx), environ=os.environ, tools=tools_config(ctx))
     emit(as_json, done.to_json(), f"tree {done.tree}\nsession {done.session}\n"
          f"summary {done.summary_node}")
 
@@ -296,7 +312,8 @@ def agent_turn(lm: Any, headish: str, models: list[str], n: int, max_tokens: int
     if n != 1 or len(models) > 1:
         raise InvalidInput("-n/--model", "an agent's turn runs one model, one answer at a time")
     turn = run_turn(lm, headish, models=models, max_steps=max_steps or DEFAULT_MAX_STEPS,
-                    persona=persona, max_tokens=max_tokens, config=config, environ=os.environ)
+                    persona=persona, max_tokens=max_tokens, config=config, environ=os.environ,
+                    tools=tools_config(click.get_current_context()))
     ids = [node.id for node in turn.nodes]
     emit(as_json, {"nodes": ids, **turn.to_json()}, "\n".join(ids) + (
         f"\npending {turn.pending}: loomdb approve {turn.pending}" if turn.pending else ""))

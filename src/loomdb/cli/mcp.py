@@ -17,6 +17,7 @@ def mcp_cmd(ctx: click.Context, as_json: bool) -> None:
     """Serve this store over stdio as an MCP server (tools and resources). Its stdout is
     JSON-RPC already; --json only makes an error before it starts `{"error": ...}`."""
     from ..mcp.server import serve
+    from .agents import tools_config
     from .models import providers_config
 
-    serve(loom(ctx), providers_config(ctx), os.environ)
+    serve(loom(ctx), providers_config(ctx), os.environ, tools_config(ctx))

@@ -36,6 +36,7 @@ from .. import content as C
 from .. import refs as R
 from ..errors import CycleError, IntegrityError, InvalidInput, NotFound
 from ..model import EDGE_TYPES, MODES, REF_KINDS, Edge, Node, Ref, RefMove, Tree, now
+from ..tool_options import import_warnings
 from .model import expect
 from .report import Outcome
 from .stream import CountingReader, Input, json_stream
@@ -262,6 +263,9 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
     _meta(loom, tid, _list(doc, "meta"), nodes, added)
     _edges(loom, tid, _list(doc, "edges"))
     _records(loom, tid, _list(doc, "generations"), _list(doc, "compactions"))
+    outcome.warnings += import_warnings(  # stored as data; nothing runs them
+        raw_tree.get("options") if outcome.created else None,
+        ((n, nodes[n].options) for n in sorted(added)))
     return outcome
 
 

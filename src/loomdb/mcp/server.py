@@ -21,6 +21,7 @@ from ..content import plain_text
 from ..errors import InvalidInput, LoomError, MissingExtra
 
 if TYPE_CHECKING:
+    from ..agents.config import ToolsConfig
     from ..loom import Loom
     from ..providers.config import ProvidersConfig
 
@@ -69,8 +70,9 @@ def session_json(loom: Loom, name: str) -> dict[str, Any]:
 
 
 def build(loom: Loom, config: ProvidersConfig | None = None,
-          environ: Mapping[str, str] | None = None) -> Any:
-    """The server object, its tools and resources bound to one open store."""
+          environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None) -> Any:
+    """The server object, its tools and resources bound to one open store; `tools` are
+    the programs (tools.toml) an agent's turn may run."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
@@ -105,10 +107,11 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
         """The normalized context (messages + options) a model sees at a node or session."""
         return thread_context(loom, headish)
 
-    def append_tool(headish: str, text: str, role: str = "user",
-                    author: str | None = None) -> Any:
-        """Add a message after a node or session (a session moves to it)."""
-        node = loom.append(headish, text, role=role, author=author,
+    def append_tool(headish: str, text: str, role: str = "user", author: str | None = None,
+                    options: dict[str, Any] | None = None) -> Any:
+        """Add a message after a node or session (a session moves to it); `options` is
+        the thread's options delta (tools and servers by their configured names)."""
+        node = loom.append(headish, text, role=role, author=author, options=options,
                            source="human" if author is None else "agent")
         return {"node": node.id, "tree": node.tree}
 
@@ -129,14 +132,15 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
                       model: str | None = None) -> Any:
         """Let the model answer at a node or session (tools and approvals apply)."""
         turn = run_turn(loom, headish, models=[model] if model else [], max_steps=max_steps,
-                        max_tokens=max_tokens, config=config, environ=environ)
+                        max_tokens=max_tokens, config=config, environ=environ, tools=tools)
         return {**turn.to_json(), "text": plain_text(turn.answer.content) if turn.answer else None}
 
     def spawn_tool(headish: str, task: str, persona: str | None = None, max_steps: int = 4,
                    max_tokens: int | None = None) -> Any:
         """Run a task in a subagent that sees this thread; its summary comes back here."""
         return run_spawn(loom, headish, task, persona=persona, max_steps=max_steps,
-                         max_tokens=max_tokens, config=config, environ=environ).to_json()
+                         max_tokens=max_tokens, config=config, environ=environ,
+                         tools=tools).to_json()
 
     for name, fn in (("search", search_tool), ("context", context_tool),
                      ("append", append_tool), ("fork", fork_tool), ("log", log_tool),
@@ -164,6 +168,6 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
 
 
 def serve(loom: Loom, config: ProvidersConfig | None = None,
-          environ: Mapping[str, str] | None = None) -> None:
+          environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None) -> None:
     """Serve the store over stdio until the client closes the connection."""
-    build(loom, config, environ).run("stdio")
+    build(loom, config, environ, tools).run("stdio")

@@ -107,6 +107,10 @@ def neutral_tools(options: Mapping[str, Any]) -> list[dict[str, Any]]:
     tools = options.get("tools") or []
     if not isinstance(tools, list):
         raise InvalidInput("options.tools", "must be a list of tool definitions")
+    for i, t in enumerate(tools):
+        if not isinstance(t, Mapping):
+            raise InvalidInput(f"options.tools[{i}]", "names a tool: only an agent's turn runs "
+                               "named tools (`loomdb generate`); a model request takes definitions")
     return [neutral_tool(t, f"options.tools[{i}]") for i, t in enumerate(tools)]
 
 
