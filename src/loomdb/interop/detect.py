@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from . import chatgpt, claude, librechat, loom, oasst, openai_jsonl, openwebui, sharegpt
+from . import chatgpt, claude, claude_code, librechat, loom, oasst, openai_jsonl, openwebui, sharegpt
 from .model import ImportedConversation, ParseError
 from .stream import CountingReader, Input, first_char, json_stream
 
@@ -26,6 +26,7 @@ Parser = Callable[[Input], Iterator[ImportedConversation | ParseError]]
 FORMATS: dict[str, Parser] = {
     chatgpt.FORMAT: chatgpt.parse,
     claude.FORMAT: claude.parse,
+    claude_code.FORMAT: claude_code.parse,
     openwebui.FORMAT: openwebui.parse,
     librechat.FORMAT: librechat.parse,
     loom.FORMAT: loom.parse,
@@ -69,6 +70,8 @@ def open_source(path: str | os.PathLike[str]) -> tuple[str, Input]:
 
 
 def detect(inp: Input) -> str:
+    if inp.member is None and inp.path.is_dir():
+        return _detect_folder(inp.path)
     head = inp.peek()
     kind = first_char(head)
     if not kind:
@@ -94,7 +97,7 @@ def _document(path: Path) -> Input:
     if not path.exists():
         raise InvalidInput(str(path), "no such file")
     if path.is_dir():
-        raise InvalidInput(str(path), "is a directory, not an export file")
+        return Input(path)  # a folder of session files (see `_detect_folder`)
     if not zipfile.is_zipfile(path):
         return Input(path)
     with zipfile.ZipFile(path) as zf:
@@ -112,6 +115,14 @@ def _document(path: Path) -> Input:
     raise InvalidInput(
         path.name, "the zip holds no conversations.json (nor a single JSON/JSONL file)"
     )
+
+
+def _detect_folder(path: Path) -> str:
+    """The format of a folder of session files (a Claude Code project folder)."""
+    if claude_code.is_project_folder(path):
+        return claude_code.FORMAT
+    raise InvalidInput(str(path), "is a directory holding no session files it can read; "
+                       "give an export file, or a Claude Code project folder")
 
 
 def _is_jsonl(inp: Input, head: bytes) -> bool:
@@ -178,6 +189,8 @@ def _classify(record: Any, *, jsonl: bool) -> str | None:
     """The format one record (a conversation, tree or line) belongs to."""
     if not isinstance(record, dict):
         return None
+    if jsonl and claude_code.looks_like(record):
+        return claude_code.FORMAT
     for key, fmt in _DECISIVE.items():
         if key in record:
             return fmt

@@ -24,7 +24,7 @@ from .detect import FORMATS, _document, detect
 from .model import EmptyConversation, ImportedConversation, ParseError
 from .report import ImportReport, Outcome
 from .stream import Input
-from .writer import write_conversation
+from .writer import Written, write_conversation
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -95,6 +95,8 @@ class _TrackedInput(Input):
 
 
 def _size_of(inp: Input) -> int:
+    if inp.member is None and inp.path.is_dir():
+        return sum(p.stat().st_size for p in inp.path.glob("*.jsonl") if p.is_file())
     if inp.member is None:
         return inp.path.stat().st_size
     import zipfile
@@ -120,7 +122,10 @@ def open_export(path: str | os.PathLike[str], format: str = "auto") -> tuple[str
     doc = _document(Path(path))
     inp = _TrackedInput(doc.path, doc.member)
     if fmt == "auto":
-        fmt = NATIVE if native.is_native(inp) else detect(inp)
+        folder = inp.member is None and inp.path.is_dir()
+        fmt = NATIVE if not folder and native.is_native(inp) else detect(inp)
+    elif inp.member is None and inp.path.is_dir() and fmt != detect(inp):
+        raise InvalidInput(str(path), f"is a directory; --format {format} reads a file")
     return fmt, inp
 
 
@@ -134,6 +139,7 @@ def import_file(
     *,
     stop_on_error: bool = False,
     progress: Progress | None = None,
+    on_spawn: Callable[[dict[str, Any]], None] | None = None,
 ) -> ImportReport:
     """Import every conversation of an export file; see the module docstring.
 
@@ -153,7 +159,8 @@ def import_file(
     else:
         units = _labelled(FORMATS[fmt](inp), inp.name)
         seen: dict[str, tuple[str, str]] = {}
-        write = lambda conv: write_conversation(loom, conv, seen)  # noqa: E731
+        written: Written = {}
+        write = lambda conv: write_conversation(loom, conv, seen, written)  # noqa: E731
     try:
         for where, item in units:
             if isinstance(item, EmptyConversation):
@@ -164,6 +171,8 @@ def import_file(
                 try:
                     with loom.transaction():
                         outcome = write(item)
+                        if outcome.spawned is not None and on_spawn is not None:
+                            on_spawn(outcome.spawned)
                 except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
                     report.error(where, _reason(exc))
                 else:

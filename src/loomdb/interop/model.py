@@ -52,6 +52,7 @@ class ImportedMessage:
     edited_from_source_id: str | None = None
     tags: list[str] = field(default_factory=list)
     bookmark: str | None = None
+    kind: str = "message"  # or "compaction": a summary standing for what came before
 
 
 @dataclass
@@ -66,6 +67,11 @@ class ImportedConversation:
     attachments: list[Attachment] = field(default_factory=list)
     system: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: a subagent's run: {"conversation", "message", "task", "summary"} (source ids of the
+    #: parent conversation, the message that spawned it and the one carrying its result)
+    spawn: dict[str, Any] | None = None
+    #: what the parser noticed without it being an error (said in the import report)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

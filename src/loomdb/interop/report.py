@@ -19,6 +19,9 @@ class Outcome:
     skipped: int = 0
     #: what the summary should say although nothing failed (a copy skipped, a clash landed)
     warnings: list[str] = field(default_factory=list)
+    #: a subagent's tree: {"tree", "parent_tree", "parent_node", "session", "task",
+    #: "summary_node"}, recorded by the caller as `loomdb spawn` records its children
+    spawned: dict[str, Any] | None = None
 
 
 @dataclass

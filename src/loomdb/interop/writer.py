@@ -104,22 +104,60 @@ def fingerprint(conv: ImportedConversation) -> str:
 
 
 def write_conversation(
-    loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None = None
+    loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None = None,
+    written: Written | None = None,
 ) -> Outcome:
     """Write one conversation (inside the caller's transaction); see the module docstring.
 
     `seen` maps tree ids written during this import to (source label, fingerprint): a
     conversation id met twice in one file is skipped with a warning when the second
-    copy is exact, and refused when it differs (two copies are never merged)."""
+    copy is exact, and refused when it differs (two copies are never merged).
+    `written` collects (conversation, message) source ids -> (tree, node) ids, so a
+    subagent's run read later (`conv.spawn`) finds the node that spawned it."""
     if not conv.messages:
         return Outcome(tree_id_for(conv), skipped=1,
                        warnings=["the conversation has no messages to import"])
     writer = _ConversationWriter(loom, conv, seen)
+    if written is not None and conv.spawn is not None:
+        writer.spawned = spawned_lineage(conv, written)
     try:
-        return writer.run()
+        outcome = writer.run()
     except BaseException:
         writer.forget()  # rolled back: a later copy is no copy of anything stored
         raise
+    if written is not None:
+        for source, node in writer.nodes.items():
+            written[(conv.source_id, source)] = (node.tree, node.id)
+    outcome.warnings.extend(conv.warnings)
+    if writer.spawned is not None and "tree" in writer.spawned:
+        found = writer.spawned
+        session = next((r.name for r in loom.refs("session", outcome.tree)), "")
+        outcome.spawned = {"tree": outcome.tree, "parent_tree": found["tree"],
+                           "parent_node": found["node"], "session": session,
+                           "task": found.get("task") or "", "summary_node": found.get("summary")}
+    elif conv.spawn is not None:
+        outcome.warnings.append(
+            f"a subagent's run whose parent ({conv.spawn.get('conversation')}) was not "
+            f"imported with it; its tree names the parent by source ids only")
+    return outcome
+
+
+#: (conversation source id, message source id) -> (tree id, node id), filled as written
+Written = dict[tuple[str, str], tuple[str, str]]
+
+
+def spawned_lineage(conv: ImportedConversation, written: Written) -> dict[str, Any]:
+    """A subagent tree's `spawned` lineage, as `loomdb spawn` writes it: the parent tree
+    and node (the call that started it) and the node that carried its result back."""
+    spawn = conv.spawn or {}
+    parent = written.get((str(spawn.get("conversation")), str(spawn.get("message"))))
+    out: dict[str, Any] = {"source": {k: v for k, v in spawn.items() if isinstance(v, str)}}
+    if parent is not None:
+        out["tree"], out["node"] = parent
+        out["task"] = spawn.get("task")
+        summary = written.get((str(spawn.get("conversation")), str(spawn.get("summary"))))
+        out["summary"] = summary[1] if summary else None
+    return out
 
 
 class _ConversationWriter:
@@ -151,6 +189,8 @@ class _ConversationWriter:
         self.prepared: dict[str, tuple[list[dict[str, Any]], str]] = {}
         self.changed: list[str] = []
         self.registered = False
+        self.nodes: dict[str, Node] = {}
+        self.spawned: dict[str, Any] | None = None
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
@@ -165,7 +205,7 @@ class _ConversationWriter:
         for node in existing.values():
             if node.tree != self.tree_id:
                 raise InvalidInput(f"node {node.id}", f"exists in another tree ({node.tree})")
-        nodes: dict[str, Node] = {}
+        nodes = self.nodes
         for m in conv.messages:
             parent, version_of = self._links(m, nodes)
             nid, have = self._landing(m, ids[m.source_id], existing.get(ids[m.source_id]), parent)
@@ -332,7 +372,7 @@ class _ConversationWriter:
         C.check_text(author, f"{where}.author")
         return self.loom.write_node(
             tree=self.tree_id, parent=parent, blocks=blocks, role=m.role, author=author,
-            source="import", options=None, cache=False, kind="message", created_at=created_at,
+            source="import", options=None, cache=False, kind=m.kind, created_at=created_at,
             provenance=provenance,
             origin={"format": self.fmt, "conversation": self.conv.source_id,
                     "message": m.source_id},
@@ -359,11 +399,14 @@ class _ConversationWriter:
             lineage["current"] = conv.current_source_id
         if conv.metadata:
             lineage["metadata"] = conv.metadata
+        tree_lineage: dict[str, Any] = {"imported": lineage}
+        if self.spawned is not None:
+            tree_lineage["spawned"] = {k: v for k, v in self.spawned.items() if k != "task"}
         tree = Tree(
             id=self.tree_id, title=title or C.title_from(node.content), mode=conv.mode,
             created_at=iso(conv.created_at) if conv.created_at else node.created_at,
             updated_at=node.created_at, system=conv.system or None, options={},
-            root=node.id, lineage={"imported": lineage},
+            root=node.id, lineage=tree_lineage,
         )
         self.loom.write_tree(tree)
         return tree

@@ -1,0 +1,292 @@
+"""Claude Code sessions (`~/.claude/projects/<project>/`) into the intermediate form.
+
+`parse(path)` takes one session file or a project folder. Each session file is one
+conversation (its lines folded into messages by `claude_code_lines`), and each of its
+subagent runs is a conversation of its own whose `spawn` names the Task call that
+started it and the tool node that carried its result back, so the writer gives it the
+lineage `loomdb spawn` writes. Claude Code has kept subagents in three layouts:
+
+* 1.0.x: inline `isSidechain` runs in the session file, each its own root, matched to
+  the Task call whose `prompt` is the run's first message;
+* 2.0.x: `agent-<id>.jsonl` beside the session file, linked through the Task result's
+  `toolUseResult.agentId`;
+* 2.1.x: `<session>/subagents/agent-<id>.jsonl`, linked the same way.
+
+`agent-acompact-*` files are the compaction summariser's own runs: each becomes the
+child tree of the compaction node it wrote. `summary` lines (with `leafUuid`) title the
+tree when they name its active leaf and bookmark the leaf they name; one naming a leaf
+this import does not hold is said in a warning.
+
+Only files found by listing the folder the user gave (and the session's own
+`subagents/` folder) are read, never a path a line names; symbolic links are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from .claude_code_lines import (
+    FORMAT,
+    Folder,
+    Session,
+    Unit,
+    read_lines,
+    session_id_of,
+    to_messages,
+)
+from .model import ImportedConversation, ParseError, guarded
+from .stream import Input, as_input
+
+__all__ = ["FORMAT", "looks_like", "parse", "is_project_folder", "session_files"]
+
+_AGENT = re.compile(r"^agent-([A-Za-z0-9_-]{1,128})\.jsonl$")
+_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,200}\.jsonl$")
+#: the most session files one folder import reads
+MAX_FILES = 100_000
+
+
+def looks_like(record: Any) -> bool:
+    """Is this (first) JSONL line a Claude Code session line?"""
+    if not isinstance(record, dict):
+        return False
+    if "parentUuid" in record or "leafUuid" in record:
+        return True
+    return record.get("type") in ("file-history-snapshot", "permission-mode", "summary") or (
+        "sessionId" in record and record.get("type") in ("user", "assistant", "system"))
+
+
+def is_project_folder(path: Path) -> bool:
+    """A folder holding Claude Code session files (`*.jsonl` with session lines)."""
+    import json
+
+    for file in session_files(path)[:3]:
+        with open(file, "rb") as fh:
+            line = fh.readline(64 * 1024)
+        try:
+            if looks_like(json.loads(line)):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def session_files(folder: Path) -> list[Path]:
+    """The session files of a project folder (not subagent files), sorted by name."""
+    return sorted(p for p in _listing(folder) if not _AGENT.match(p.name))
+
+
+def _listing(folder: Path) -> list[Path]:
+    """Regular `.jsonl` files directly in `folder` (symbolic links left out)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    out: list[Path] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False) and _SESSION.match(entry.name):
+                out.append(Path(entry.path))
+                if len(out) > MAX_FILES:
+                    raise InvalidInput(str(folder), f"holds more than {MAX_FILES} session files")
+    return out
+
+
+# ---------------------------------------------------------------- parsing
+
+
+@dataclass
+class _Read:
+    """A session file, folded, with where its subagent files are."""
+
+    path: Path
+    session: Session
+    folder: Folder
+    agents: dict[str, Path] = field(default_factory=dict)  # agent id -> its file
+
+
+def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
+    inp = as_input(source)
+    path = inp.path
+    if path.is_dir():
+        files, beside = session_files(path), _agents(path)
+    else:
+        files, beside = [path], _agents(path.parent)
+    reads: list[_Read] = []
+    for file in files:
+        try:
+            read = _read(file)
+        except InvalidInput as exc:
+            yield ParseError(file.name, str(exc))
+            continue
+        read.agents = {**beside, **_agents(file.parent / read.session.session_id / "subagents")}
+        reads.append(read)
+    leaves = _leaves(reads)
+    for read in reads:
+        yield from _conversations(read, leaves)
+
+
+def _agents(folder: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for p in _listing(folder):
+        m = _AGENT.match(p.name)
+        if m:
+            out[m.group(1)] = p
+    return out
+
+
+def _read(path: Path, session_id: str | None = None) -> _Read:
+    sid = session_id or session_id_of(path)
+    folder = Folder(sid, path.name)
+    with open(path, "rb") as fh:
+        folder.feed_all(list(read_lines(fh, path.name)))
+    return _Read(path, folder.session, folder)
+
+
+def _leaves(reads: list[_Read]) -> dict[str, tuple[str, str]]:
+    """line uuid -> (session id, unit) for every line of this import (summaries' leaves)."""
+    out: dict[str, tuple[str, str]] = {}
+    for read in reads:
+        for uuid, unit in read.folder.line_unit.items():
+            if unit is not None:
+                out.setdefault(uuid, (read.session.session_id, unit))
+    return out
+
+
+def _conversations(
+    read: _Read, leaves: dict[str, tuple[str, str]]
+) -> Iterator[ImportedConversation | ParseError]:
+    session = read.session
+    sid = session.session_id
+    groups = _groups(session.units)
+    main_root = next((r for r, us in groups.items() if not us[0].metadata.get("sidechain")),
+                     next(iter(groups), None))
+    marks = _summaries(read, leaves)
+    for root, units in groups.items():
+        if root != main_root:
+            continue
+        yield guarded(read.path.name, _conversation, read, sid, units, None, marks)
+    tasks = {prompt.strip(): call for call, (_, prompt) in session.task_calls.items() if prompt}
+    for root, units in groups.items():
+        if root == main_root:
+            continue
+        first = "\n".join(b.get("text", "") for b in units[0].blocks).strip()
+        call = tasks.pop(first, None)
+        spawn = _spawn(session, call, first) if call else None
+        yield guarded(f"{read.path.name} sidechain {root}", _conversation, read,
+                      f"{sid}/sidechain-{root}", units, spawn, marks)
+    yield from _agent_files(read)
+
+
+def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
+    session = read.session
+    compactions = [u for u in session.units if u.kind == "compaction"]
+    for agent, path in sorted(read.agents.items()):
+        call = session.agent_results.get(agent)
+        if call is None and not agent.startswith("acompact"):
+            continue  # another session's subagent (2.0.x keeps them side by side)
+        try:
+            sub = _read(path, f"{session.session_id}/agent-{agent}")
+        except InvalidInput as exc:
+            yield ParseError(path.name, str(exc))
+            continue
+        if call is not None:
+            spawn = _spawn(session, call, sub.session.first_prompt or "")
+        elif compactions:
+            target = _compaction_for(sub.session, compactions)
+            spawn = {"conversation": session.session_id, "message": target.sid,
+                     "task": "compaction", "summary": target.sid}
+        else:
+            continue
+        groups = _groups(sub.session.units)
+        units = [u for us in groups.values() for u in us]
+        yield guarded(path.name, _conversation, sub, sub.session.session_id, units, spawn, {})
+
+
+def _compaction_for(sub: Session, compactions: list[Unit]) -> Unit:
+    """The compaction an `agent-acompact-*` run wrote: the first one at or after it."""
+    start = sub.units[0].created_at if sub.units else None
+    for unit in compactions:
+        if start is None or unit.created_at is None or unit.created_at >= start:
+            return unit
+    return compactions[-1]
+
+
+def _spawn(session: Session, call: str, task: str) -> dict[str, Any] | None:
+    """The `spawn` of a subagent run started by the Task call `call`."""
+    holder = session.task_calls.get(call)
+    if holder is None:
+        return None
+    return {"conversation": session.session_id, "message": holder[0], "call": call,
+            "task": (task or holder[1])[:2000], "summary": session.results.get(call)}
+
+
+def _groups(units: list[Unit]) -> dict[str, list[Unit]]:
+    """Units by the root they hang from (a sidechain run is its own root), in order."""
+    root_of: dict[str, str] = {}
+    groups: dict[str, list[Unit]] = {}
+    for unit in units:
+        root = root_of.get(unit.parent, unit.sid) if unit.parent is not None else unit.sid
+        if unit.parent is not None and unit.parent not in root_of:
+            root = unit.sid  # hangs from a line this file does not hold: a root of its own
+            unit.parent = None
+        root_of[unit.sid] = root
+        groups.setdefault(root, []).append(unit)
+    return groups
+
+
+def _summaries(read: _Read, leaves: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """unit -> summary text for this session's summary lines whose leaf it holds."""
+    marks: dict[str, str] = {}
+    missing: list[str] = []
+    for leaf, text in read.session.summaries:
+        found = leaves.get(leaf)
+        if found is None:
+            missing.append(leaf)
+            continue
+        marks[found[1]] = text
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        read.session.metadata["summary_warning"] = (
+            f"{len(missing)} summary line(s) name a leaf this import does not hold ({shown}); "
+            f"kept in the tree's metadata")
+        read.session.metadata["summaries"] = [
+            {"leaf": leaf, "summary": text} for leaf, text in read.session.summaries
+            if leaf in missing][:1000]
+    return marks
+
+
+def _conversation(
+    read: _Read, conv_id: str, units: list[Unit], spawn: dict[str, Any] | None,
+    marks: dict[str, str],
+) -> ImportedConversation:
+    session = read.session
+    where = read.path.name
+    sub = Session(session.session_id, units, [], {}, {}, {}, {}, session.attachments)
+    messages = to_messages(sub, where)
+    current = max(units, key=lambda u: u.last_line).sid if units else None
+    title = marks.get(current) if current else None
+    for m in messages:
+        if m.source_id in marks:
+            m.bookmark = marks[m.source_id]
+    metadata: dict[str, Any] = {"session": session.session_id}
+    if session.skipped:
+        metadata["lines_not_messages"] = dict(session.skipped)
+    warnings: list[str] = []
+    if spawn is None and conv_id == session.session_id:
+        if "summaries" in session.metadata:
+            metadata["summaries"] = session.metadata["summaries"]
+            warnings.append(session.metadata["summary_warning"])
+    if spawn is None and conv_id != session.session_id:
+        warnings.append("a subagent run whose Task call this session does not hold; "
+                        "imported as a tree of its own")
+    return ImportedConversation(
+        source_format=FORMAT, source_id=conv_id, title=title,
+        created_at=units[0].created_at if units else None, mode="dialogue",
+        messages=messages, current_source_id=current,
+        attachments=session.attachments.to_list(), metadata=metadata, spawn=spawn,
+        warnings=warnings,
+    )
