@@ -231,9 +231,11 @@ class Loom(CoreLoom):
         progress: Progress | None = None,
     ) -> ImportReport:
         """Import every conversation of an export file, one transaction each."""
+        from .agents.subagents import record_imported
         from .interop.importer import import_file
 
-        return import_file(self, path, format, stop_on_error=stop_on_error, progress=progress)
+        return import_file(self, path, format, stop_on_error=stop_on_error, progress=progress,
+                           on_spawn=lambda spawned: record_imported(self, spawned))
 
     def export(
         self, out: TextIO, *, target: str | None = None, format: str = "json",

@@ -138,3 +138,18 @@ def children(loom: Loom, at: str) -> list[Child]:
         rows = db.execute("SELECT child_tree, session, task, summary_node, created_at "
                           "FROM agent_spawns WHERE parent_node = ? ORDER BY created_at", (node,))
     return [Child(*r) for r in rows]
+
+
+def record_imported(loom: Loom, spawned: Mapping[str, Any]) -> None:
+    """Record a subagent's tree brought in by an import (a coding agent's session) as
+    `start_child` records one it runs, so `children` lists it; once per child tree."""
+    with loom.unit(AGENTS) as db:
+        known = db.execute("SELECT 1 FROM agent_spawns WHERE child_tree = ?",
+                           (spawned["tree"],))
+        if known:
+            return
+        db.execute("INSERT INTO agent_spawns (child_tree, parent_tree, parent_node, session, "
+                   "task, summary_node, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (spawned["tree"], spawned["parent_tree"], spawned["parent_node"],
+                    spawned["session"], spawned["task"], spawned["summary_node"], now()))
+
