@@ -1,8 +1,8 @@
 """`loomdb import` and `loomdb export`: other tools' exports in, trees out.
 
-    loomdb import FILE [--format auto|chatgpt|claude|openwebui|librechat|loom|oasst|
-                        openai-jsonl|sharegpt|loomdb] [--stop-on-error] [--json]
-    loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt]
+    loomdb import FILE|FOLDER [--format auto|chatgpt|claude|claude-code|openwebui|librechat|
+                        loom|oasst|openai-jsonl|sharegpt|loomdb] [--stop-on-error] [--json]
+    loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt|claude-code]
                   [--paths leaves|sessions] [-o FILE] [--json]
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
@@ -28,12 +28,14 @@ from ..errors import InvalidInput
 from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
-_IMPORT_FORMATS = ("auto|chatgpt|claude|openwebui|librechat|loom|oasst|openai-jsonl|sharegpt|"
+_IMPORT_FORMATS = ("auto|chatgpt|claude|claude-code|openwebui|librechat|loom|oasst|openai-jsonl|"
+                   "sharegpt|"
                    "loomdb (loomdb's own json/jsonl export)")
 
 
 @app.command("import")
-@argument("file", type=PATH, help="An export: .json, .jsonl or an export .zip.")
+@argument("file", type=PATH, help="An export: .json, .jsonl or an export .zip; or a "
+          "Claude Code session file or project folder.")
 @click.option("--format", default="auto", help=_IMPORT_FORMATS)
 @click.option("--stop-on-error", is_flag=True,
               help="Stop at the first bad conversation (earlier ones stay).")
@@ -92,11 +94,12 @@ def _progress(name: str) -> _Bar:
 
 @app.command()
 @argument("tree", required=False,
-          help="Tree id or prefix, or a ref/node inside it (markdown and openai-jsonl "
-          "then take that path).")
+          help="Tree id or prefix, or a ref/node inside it (markdown, openai-jsonl and "
+          "claude-code then take that path).")
 @click.option("--all", "all_trees", is_flag=True, help="Every tree, archived ones too.")
 @click.option("--format", default="json",
-              help="json|jsonl (lossless), markdown, openai-jsonl, chatgpt.")
+              help="json|jsonl (lossless), markdown, openai-jsonl, chatgpt, claude-code "
+              "(one path as a session file for `claude --resume`).")
 @click.option("--paths", default="leaves",
               help="openai-jsonl: one line per leaf, or per session.")
 @click.option("--output", "-o", type=PATH, help="Write to FILE (default: stdout).")

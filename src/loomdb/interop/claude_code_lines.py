@@ -388,13 +388,13 @@ def user_block(block: Any, where: str, attachments: AttachmentSet) -> dict[str, 
     kind = block.get("type")
     if kind == "text":
         return text_block(_text(block.get("text"), where))
-    if kind == "image":
-        return _image(block, attachments)
+    if kind in ("image", "document"):
+        return _media(block, attachments)
     if kind == "tool_result":
         parts: list[dict[str, Any]] = []
         for part in _content(block.get("content")):
-            if isinstance(part, dict) and part.get("type") == "image":
-                parts.append(_image(part, attachments))
+            if isinstance(part, dict) and part.get("type") in ("image", "document"):
+                parts.append(_media(part, attachments))
             elif isinstance(part, dict) and isinstance(part.get("text"), str):
                 parts.append(text_block(part["text"]))
         out: dict[str, Any] = {"type": "tool_result", "content": parts,
@@ -405,18 +405,23 @@ def user_block(block: Any, where: str, attachments: AttachmentSet) -> dict[str, 
     return text_block(f"[{kind if isinstance(kind, str) else 'block'} not imported]")
 
 
-def _image(block: dict[str, Any], attachments: AttachmentSet) -> dict[str, Any]:
+def _media(block: dict[str, Any], attachments: AttachmentSet) -> dict[str, Any]:
+    """An image or document whose bytes the line holds (base64): kept as a blob."""
+    kind = "image" if block.get("type") == "image" else "document"
     source = as_dict(block.get("source"))
     data = source.get("data")
-    mime = as_str(source.get("media_type")) or "image/png"
+    mime = as_str(source.get("media_type")) or ("image/png" if kind == "image" else
+                                                 "application/octet-stream")
     if source.get("type") == "base64" and isinstance(data, str):
         decoded = parse_data_url(f"data:{mime};base64,{data}")
         if decoded is not None:
             from .. import content as C
 
-            key = attachments.add("image-" + C.digest(decoded[1])[7:23], decoded[1], mime)
-            return {"type": "image", "ref": key, "mime_type": mime}
-    return text_block(f"[image not in the session file ({mime})]")
+            key = attachments.add(f"{kind}-" + C.digest(decoded[1])[7:23], decoded[1], mime)
+            return {"type": kind, "ref": key, "mime_type": mime}
+    if kind == "document" and source.get("type") == "text" and isinstance(data, str):
+        return text_block(data)
+    return text_block(f"[{kind} not in the session file ({mime})]")
 
 
 def _text(value: Any, where: str) -> str:

@@ -9,6 +9,7 @@
 | `markdown` | one path per tree, readable: the named ref/node, else the tree's first session, else its newest leaf |
 | `openai-jsonl` | one line `{"messages": [...]}` per path, ready for fine-tuning: every leaf (default) or every session (`paths="sessions"`); paths without an assistant turn are left out |
 | `chatgpt` | a ChatGPT `conversations.json` list: every node in `mapping` (parent/children), `current_node` from the first session; the ChatGPT importer reads it back with the same branch shape |
+| `claude-code` | one path (the named one, else the tree's first session) as a Claude Code session file with a new session id, for `claude --resume` (see `claude_code_export`) |
 
 Only `json`/`jsonl` keep everything; the others render content for other tools (media
 and tool blocks become text surrogates in `markdown` and `chatgpt`).
@@ -32,7 +33,7 @@ from . import native
 if TYPE_CHECKING:
     from ..loom import Loom
 
-EXPORT_FORMATS = ("json", "jsonl", "markdown", "openai-jsonl", "chatgpt")
+EXPORT_FORMATS = ("json", "jsonl", "markdown", "openai-jsonl", "chatgpt", "claude-code")
 PATHS = ("leaves", "sessions")
 _CHATGPT_ROOT = "loomdb-root"
 
@@ -52,6 +53,14 @@ def export(
         raise InvalidInput("--format", f"unknown export format {format!r}; use {', '.join(EXPORT_FORMATS)}")
     if paths not in PATHS:
         raise InvalidInput("--paths", f"{paths!r} is not one of {', '.join(PATHS)}")
+    if fmt == "claude-code":
+        if target is None:
+            raise InvalidInput("--format", "claude-code writes one path: name a HEADISH, not --all")
+        from .claude_code_export import claude_code_session
+
+        tid, at = locate(loom, target)
+        claude_code_session(loom, at or default_position(loom, tid), out)
+        return 1
     if target is None:
         trees = [t.id for t in loom.trees()] + [t.id for t in loom.trees(archived=True)]
         trees.sort()
