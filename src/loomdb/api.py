@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .chat import Turn
     from .generation import Generated, Stream
     from .interop.report import ImportReport
+    from .interop.watch import Watcher
     from .providers.config import ModelSpec, ProvidersConfig
     from .transfer import CopyReport
     from .treeview import TreeView
@@ -236,6 +237,14 @@ class Loom(CoreLoom):
 
         return import_file(self, path, format, stop_on_error=stop_on_error, progress=progress,
                            on_spawn=lambda spawned: record_imported(self, spawned))
+
+    def watcher(self, folder: str | os.PathLike[str]) -> Watcher:
+        """A follower of a folder of agent session files: each `step()` imports the
+        files that changed (see `loomdb.interop.watch`)."""
+        from .agents.subagents import record_imported
+        from .interop.watch import Watcher
+
+        return Watcher(self, folder, on_spawn=lambda spawned: record_imported(self, spawned))
 
     def export(
         self, out: TextIO, *, target: str | None = None, format: str = "json",

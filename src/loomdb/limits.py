@@ -37,6 +37,8 @@ class Limits:
     blob: int = 64 * MB
     #: nesting depth of any JSON value taken in: content, options, imported values
     json_depth: int = 64
+    #: one line of a coding agent's session file (a line holds one content block)
+    session_line: int = 64 * MB
     #: one member of a zip archive, by its declared and its actual size
     zip_member: int = 256 * MB
     #: all members of a zip archive read, together

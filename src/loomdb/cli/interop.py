@@ -18,6 +18,7 @@ with `--json` it prints one object `{"format", "trees", "output", "bytes"}`, plu
 from __future__ import annotations
 
 import io
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -129,3 +130,44 @@ def export(ctx: click.Context, tree: str | None, all_trees: bool, format: str, p
     if as_json:
         emit(True, {"format": format, "trees": count, "output": str(output),
                     "bytes": output.stat().st_size})
+
+
+@app.command()
+@argument("folder", type=PATH,
+          help="A Claude Code projects folder (~/.claude/projects), one project's folder, "
+          "or another agent's sessions folder.")
+@click.option("--interval", default=0.25, show_default=True, type=click.FloatRange(0.05, 60),
+              help="Seconds between passes over the folder.")
+@JSON
+@click.pass_context
+def watch(ctx: click.Context, folder: Path, interval: float, as_json: bool) -> None:
+    """Follow a folder of agent session files: each new line becomes a node within a
+    pass, a growing session extends its tree and moves its session. Started again, it
+    resumes without importing anything twice. Ctrl-C stops it."""
+    import time
+
+    watcher = loom(ctx).watcher(folder)
+    click.echo(f"watching {folder} (Ctrl-C stops)", err=True)
+    try:
+        while True:
+            for done in watcher.step():
+                _said(done, as_json)
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+
+
+def _said(done: Any, as_json: bool) -> None:
+    """One line per session file that added something or failed."""
+    report = done.report
+    if as_json:
+        if done.error or (report is not None and (report.nodes or report.errors)):
+            click.echo(json.dumps(done.to_json()))
+        return
+    if done.error:
+        click.echo(f"{done.path.name}: {done.error}")
+    elif report is not None and (report.nodes or report.errors):
+        trees = f", {len(report.trees)} new tree(s)" if report.trees else ""
+        errors = f", {len(report.errors)} error(s)" if report.errors else ""
+        click.echo(f"{done.path.name}: +{report.nodes} node(s){trees}{errors}", nl=True)
+        sys.stdout.flush()

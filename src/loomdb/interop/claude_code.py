@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..limits import Limits
 from .claude_code_lines import (
     FORMAT,
     Folder,
@@ -98,6 +99,12 @@ def _listing(folder: Path) -> list[Path]:
 # ---------------------------------------------------------------- parsing
 
 
+@dataclass(frozen=True)
+class _Options:
+    limits: Limits
+    complete_only: bool
+
+
 @dataclass
 class _Read:
     """A session file, folded, with where its subagent files are."""
@@ -105,12 +112,20 @@ class _Read:
     path: Path
     session: Session
     folder: Folder
+    opts: _Options
     agents: dict[str, Path] = field(default_factory=dict)  # agent id -> its file
 
 
-def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
+def parse(
+    source: str | os.PathLike[str] | Input, *, limits: Limits | None = None,
+    complete_only: bool = False,
+) -> Iterator[ImportedConversation | ParseError]:
+    """Every conversation of a session file or project folder (see the module
+    docstring); `complete_only` leaves out a last line still missing its newline (a
+    file being written, as `loomdb watch` reads it)."""
     inp = as_input(source)
     path = inp.path
+    opts = _Options(limits or Limits(), complete_only)
     if path.is_dir():
         files, beside = session_files(path), _agents(path)
     else:
@@ -118,7 +133,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     reads: list[_Read] = []
     for file in files:
         try:
-            read = _read(file)
+            read = _read(file, opts)
         except InvalidInput as exc:
             yield ParseError(file.name, str(exc))
             continue
@@ -138,12 +153,13 @@ def _agents(folder: Path) -> dict[str, Path]:
     return out
 
 
-def _read(path: Path, session_id: str | None = None) -> _Read:
+def _read(path: Path, opts: _Options, session_id: str | None = None) -> _Read:
     sid = session_id or session_id_of(path)
     folder = Folder(sid, path.name)
     with open(path, "rb") as fh:
-        folder.feed_all(list(read_lines(fh, path.name)))
-    return _Read(path, folder.session, folder)
+        folder.feed_all(list(read_lines(fh, path.name, limits=opts.limits,
+                                        complete_only=opts.complete_only)))
+    return _Read(path, folder.session, folder, opts)
 
 
 def _leaves(reads: list[_Read]) -> dict[str, tuple[str, str]]:
@@ -189,7 +205,7 @@ def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
         if call is None and not agent.startswith("acompact"):
             continue  # another session's subagent (2.0.x keeps them side by side)
         try:
-            sub = _read(path, f"{session.session_id}/agent-{agent}")
+            sub = _read(path, read.opts, f"{session.session_id}/agent-{agent}")
         except InvalidInput as exc:
             yield ParseError(path.name, str(exc))
             continue

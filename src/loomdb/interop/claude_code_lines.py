@@ -48,9 +48,6 @@ from .model import (
 
 FORMAT = "claude_code"
 _DEFAULTS = Limits()
-#: the longest line read (a line holds one content block; a pasted image is the big one)
-MAX_LINE = 64 * 1024 * 1024
-MAX_DEPTH = _DEFAULTS.json_depth
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 #: line fields kept as inert metadata on the node a line belongs to
 _KEPT = {"cwd": "cwd", "gitBranch": "git_branch", "version": "version",
@@ -103,11 +100,14 @@ class Session:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def read_lines(fh: IO[bytes], name: str, *, complete_only: bool = False) -> Iterator[Line]:
-    """The JSON lines of a session file. A line over `MAX_LINE` or nested deeper than
-    `MAX_DEPTH` is refused naming its number; with `complete_only` a last line without
-    its newline (still being written) is left for later."""
-    for number, raw in enumerate(_raw_lines(fh, name), start=1):
+def read_lines(
+    fh: IO[bytes], name: str, *, limits: Limits = _DEFAULTS, complete_only: bool = False
+) -> Iterator[Line]:
+    """The JSON lines of a session file. A line longer than `limits.session_line` or
+    nested deeper than `limits.json_depth` is refused naming its number; a last line
+    without its newline that does not parse is still being written and is left for
+    later (with `complete_only`, any last line without its newline is)."""
+    for number, raw in enumerate(_raw_lines(fh, name, limits.session_line), start=1):
         if not raw.endswith(b"\n") and complete_only:
             return
         if not raw.strip():
@@ -120,26 +120,27 @@ def read_lines(fh: IO[bytes], name: str, *, complete_only: bool = False) -> Iter
             raise InvalidInput(f"{name} line {number}", "not a JSON value") from None
         if not isinstance(value, dict):
             raise InvalidInput(f"{name} line {number}", "expected a JSON object")
-        check_depth(value, f"{name} line {number}")
+        check_depth(value, f"{name} line {number}", limits.json_depth)
         uuid = value.get("uuid")
         parent = value.get("parentUuid")
         yield Line(number, value, uuid if isinstance(uuid, str) and uuid else None,
                    parent if isinstance(parent, str) and parent else None)
 
 
-def _raw_lines(fh: IO[bytes], name: str) -> Iterator[bytes]:
+def _raw_lines(fh: IO[bytes], name: str, longest: int) -> Iterator[bytes]:
     number = 0
     while True:
-        raw = fh.readline(MAX_LINE + 1)
+        raw = fh.readline(longest + 1)
         if not raw:
             return
         number += 1
-        if len(raw) > MAX_LINE:
-            raise InvalidInput(f"{name} line {number}", f"longer than {MAX_LINE} bytes")
+        if len(raw) > longest:
+            raise InvalidInput(f"{name} line {number}", f"longer than {longest} bytes "
+                               f"(LOOMDB_LIMIT_SESSION_LINE)")
         yield raw
 
 
-def check_depth(value: Any, where: str, limit: int = MAX_DEPTH) -> None:
+def check_depth(value: Any, where: str, limit: int = _DEFAULTS.json_depth) -> None:
     """Refuse a value nested deeper than `limit` (walked without recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, LoomError
-from . import native
+from . import claude_code, native
 from .detect import FORMATS, _document, detect
 from .model import EmptyConversation, ImportedConversation, ParseError
 from .report import ImportReport, Outcome
@@ -140,6 +140,7 @@ def import_file(
     stop_on_error: bool = False,
     progress: Progress | None = None,
     on_spawn: Callable[[dict[str, Any]], None] | None = None,
+    complete_only: bool = False,
 ) -> ImportReport:
     """Import every conversation of an export file; see the module docstring.
 
@@ -157,7 +158,7 @@ def import_file(
         trees: set[str] = set()
         write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, trees)  # noqa: E731
     else:
-        units = _labelled(FORMATS[fmt](inp), inp.name)
+        units = _labelled(_parse(loom, fmt, inp, complete_only), inp.name)
         seen: dict[str, tuple[str, str]] = {}
         written: Written = {}
         write = lambda conv: write_conversation(loom, conv, seen, written)  # noqa: E731
@@ -186,6 +187,15 @@ def import_file(
             raise
         report.error(exc.where, exc.why)
     return report
+
+
+def _parse(
+    loom: Loom, fmt: str, inp: Input, complete_only: bool
+) -> Iterator[ImportedConversation | ParseError]:
+    """The parser of `fmt`; agent session formats also take the store's limits."""
+    if fmt == claude_code.FORMAT:
+        return claude_code.parse(inp, limits=loom.limits, complete_only=complete_only)
+    return FORMATS[fmt](inp)
 
 
 def _native_tree(loom: Loom, doc: Any, trees: set[str]) -> Outcome:

@@ -1,0 +1,129 @@
+"""Following a folder of agent session files as they are written (`loomdb watch DIR`).
+
+    watcher = Watcher(loom, folder); watcher.step()  # one pass: import what changed
+
+A pass lists the session files under the folder (a Claude Code projects folder, one
+project's folder, or another agent's sessions folder), and imports each file whose size
+or modification time changed since the last pass. Importing is the ordinary import, so
+it is idempotent: a file that grew adds only its new lines and its session moves to the
+newest one; a last line still missing its newline is left for the next pass; a watch
+started again imports every file once, which adds nothing that is already stored, and
+so resumes where the last one stopped without a state file of its own.
+
+A change to a subagent's file imports the session that owns it (the session file of
+its `subagents/` folder, or, for the 2.0.x layout, the session files beside it), since
+a subagent's tree is written with its parent's.
+
+The folder is walked without following symbolic links, to a bounded depth, and at most
+`MAX_FILES` files are followed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from .claude_code import session_files
+from .importer import import_file
+from .report import ImportReport
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+
+#: how deep below the watched folder session files are looked for (Codex nests by date)
+MAX_DEPTH = 6
+MAX_FILES = 100_000
+
+
+@dataclass
+class Imported:
+    """What one pass imported from one session file."""
+
+    path: Path
+    report: ImportReport | None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"file": str(self.path)}
+        if self.report is not None:
+            out.update(self.report.to_json())
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+class Watcher:
+    """Imports the session files under `folder` that changed since the last pass."""
+
+    def __init__(self, loom: Loom, folder: str | os.PathLike[str], *,
+                 on_spawn: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.loom = loom
+        self.folder = Path(folder)
+        if not self.folder.is_dir():
+            raise InvalidInput(str(folder), "is not a folder")
+        self.on_spawn = on_spawn
+        self.seen: dict[Path, tuple[int, int]] = {}
+
+    def step(self) -> list[Imported]:
+        """One pass: import every session whose files changed; what each import did."""
+        changed: list[Path] = []
+        for path, stamp in self._files():
+            if self.seen.get(path) != stamp:
+                self.seen[path] = stamp
+                changed.append(path)
+        owners: dict[Path, None] = {}
+        for path in changed:
+            for owner in _owners(path):
+                owners[owner] = None
+        return [self._import(owner) for owner in owners]
+
+    def _import(self, path: Path) -> Imported:
+        if not path.is_file() or path.stat().st_size == 0:
+            return Imported(path, ImportReport())
+        try:
+            report = import_file(self.loom, path, on_spawn=self.on_spawn, complete_only=True)
+        except InvalidInput as exc:
+            return Imported(path, None, str(exc))
+        return Imported(path, report)
+
+    def _files(self) -> Iterator[tuple[Path, tuple[int, int]]]:
+        count = 0
+        base = len(self.folder.parts)
+        for top, dirs, files in os.walk(self.folder, followlinks=False):
+            if len(Path(top).parts) - base >= MAX_DEPTH:
+                dirs[:] = []
+            dirs.sort()
+            for name in sorted(files):
+                if not name.endswith(".jsonl"):
+                    continue
+                path = Path(top) / name
+                try:
+                    st = path.lstat()
+                except OSError:
+                    continue
+                if not _is_regular(st.st_mode):
+                    continue
+                count += 1
+                if count > MAX_FILES:
+                    raise InvalidInput(str(self.folder), f"holds more than {MAX_FILES} session files")
+                yield path, (st.st_size, st.st_mtime_ns)
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def _owners(path: Path) -> list[Path]:
+    """The session file(s) to import for a changed file (itself, or a subagent's owner)."""
+    if not path.name.startswith("agent-"):
+        return [path]
+    if path.parent.name == "subagents":
+        owner = path.parent.parent.parent / (path.parent.parent.name + ".jsonl")
+        return [owner] if owner.is_file() else []
+    return session_files(path.parent)

@@ -1,0 +1,136 @@
+"""`loomdb watch DIR`: session files followed as they are written. The passes are run
+one by one here (`Watcher.step`), so each test decides exactly what the watcher sees;
+one test runs the real command and stops it with Ctrl-C (SIGINT)."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from claude_code_lines import SessionWriter, call, text
+
+
+def _nodes(loom, session: str) -> int:
+    return sum(len(loom.tree_nodes(t.id)) for t in loom.trees()
+               if t.lineage["imported"]["conversation"] == session)
+
+
+def _head_text(loom, session: str) -> str:
+    tree = next(t for t in loom.trees() if t.lineage["imported"]["conversation"] == session)
+    ref = loom.refs("session", tree.id)[0]
+    return loom.node(ref.node).content[0].get("text", "")
+
+
+def test_new_lines_become_nodes_and_the_session_moves(loom, tmp_path: Path) -> None:
+    projects = tmp_path / "projects"
+    w = SessionWriter(projects / "-work-app" / "s1.jsonl", "s1")
+    watcher = loom.watcher(projects)
+    u = w.user(None, "hello")
+    [done] = watcher.step()
+    assert done.report.nodes == 1
+    a = w.reply(u, "m1", text("hi"))
+    w.user(a, "more")
+    [done] = watcher.step()
+    assert done.report.nodes == 2 and _head_text(loom, "s1") == "more"
+    assert watcher.step() == []  # nothing changed, nothing read
+    log = loom.ref_log(loom.refs("session", loom.trees()[0].id)[0].name)
+    assert log[-1].reason.startswith("import:")
+
+
+def test_a_half_written_last_line_waits_for_the_rest(loom, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    w = SessionWriter(folder / "s1.jsonl", "s1")
+    u = w.user(None, "one")
+    line = json.dumps({"parentUuid": u, "type": "user", "uuid": "u2", "sessionId": "s1",
+                       "message": {"role": "user", "content": "two"},
+                       "timestamp": "2026-01-02T11:00:00Z"}) + "\n"
+    with open(folder / "s1.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(line[:40])
+    watcher = loom.watcher(folder)
+    watcher.step()
+    assert _nodes(loom, "s1") == 1
+    with open(folder / "s1.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(line[40:-1])  # all of it but the newline: complete JSON, not yet a line
+    watcher.step()
+    assert _nodes(loom, "s1") == 1
+    with open(folder / "s1.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("\n")
+    watcher.step()
+    assert _nodes(loom, "s1") == 2
+
+
+def test_a_restarted_watch_imports_nothing_twice(loom, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    w = SessionWriter(folder / "s1.jsonl", "s1")
+    u = w.user(None, "one")
+    loom.watcher(folder).step()
+    w.reply(u, "m1", text("two"))  # written while no watch ran
+    [done] = loom.watcher(folder).step()
+    assert (done.report.nodes, done.report.skipped) == (1, 1)
+    [again] = loom.watcher(folder).step()
+    assert again.report.nodes == 0
+
+
+def test_a_subagent_file_that_grows_extends_its_child_tree(loom, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    w = SessionWriter(folder / "s1.jsonl", "s1")
+    u = w.user(None, "research")
+    a = w.reply(u, "m1", call("t1", "Task", prompt="dig"))
+    sub = SessionWriter(folder / "s1" / "subagents" / "agent-x1.jsonl", "s1")
+    q = sub.user(None, "dig", isSidechain=True)
+    w.result(a, "t1", "dug", toolUseResult={"agentId": "x1"})
+    watcher = loom.watcher(folder)
+    watcher.step()
+    assert _nodes(loom, "s1/agent-x1") == 1
+    sub.reply(q, "m7", text("found"), isSidechain=True)
+    [done] = watcher.step()
+    assert done.path.name == "s1.jsonl" and done.report.nodes == 1
+    assert _nodes(loom, "s1/agent-x1") == 2
+
+
+def test_links_are_not_followed(loom, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    SessionWriter(outside / "o.jsonl", "o").user(None, "not yours")
+    folder = tmp_path / "p"
+    SessionWriter(folder / "s1.jsonl", "s1").user(None, "mine")
+    os.symlink(outside, folder / "linked")
+    os.symlink(outside / "o.jsonl", folder / "o.jsonl")
+    loom.watcher(folder).step()
+    assert {t.lineage["imported"]["conversation"] for t in loom.trees()} == {"s1"}
+
+
+def _read_line(proc: subprocess.Popen[str], sel: selectors.BaseSelector) -> str:
+    """The command's next output line (a generous bound, so a broken watch fails the
+    test instead of hanging it)."""
+    assert sel.select(timeout=60), "watch printed nothing"
+    return proc.stdout.readline() if proc.stdout else ""
+
+
+def test_the_command_follows_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    folder = tmp_path / "projects" / "-work-app"
+    w = SessionWriter(folder / "s1.jsonl", "s1")
+    u = w.user(None, "hello")
+    env = {**os.environ, "LOOMDB_HOME": str(tmp_path / "store")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loomdb", "watch", str(tmp_path / "projects"), "--json",
+         "--interval", "0.05"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        sel = selectors.DefaultSelector()
+        assert proc.stdout is not None
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        first = json.loads(_read_line(proc, sel))
+        assert first["nodes"] == 1 and first["file"].endswith("s1.jsonl")
+        w.reply(u, "m1", text("hi"))
+        second = json.loads(_read_line(proc, sel))
+        assert (second["nodes"], second["trees"]) == (1, [])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert err.strip().splitlines()[-1] == "stopped" and "Traceback" not in err
