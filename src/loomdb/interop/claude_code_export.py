@@ -62,17 +62,18 @@ class _Lines:
     def _write(self, node: Node, part: int, parent: str | None, **fields: Any) -> str:
         meta = node.provenance.get("metadata") if isinstance(node.provenance, dict) else None
         meta = meta if isinstance(meta, dict) else {}
+        uid = self._uuid(node, part)
         line = {
             "parentUuid": parent, "isSidechain": False, "userType": "external",
             "cwd": meta.get("cwd") if isinstance(meta.get("cwd"), str) else ".",
             "sessionId": self.session,
             "version": meta.get("version") if isinstance(meta.get("version"), str) else VERSION,
             "gitBranch": meta.get("git_branch") if isinstance(meta.get("git_branch"), str) else "",
-            **fields, "uuid": self._uuid(node, part), "timestamp": _timestamp(node.created_at),
+            **fields, "uuid": uid, "timestamp": _timestamp(node.created_at),
         }
         self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
-        self.last = line["uuid"]
-        return line["uuid"]
+        self.last = uid
+        return uid
 
     def node(self, node: Node) -> None:
         if node.kind == "compaction":

@@ -275,7 +275,6 @@ class Folder:
         parent = self._unit_of(line.parent)
         blocks = [user_block(b, f"{where}.message.content[{i}]", self.session.attachments)
                   for i, b in enumerate(_content(message.get("content")))]
-        blocks = [b for b in blocks if b is not None]
         if line.parent in self.boundaries and raw.get("isCompactSummary"):
             unit = self.units[self.boundaries[line.parent]]
             unit.blocks = [b for b in blocks if b["type"] != "tool_result"] or unit.blocks
@@ -382,7 +381,7 @@ def assistant_block(block: Any, where: str) -> dict[str, Any] | None:
     return text_block(f"[{kind if isinstance(kind, str) else 'block'} not imported]")
 
 
-def user_block(block: Any, where: str, attachments: AttachmentSet) -> dict[str, Any] | None:
+def user_block(block: Any, where: str, attachments: AttachmentSet) -> dict[str, Any]:
     """A user line's content block: text, an image (bytes kept), or a tool result."""
     if not isinstance(block, dict):
         raise InvalidInput(where, "expected a content block object")

@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from . import chatgpt, claude, claude_code, librechat, loom, oasst, openai_jsonl, openwebui, sharegpt
+from . import (
+    chatgpt,
+    claude,
+    claude_code,
+    librechat,
+    loom,
+    oasst,
+    openai_jsonl,
+    openwebui,
+    sharegpt,
+)
 from .model import ImportedConversation, ParseError
 from .stream import CountingReader, Input, first_char, json_stream
 

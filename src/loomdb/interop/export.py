@@ -58,8 +58,8 @@ def export(
             raise InvalidInput("--format", "claude-code writes one path: name a HEADISH, not --all")
         from .claude_code_export import claude_code_session
 
-        tid, at = locate(loom, target)
-        claude_code_session(loom, at or default_position(loom, tid), out)
+        tid, named = locate(loom, target)
+        claude_code_session(loom, named or default_position(loom, tid), out)
         return 1
     if target is None:
         trees = [t.id for t in loom.trees()] + [t.id for t in loom.trees(archived=True)]

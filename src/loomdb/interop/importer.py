@@ -23,8 +23,9 @@ from . import claude_code, native
 from .detect import FORMATS, _document, detect
 from .model import EmptyConversation, ImportedConversation, ParseError
 from .report import ImportReport, Outcome
+from .spawns import Written
 from .stream import Input
-from .writer import Written, write_conversation
+from .writer import write_conversation
 
 if TYPE_CHECKING:
     from ..loom import Loom

@@ -52,6 +52,7 @@ from ..errors import InvalidInput
 from ..model import Node, Ref, Tree, iso
 from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage
 from .report import Outcome
+from .spawns import Written, spawn_record, spawned_lineage, with_session
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -119,7 +120,7 @@ def write_conversation(
                        warnings=["the conversation has no messages to import"])
     writer = _ConversationWriter(loom, conv, seen)
     if written is not None and conv.spawn is not None:
-        writer.spawned = spawned_lineage(conv, written)
+        writer.spawned = with_session(loom, spawned_lineage(conv, written))
     try:
         outcome = writer.run()
     except BaseException:
@@ -129,35 +130,9 @@ def write_conversation(
         for source, node in writer.nodes.items():
             written[(conv.source_id, source)] = (node.tree, node.id)
     outcome.warnings.extend(conv.warnings)
-    if writer.spawned is not None and "tree" in writer.spawned:
-        found = writer.spawned
-        session = next((r.name for r in loom.refs("session", outcome.tree)), "")
-        outcome.spawned = {"tree": outcome.tree, "parent_tree": found["tree"],
-                           "parent_node": found["node"], "session": session,
-                           "task": found.get("task") or "", "summary_node": found.get("summary")}
-    elif conv.spawn is not None:
-        outcome.warnings.append(
-            f"a subagent's run whose parent ({conv.spawn.get('conversation')}) was not "
-            f"imported with it; its tree names the parent by source ids only")
+    if conv.spawn is not None:
+        outcome.spawned = spawn_record(loom, conv, outcome, writer.spawned)
     return outcome
-
-
-#: (conversation source id, message source id) -> (tree id, node id), filled as written
-Written = dict[tuple[str, str], tuple[str, str]]
-
-
-def spawned_lineage(conv: ImportedConversation, written: Written) -> dict[str, Any]:
-    """A subagent tree's `spawned` lineage, as `loomdb spawn` writes it: the parent tree
-    and node (the call that started it) and the node that carried its result back."""
-    spawn = conv.spawn or {}
-    parent = written.get((str(spawn.get("conversation")), str(spawn.get("message"))))
-    out: dict[str, Any] = {"source": {k: v for k, v in spawn.items() if isinstance(v, str)}}
-    if parent is not None:
-        out["tree"], out["node"] = parent
-        out["task"] = spawn.get("task")
-        summary = written.get((str(spawn.get("conversation")), str(spawn.get("summary"))))
-        out["summary"] = summary[1] if summary else None
-    return out
 
 
 class _ConversationWriter:
@@ -401,7 +376,7 @@ class _ConversationWriter:
             lineage["metadata"] = conv.metadata
         tree_lineage: dict[str, Any] = {"imported": lineage}
         if self.spawned is not None:
-            tree_lineage["spawned"] = {k: v for k, v in self.spawned.items() if k != "task"}
+            tree_lineage["spawned"] = self.spawned
         tree = Tree(
             id=self.tree_id, title=title or C.title_from(node.content), mode=conv.mode,
             created_at=iso(conv.created_at) if conv.created_at else node.created_at,
