@@ -15,7 +15,11 @@ Sizes: 1x = 1,000 conversations (50,000 nodes); 10x = 10,000 conversations. The 
 shows wall time, nodes/s, peak RSS and the ratios ours / floor; peak RSS of loomdb
 should stay flat from 1x to 10x (the file is streamed) while `json.load` grows.
 
-    python benchmarks/bench_import.py [--quick] [--reps N] [--no-10x]
+A second table imports a generated 3 MB Claude Code session (with its subagent,
+folded from about 4,000 lines: see `claude_code_session.py`) and shows messages per
+second beside `json.loads` of every line of the same bytes.
+
+    python benchmarks/bench_import.py [--quick] [--reps N] [--no-10x] [--only claude-code]
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 MESSAGES = 50
 BRANCH_POINTS = 3
@@ -113,6 +118,9 @@ def _peak_mb() -> float:
 
 
 def child(job: str, file: str, store: str | None) -> None:
+    if job in ("cc-load", "cc-import"):
+        _claude_code_child(job, Path(file), store)
+        return
     if job == "load":
         start, cpu = time.perf_counter(), time.process_time()
         with open(file, "rb") as fh:
@@ -131,6 +139,50 @@ def child(job: str, file: str, store: str | None) -> None:
     assert not report.errors, report.errors[:3]
     print(json.dumps({"wall": wall, "cpu": cpu, "nodes": report.nodes,
                       "trees": len(report.trees), "rss_mb": _peak_mb()}))
+
+
+def _claude_code_child(job: str, folder: Path, store: str | None) -> None:
+    if job == "cc-load":
+        from claude_code_session import floor
+
+        print(json.dumps({**floor(folder), "rss_mb": _peak_mb()}))
+        return
+    import loomdb
+    from loomdb.interop.importer import import_file
+
+    with loomdb.open(store) as loom:
+        start, cpu = time.perf_counter(), time.process_time()
+        report = import_file(loom, folder)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    assert not report.errors, report.errors[:3]
+    print(json.dumps({"wall": wall, "cpu": cpu, "nodes": report.nodes,
+                      "trees": len(report.trees), "rss_mb": _peak_mb()}))
+
+
+def claude_code_table(tmp: Path, reps: int) -> Any:
+    """Import the generated 3 MB Claude Code session `reps` times beside the floor."""
+    from claude_code_session import generate, size_of
+    from rich.table import Table
+
+    folder = tmp / "claude-project"
+    _, messages = generate(folder)
+    floors = [run_child("cc-load", folder) for _ in range(reps)]
+    ours = [run_child("cc-import", folder, tmp / f"cc-store-{rep}") for rep in range(reps)]
+    assert all(o["nodes"] == messages for o in ours), (ours, messages)
+    cpu = statistics.median(o["cpu"] for o in ours)
+    floor = statistics.median(f["cpu"] for f in floors)
+    table = Table(title="Claude Code session import (a session and its subagent; median CPU s, "
+                  "wall s in brackets; peak RSS)")
+    for col in ("file MB", "lines", "messages", "json.loads s", "loomdb s", "ratio",
+                "messages/s", "json.loads lines/s", "loomdb RSS MB"):
+        table.add_column(col, justify="right")
+    table.add_row(
+        f"{size_of(folder) / 1e6:.1f}", f"{floors[0]['lines']:,}", f"{messages:,}",
+        f"{floor:.2f} ({statistics.median(f['wall'] for f in floors):.2f})",
+        f"{cpu:.2f} ({statistics.median(o['wall'] for o in ours):.2f})", f"{cpu / floor:.1f}x",
+        f"{messages / cpu:,.0f}", f"{floors[0]['lines'] / floor:,.0f}",
+        f"{max(o['rss_mb'] for o in ours):.0f}")
+    return table
 
 
 def run_child(job: str, file: Path, store: Path | None = None) -> dict:
@@ -170,6 +222,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="100 and 1,000 conversations")
     parser.add_argument("--reps", type=int, default=3, help="repetitions at 1x (10x runs once)")
     parser.add_argument("--no-10x", action="store_true", help="skip the 10x size")
+    parser.add_argument("--only", choices=["claude-code"], help="run one part only")
     args = parser.parse_args()
     if args.child:
         job, file, *rest = args.child
@@ -179,6 +232,11 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(width=160)
+    with tempfile.TemporaryDirectory(prefix="loomdb-bench-import-") as tmp:
+        console.print(claude_code_table(Path(tmp), max(1, args.reps)))
+    if args.only == "claude-code":
+        return
     base = 100 if args.quick else 1000
     sizes = [(base, max(1, args.reps))] + ([] if args.no_10x else [(base * 10, 1)])
     results = []
@@ -197,7 +255,6 @@ def main() -> None:
             f"{r['cpu'] / r['floor']:.1f}x", f"{r['nodes_s']:,.0f}",
             f"{r['floor_rss']:.0f}", f"{r['rss']:.0f}", f"{r['rss'] / r['floor_rss']:.2f}x",
         )
-    console = Console(width=160)
     console.print(table)
     if len(results) == 2:
         a, b = results

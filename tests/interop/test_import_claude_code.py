@@ -205,6 +205,18 @@ class TestShapes:
         kid = trees["s1/agent-abc123"]
         assert [c.tree for c in children(loom, kid.lineage["spawned"]["node"])] == [kid.id]
 
+    def test_an_unlinked_subagent_file_is_a_tree_of_its_own_with_a_warning(
+        self, loom, tmp_path
+    ) -> None:
+        folder, w = _session(tmp_path)
+        w.user(None, "hello")
+        sub = SessionWriter(folder / "s1" / "subagents" / "agent-lost.jsonl", "s1")
+        sub.user(None, "orphan task", isSidechain=True)
+        report = loom.import_file(folder)
+        assert set(_trees(loom)) == {"s1", "s1/agent-lost"}
+        assert any("no Task call" in w["reason"] for w in report.warnings)
+        assert "spawned" not in _trees(loom)["s1/agent-lost"].lineage
+
     def test_summary_line_titles_the_tree_and_bookmarks_its_leaf(self, loom, tmp_path) -> None:
         folder, w = _session(tmp_path)
         u = w.user(None, "hello")

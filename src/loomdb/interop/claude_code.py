@@ -137,7 +137,8 @@ def parse(
         except InvalidInput as exc:
             yield ParseError(file.name, str(exc))
             continue
-        read.agents = {**beside, **_agents(file.parent / read.session.session_id / "subagents")}
+        own = _agents(file.parent / read.session.session_id / "subagents")
+        read.agents = {**_beside(beside, read.session.session_id), **own}
         reads.append(read)
     leaves = _leaves(reads)
     for read in reads:
@@ -150,6 +151,24 @@ def _agents(folder: Path) -> dict[str, Path]:
         m = _AGENT.match(p.name)
         if m:
             out[m.group(1)] = p
+    return out
+
+
+def _beside(agents: dict[str, Path], session_id: str) -> dict[str, Path]:
+    """The 2.0.x agent files beside the session files that belong to `session_id` (their
+    first line names it); the others are other sessions' subagents."""
+    import json
+
+    out: dict[str, Path] = {}
+    for agent, path in agents.items():
+        with open(path, "rb") as fh:
+            head = fh.readline(64 * 1024)
+        try:
+            first = json.loads(head)
+        except ValueError:
+            continue
+        if isinstance(first, dict) and first.get("sessionId") == session_id:
+            out[agent] = path
     return out
 
 
@@ -202,8 +221,6 @@ def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
     compactions = [u for u in session.units if u.kind == "compaction"]
     for agent, path in sorted(read.agents.items()):
         call = session.agent_results.get(agent)
-        if call is None and not agent.startswith("acompact"):
-            continue  # another session's subagent (2.0.x keeps them side by side)
         try:
             sub = _read(path, read.opts, f"{session.session_id}/agent-{agent}")
         except InvalidInput as exc:
@@ -211,15 +228,19 @@ def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
             continue
         if call is not None:
             spawn = _spawn(session, call, sub.session.first_prompt or "")
-        elif compactions:
+        elif compactions and agent.startswith("acompact"):
             target = _compaction_for(sub.session, compactions)
             spawn = {"conversation": session.session_id, "message": target.sid,
                      "task": "compaction", "summary": target.sid}
         else:
-            continue
+            spawn = None  # a tree of its own, with a warning
         groups = _groups(sub.session.units)
         units = [u for us in groups.values() for u in us]
-        yield guarded(path.name, _conversation, sub, sub.session.session_id, units, spawn, {})
+        item = guarded(path.name, _conversation, sub, sub.session.session_id, units, spawn, {})
+        if spawn is None and isinstance(item, ImportedConversation):
+            item.warnings.append("a subagent run no Task call of its session names; imported "
+                                 "as a tree of its own")
+        yield item
 
 
 def _compaction_for(sub: Session, compactions: list[Unit]) -> Unit:
