@@ -48,6 +48,37 @@ def count(path: Path, *, sidechain: bool | None = False) -> dict[str, int]:
             "users": users, "tools": len(tools), "calls": calls, "roots": roots}
 
 
+_TRANSPARENT = ("attachment", "progress", "system")
+
+
+def forks(path: Path, *, sidechain: bool | None = False) -> int:
+    """Real branch points, counted on the lines: a line from which two or more turns
+    start (a user line that is not only tool results, or a reply other than the line's
+    own), looking through lines that are no message."""
+    rows = [r for r in lines_of(path) if r.get("uuid")
+            and (sidechain is None or bool(r.get("isSidechain")) == sidechain)]
+    kids: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("parentUuid"):
+            kids.setdefault(r["parentUuid"], []).append(r)
+
+    def starts(parent: dict[str, Any], child: dict[str, Any]) -> list[str]:
+        if child.get("type") in _TRANSPARENT and child.get("subtype") != "compact_boundary":
+            return [u for k in kids.get(child["uuid"], []) for u in starts(parent, k)]
+        msg = child.get("message") or {}
+        if child.get("type") == "assistant":
+            same = (parent.get("message") or {}).get("id") == msg.get("id")
+            return [] if same else [child["uuid"]]
+        content = msg.get("content")
+        if isinstance(content, list) and content and all(
+                b.get("type") == "tool_result" for b in content):
+            return []
+        return [child["uuid"]]
+
+    return sum(1 for r in rows
+               if len({u for k in kids.get(r["uuid"], []) for u in starts(r, k)}) >= 2)
+
+
 class SessionWriter:
     """Writes a session file line by line, as Claude Code does (uuids u1, u2, ...)."""
 

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from claude_code_lines import FIXTURES, SessionWriter, call, count, text
+from claude_code_lines import FIXTURES, SessionWriter, call, count, forks, text
 
 from loomdb.agents.subagents import children
 from loomdb.errors import InvalidInput
@@ -51,7 +51,7 @@ class TestRealSessions:
         assert _roles(nodes) == {"user": main["users"], "assistant": main["replies"],
                                  "tool": main["tools"]}
         assert _tool_calls(nodes) == main["calls"]
-        assert loom.branch_points(parent.id) == []
+        assert len(loom.branch_points(parent.id)) == forks(folder / f"{SAMPLE}.jsonl") == 0
         kids = [t for sid, t in trees.items() if sid != SAMPLE]
         assert sum(len(loom.tree_nodes(t.id)) for t in kids) == side["nodes"] == 20
         assert sum(_tool_calls(loom.tree_nodes(t.id)) for t in kids) == side["calls"]
@@ -84,7 +84,8 @@ class TestRealSessions:
         nodes = loom.tree_nodes(parent.id)
         assert len(nodes) == main["nodes"] == 37
         assert _tool_calls(nodes) == main["calls"] == 40
-        assert loom.branch_points(parent.id) == []  # parallel calls make no branch
+        # parallel calls make no branch
+        assert len(loom.branch_points(parent.id)) == forks(folder / f"{WORKTREES}.jsonl") == 0
         kid = trees[f"{WORKTREES}/agent-a4ca7529859c158c2"]
         assert len(loom.tree_nodes(kid.id)) == sub["nodes"] == 40
         assert _tool_calls(loom.tree_nodes(kid.id)) == sub["calls"]
@@ -110,6 +111,7 @@ class TestRealSessions:
         nodes = loom.tree_nodes(tree.id)
         c = count(path)
         assert len(nodes) == c["nodes"] == 71 and _tool_calls(nodes) == c["calls"]
+        assert len(loom.branch_points(tree.id)) == forks(path) == 0
         assert len(tree.lineage["imported"]["metadata"]["summaries"]) == 15
         first = nodes[0]
         meta = first.provenance["metadata"]
@@ -154,7 +156,7 @@ class TestShapes:
         w.user(a, "asked again instead")  # a rewind to after the answer
         loom.import_file(folder)
         tree = _trees(loom)["s1"]
-        assert len(loom.branch_points(tree.id)) == 1
+        assert len(loom.branch_points(tree.id)) == forks(folder / "s1.jsonl") == 1
         session = loom.refs("session", tree.id)[0]
         assert loom.node(session.node).content[0]["text"] == "asked again instead"
 

@@ -93,6 +93,26 @@ def test_a_subagent_file_that_grows_extends_its_child_tree(loom, tmp_path: Path)
     assert _nodes(loom, "s1/agent-x1") == 2
 
 
+def test_a_running_subagent_is_linked_before_its_result_comes_back(loom, tmp_path) -> None:
+    from loomdb.agents.subagents import children
+
+    folder = tmp_path / "p"
+    w = SessionWriter(folder / "s1.jsonl", "s1")
+    u = w.user(None, "research")
+    a = w.reply(u, "m1", call("t1", "Task", prompt="dig deep"))
+    sub = SessionWriter(folder / "s1" / "subagents" / "agent-x2.jsonl", "s1")
+    sub.user(None, "dig deep", isSidechain=True)
+    watcher = loom.watcher(folder)
+    watcher.step()
+    kid = next(t for t in loom.trees() if "spawned" in t.lineage)
+    parent_node = kid.lineage["spawned"]["node"]
+    assert [(c.tree, c.summary_node) for c in children(loom, parent_node)] == [(kid.id, None)]
+    w.result(a, "t1", "dug", toolUseResult={"agentId": "x2"})
+    watcher.step()
+    [child] = children(loom, parent_node)
+    assert child.summary_node is not None and loom.node(child.summary_node).role == "tool"
+
+
 def test_links_are_not_followed(loom, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     SessionWriter(outside / "o.jsonl", "o").user(None, "not yours")

@@ -142,11 +142,16 @@ def children(loom: Loom, at: str) -> list[Child]:
 
 def record_imported(loom: Loom, spawned: Mapping[str, Any]) -> None:
     """Record a subagent's tree brought in by an import (a coding agent's session) as
-    `start_child` records one it runs, so `children` lists it; once per child tree."""
+    `start_child` records one it runs, so `children` lists it; once per child tree (its
+    summary node filled in when a later import brings the run's result)."""
     with loom.unit(AGENTS) as db:
-        known = db.execute("SELECT 1 FROM agent_spawns WHERE child_tree = ?",
+        known = db.execute("SELECT summary_node FROM agent_spawns WHERE child_tree = ?",
                            (spawned["tree"],))
         if known:
+            if known[0][0] is None and spawned["summary_node"] is not None:
+                # the run was imported while it ran; its result has come back since
+                db.execute("UPDATE agent_spawns SET summary_node = ? WHERE child_tree = ?",
+                           (spawned["summary_node"], spawned["tree"]))
             return
         db.execute("INSERT INTO agent_spawns (child_tree, parent_tree, parent_node, session, "
                    "task, summary_node, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

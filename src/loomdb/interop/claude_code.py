@@ -219,6 +219,9 @@ def _conversations(
 def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
     session = read.session
     compactions = [u for u in session.units if u.kind == "compaction"]
+    linked = set(session.agent_results.values())
+    by_prompt = {prompt.strip(): call for call, (_, prompt) in session.task_calls.items()
+                 if prompt and call not in linked}
     for agent, path in sorted(read.agents.items()):
         call = session.agent_results.get(agent)
         try:
@@ -226,6 +229,9 @@ def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
         except InvalidInput as exc:
             yield ParseError(path.name, str(exc))
             continue
+        if call is None and sub.session.first_prompt:
+            # still running: its Task call has no result (and so no agentId) yet
+            call = by_prompt.pop(sub.session.first_prompt.strip(), None)
         if call is not None:
             spawn = _spawn(session, call, sub.session.first_prompt or "")
         elif compactions and agent.startswith("acompact"):
