@@ -241,6 +241,14 @@ class TestShapes:
         session = loom.refs("session", _trees(loom)["s1"].id)[0]
         assert loom.node(session.node).content[0]["text"] == "three"
 
+    def test_a_projects_folder_imports_every_project(self, loom, tmp_path) -> None:
+        projects = tmp_path / "projects"
+        shutil.copytree(FIXTURES / "sample-project", projects / "-path-to-Demo")
+        SessionWriter(projects / "-work-other" / "s9.jsonl", "s9").user(None, "hi")
+        report = loom.import_file(projects)
+        assert report.errors == [] and len(report.trees) == 4
+        assert {SAMPLE, "s9"} <= set(_trees(loom))
+
     def test_the_same_uuid_in_two_sessions_is_two_nodes(self, loom, tmp_path) -> None:
         folder = tmp_path / "p"
         for sid in ("s1", "s2"):
@@ -289,6 +297,19 @@ class TestUntrusted:
             fh.truncate()
         report = loom.import_file(folder)
         assert (report.nodes, report.errors) == (1, [])
+
+    def test_a_copy_under_another_name_reads_nothing_beside_it(self, loom, tmp_path) -> None:
+        upload = tmp_path / "uploads"
+        upload.mkdir()
+        shutil.copy(FIXTURES / "experiments-worktrees" / f"{WORKTREES}.jsonl",
+                    upload / "loomdb-import-x1y2.jsonl")
+        shutil.copytree(FIXTURES / "experiments-worktrees" / WORKTREES,
+                        upload / "loomdb-import-x1y2")
+        shutil.copy(upload / "loomdb-import-x1y2" / "subagents" / "agent-a4ca7529859c158c2.jsonl",
+                    upload / "agent-a4ca7529859c158c2.jsonl")
+        report = loom.import_file(upload / "loomdb-import-x1y2.jsonl")
+        assert report.errors == []
+        assert set(_trees(loom)) == {WORKTREES}  # the session its lines name; no subagent
 
     def test_a_folder_without_sessions_is_refused(self, loom, tmp_path) -> None:
         (tmp_path / "empty").mkdir()

@@ -44,10 +44,12 @@ from .claude_code_lines import (
 from .model import ImportedConversation, ParseError, guarded
 from .stream import Input, as_input
 
-__all__ = ["FORMAT", "looks_like", "parse", "is_project_folder", "session_files"]
+__all__ = ["FORMAT", "is_project_folder", "is_projects_folder", "looks_like", "parse",
+           "session_files"]
 
 _AGENT = re.compile(r"^agent-([A-Za-z0-9_-]{1,128})\.jsonl$")
 _SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,200}\.jsonl$")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$")
 #: the most session files one folder import reads
 MAX_FILES = 100_000
 
@@ -75,6 +77,11 @@ def is_project_folder(path: Path) -> bool:
         except ValueError:
             continue
     return False
+
+
+def is_projects_folder(path: Path) -> bool:
+    """A folder of project folders (`~/.claude/projects`)."""
+    return any(is_project_folder(sub) for sub in _projects(path)[:20])
 
 
 def session_files(folder: Path) -> list[Path]:
@@ -113,6 +120,7 @@ class _Read:
     session: Session
     folder: Folder
     opts: _Options
+    named: bool = False  # the file is named for the session its lines name
     agents: dict[str, Path] = field(default_factory=dict)  # agent id -> its file
 
 
@@ -126,23 +134,38 @@ def parse(
     inp = as_input(source)
     path = inp.path
     opts = _Options(limits or Limits(), complete_only)
-    if path.is_dir():
-        files, beside = session_files(path), _agents(path)
-    else:
-        files, beside = [path], _agents(path.parent)
+    folders = [path] if path.is_dir() and session_files(path) else _projects(path)
+    files = [f for folder in folders for f in session_files(folder)]
+    if not files and path.is_dir():
+        return
+    files = files or [path]
     reads: list[_Read] = []
+    beside: dict[Path, dict[str, Path]] = {}
     for file in files:
         try:
             read = _read(file, opts)
         except InvalidInput as exc:
             yield ParseError(file.name, str(exc))
             continue
-        own = _agents(file.parent / read.session.session_id / "subagents")
-        read.agents = {**_beside(beside, read.session.session_id), **own}
+        if folders or read.named:  # a file laid out by Claude Code: its subagents beside it
+            sid = read.session.session_id
+            if file.parent not in beside:
+                beside[file.parent] = _agents(file.parent)
+            own = _agents(file.parent / sid / "subagents")
+            read.agents = {**_beside(beside[file.parent], sid), **own}
         reads.append(read)
     leaves = _leaves(reads)
     for read in reads:
         yield from _conversations(read, leaves)
+
+
+def _projects(path: Path) -> list[Path]:
+    """The project folders of a projects folder (`~/.claude/projects`), by name."""
+    if not path.is_dir() or path.is_symlink():
+        return []
+    with os.scandir(path) as entries:
+        subs = sorted(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
+    return [sub for sub in subs[:MAX_FILES] if session_files(sub)]
 
 
 def _agents(folder: Path) -> dict[str, Path]:
@@ -173,12 +196,20 @@ def _beside(agents: dict[str, Path], session_id: str) -> dict[str, Path]:
 
 
 def _read(path: Path, opts: _Options, session_id: str | None = None) -> _Read:
-    sid = session_id or session_id_of(path)
-    folder = Folder(sid, path.name)
+    """A session file, folded. Its id: `session_id` (a subagent's), else the file's
+    name when its lines name that session (as Claude Code lays files out), else the
+    session its lines name (an uploaded copy under another name), else the file name."""
     with open(path, "rb") as fh:
-        folder.feed_all(list(read_lines(fh, path.name, limits=opts.limits,
-                                        complete_only=opts.complete_only)))
-    return _Read(path, folder.session, folder, opts)
+        lines = list(read_lines(fh, path.name, limits=opts.limits,
+                                complete_only=opts.complete_only))
+    stem = session_id_of(path)
+    declared = next((line.raw["sessionId"] for line in lines
+                     if isinstance(line.raw.get("sessionId"), str)
+                     and _SAFE_NAME.match(line.raw["sessionId"])), None)
+    sid = session_id or (stem if declared in (None, stem) else declared)
+    folder = Folder(sid, path.name)
+    folder.feed_all(lines)
+    return _Read(path, folder.session, folder, opts, named=declared == stem)
 
 
 def _leaves(reads: list[_Read]) -> dict[str, tuple[str, str]]:

@@ -129,7 +129,7 @@ def _document(path: Path) -> Input:
 
 def _detect_folder(path: Path) -> str:
     """The format of a folder of session files (a Claude Code project folder)."""
-    if claude_code.is_project_folder(path):
+    if claude_code.is_project_folder(path) or claude_code.is_projects_folder(path):
         return claude_code.FORMAT
     raise InvalidInput(str(path), "is a directory holding no session files it can read; "
                        "give an export file, or a Claude Code project folder")
