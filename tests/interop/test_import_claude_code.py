@@ -249,6 +249,20 @@ class TestShapes:
         assert report.errors == [] and len(report.trees) == 4
         assert {SAMPLE, "s9"} <= set(_trees(loom))
 
+    def test_lines_hanging_from_another_file_are_a_tree_of_their_own(
+        self, loom, tmp_path
+    ) -> None:
+        folder, w = _session(tmp_path)
+        u = w.user(None, "hello")
+        w.reply(u, "m1", text("hi"))
+        note = w.other("elsewhere-uuid", "attachment")
+        w.user(note, "continued from another session")
+        report = loom.import_file(folder)
+        trees = _trees(loom)
+        assert set(trees) == {"s1", f"s1/part-{w.lines[3]['uuid']}"}
+        assert any("elsewhere-uuid" in x["reason"] for x in report.warnings)
+        assert len(loom.tree_nodes(trees["s1"].id)) == 2
+
     def test_the_same_uuid_in_two_sessions_is_two_nodes(self, loom, tmp_path) -> None:
         folder = tmp_path / "p"
         for sid in ("s1", "s2"):

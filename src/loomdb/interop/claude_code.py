@@ -239,12 +239,31 @@ def _conversations(
     for root, units in groups.items():
         if root == main_root:
             continue
+        if not units[0].metadata.get("sidechain"):
+            yield _part(read, root, units, marks)
+            continue
         first = "\n".join(b.get("text", "") for b in units[0].blocks).strip()
         call = tasks.pop(first, None)
         spawn = _spawn(session, call, first) if call else None
         yield guarded(f"{read.path.name} sidechain {root}", _conversation, read,
                       f"{sid}/sidechain-{root}", units, spawn, marks)
     yield from _agent_files(read)
+
+
+def _part(
+    read: _Read, root: str, units: list[Unit], marks: dict[str, str]
+) -> ImportedConversation | ParseError:
+    """Messages of the session that hang from a line this file does not hold (a session
+    continued from another file): a tree of their own, said in a warning."""
+    sid = read.session.session_id
+    item = guarded(f"{read.path.name} part {root}", _conversation, read,
+                   f"{sid}/part-{root}", units, None, marks)
+    if isinstance(item, ImportedConversation):
+        elsewhere = units[0].metadata.get("parent_elsewhere")
+        item.warnings = [f"messages that hang from line {elsewhere!s}, which this file does not "
+                         f"hold (a session continued from another); imported as a tree of "
+                         f"their own"]
+    return item
 
 
 def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
@@ -299,14 +318,12 @@ def _spawn(session: Session, call: str, task: str) -> dict[str, Any] | None:
 
 
 def _groups(units: list[Unit]) -> dict[str, list[Unit]]:
-    """Units by the root they hang from (a sidechain run is its own root), in order."""
+    """Units by the root they hang from (a sidechain run is its own root), in order (a
+    unit's parent is always an earlier unit)."""
     root_of: dict[str, str] = {}
     groups: dict[str, list[Unit]] = {}
     for unit in units:
-        root = root_of.get(unit.parent, unit.sid) if unit.parent is not None else unit.sid
-        if unit.parent is not None and unit.parent not in root_of:
-            root = unit.sid  # hangs from a line this file does not hold: a root of its own
-            unit.parent = None
+        root = root_of[unit.parent] if unit.parent is not None else unit.sid
         root_of[unit.sid] = root
         groups.setdefault(root, []).append(unit)
     return groups

@@ -167,6 +167,7 @@ class Folder:
         self.by_message: dict[str, str] = {}  # message.id -> assistant unit sid
         self.boundaries: dict[str, str] = {}  # compact_boundary line uuid -> unit sid
         self.last: str | None = None  # the newest unit (a boundary's fallback parent)
+        self.above: dict[str, str] = {}  # a non-message line above every message -> its parent
 
     def feed_all(self, lines: list[Line]) -> None:
         """Every line, each after the line it hangs from (a file may write a line before
@@ -216,10 +217,19 @@ class Folder:
         else:
             self._skip(kind)
             self.line_unit[line.uuid] = self._unit_of(line.parent)
+            if line.parent is not None and self.line_unit[line.uuid] is None:
+                self.above[line.uuid] = line.parent
 
     def _skip(self, kind: Any) -> None:
         key = kind if isinstance(kind, str) and _SAFE_ID.match(kind) else "other"
         self.session.skipped[key] = self.session.skipped.get(key, 0) + 1
+
+    def _elsewhere(self, uuid: str) -> str:
+        """The uuid outside this file that a line hangs from, through non-message lines."""
+        seen = 0
+        while uuid in self.above and seen < len(self.above):
+            uuid, seen = self.above[uuid], seen + 1
+        return uuid
 
     def _unit_of(self, uuid: str | None) -> str | None:
         return self.line_unit.get(uuid) if uuid is not None else None
@@ -227,6 +237,8 @@ class Folder:
     def _new(self, line: Line, parent: str | None, role: str, **kw: Any) -> Unit:
         assert line.uuid is not None
         unit = Unit(line.uuid, parent, role, created_at=self._time(line), **kw)
+        if parent is None and line.parent is not None:  # hangs from a line not in this file
+            unit.metadata["parent_elsewhere"] = self._elsewhere(line.parent)
         self.units[unit.sid] = unit
         self.session.units.append(unit)
         self.last = unit.sid
