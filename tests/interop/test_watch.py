@@ -42,6 +42,14 @@ def test_new_lines_become_nodes_and_the_session_moves(loom, tmp_path: Path) -> N
     assert log[-1].reason.startswith("import:")
 
 
+def test_a_file_with_no_whole_line_yet_is_not_an_error(loom, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "s1.jsonl").write_text('{"parentUuid": null, "type": "us', encoding="utf-8")
+    [done] = loom.watcher(folder).step()
+    assert done.error is None and done.report.nodes == 0
+
+
 def test_a_half_written_last_line_waits_for_the_rest(loom, tmp_path: Path) -> None:
     folder = tmp_path / "p"
     w = SessionWriter(folder / "s1.jsonl", "s1")

@@ -82,8 +82,8 @@ class Watcher:
         return [self._import(owner) for owner in owners]
 
     def _import(self, path: Path) -> Imported:
-        if not path.is_file() or path.stat().st_size == 0:
-            return Imported(path, ImportReport())
+        if not path.is_file() or not _has_a_line(path):
+            return Imported(path, ImportReport())  # nothing whole to read yet
         try:
             report = import_file(self.loom, path, on_spawn=self.on_spawn, complete_only=True)
         except InvalidInput as exc:
@@ -111,6 +111,12 @@ class Watcher:
                 if count > MAX_FILES:
                     raise InvalidInput(str(self.folder), f"holds more than {MAX_FILES} session files")
                 yield path, (st.st_size, st.st_mtime_ns)
+
+
+def _has_a_line(path: Path) -> bool:
+    """Does the file hold one whole line yet (its format can only be told from one)?"""
+    with open(path, "rb") as fh:
+        return b"\n" in fh.read(1 << 20) or path.stat().st_size > 1 << 20
 
 
 def _is_regular(mode: int) -> bool:
