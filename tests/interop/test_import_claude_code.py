@@ -230,6 +230,18 @@ class TestShapes:
         marks = [r for r in loom.refs("bookmark") if r.tree == tree.id]
         assert [loom.node(r.node).role for r in marks] == ["assistant"]
 
+    def test_a_summary_in_a_later_session_titles_the_earlier_one(self, loom, tmp_path) -> None:
+        folder = tmp_path / "p"
+        first = SessionWriter(folder / "s1.jsonl", "s1")
+        leaf = first.reply(first.user(None, "hello"), "m1", text("hi"))
+        later = SessionWriter(folder / "s2.jsonl", "s2")
+        later.write({"type": "summary", "summary": "First chat", "leafUuid": leaf})
+        later.user(None, "new day")
+        report = loom.import_file(folder)
+        assert report.warnings == []
+        trees = _trees(loom)
+        assert trees["s1"].title == "First chat" and trees["s2"].title != "First chat"
+
     def test_a_grown_session_adds_only_its_new_lines(self, loom, tmp_path) -> None:
         folder, w = _session(tmp_path)
         u = w.user(None, "one")

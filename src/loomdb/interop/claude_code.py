@@ -154,9 +154,9 @@ def parse(
             own = _agents(file.parent / sid / "subagents")
             read.agents = {**_beside(beside[file.parent], sid), **own}
         reads.append(read)
-    leaves = _leaves(reads)
+    marks = _summaries(reads, _leaves(reads))
     for read in reads:
-        yield from _conversations(read, leaves)
+        yield from _conversations(read, marks.get(read.session.session_id, {}))
 
 
 def _projects(path: Path) -> list[Path]:
@@ -223,14 +223,13 @@ def _leaves(reads: list[_Read]) -> dict[str, tuple[str, str]]:
 
 
 def _conversations(
-    read: _Read, leaves: dict[str, tuple[str, str]]
+    read: _Read, marks: dict[str, str]
 ) -> Iterator[ImportedConversation | ParseError]:
     session = read.session
     sid = session.session_id
     groups = _groups(session.units)
     main_root = next((r for r, us in groups.items() if not us[0].metadata.get("sidechain")),
                      next(iter(groups), None))
-    marks = _summaries(read, leaves)
     for root, units in groups.items():
         if root != main_root:
             continue
@@ -329,24 +328,32 @@ def _groups(units: list[Unit]) -> dict[str, list[Unit]]:
     return groups
 
 
-def _summaries(read: _Read, leaves: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """unit -> summary text for this session's summary lines whose leaf it holds."""
-    marks: dict[str, str] = {}
-    missing: list[str] = []
-    for leaf, text in read.session.summaries:
-        found = leaves.get(leaf)
-        if found is None:
-            missing.append(leaf)
+def _summaries(
+    reads: list[_Read], leaves: dict[str, tuple[str, str]]
+) -> dict[str, dict[str, str]]:
+    """session -> unit -> summary text, for every summary line of the import whose leaf
+    one of its sessions holds (often another session than the line's: Claude Code writes
+    the summaries of earlier sessions at the top of a new one). The others are kept in
+    their session's metadata and said in one warning there."""
+    marks: dict[str, dict[str, str]] = {}
+    for read in reads:
+        missing: list[str] = []
+        for leaf, text in read.session.summaries:
+            found = leaves.get(leaf)
+            if found is None:
+                missing.append(leaf)
+                continue
+            marks.setdefault(found[0], {})[found[1]] = text
+        if not missing:
             continue
-        marks[found[1]] = text
-    if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         read.session.metadata["summary_warning"] = (
             f"{len(missing)} summary line(s) name a leaf this import does not hold ({shown}); "
             f"kept in the tree's metadata")
+        gone = set(missing)
         read.session.metadata["summaries"] = [
             {"leaf": leaf, "summary": text} for leaf, text in read.session.summaries
-            if leaf in missing][:1000]
+            if leaf in gone][:1000]
     return marks
 
 
