@@ -219,6 +219,16 @@ class TestShapes:
         assert any("no Task call" in w["reason"] for w in report.warnings)
         assert "spawned" not in _trees(loom)["s1/agent-lost"].lineage
 
+    def test_a_subagent_file_given_alone_is_the_tree_the_folder_import_finds(
+        self, loom, tmp_path
+    ) -> None:
+        folder = FIXTURES / "experiments-worktrees"
+        alone = loom.import_file(folder / WORKTREES / "subagents" / "agent-a4ca7529859c158c2.jsonl")
+        assert alone.nodes == 40
+        report = loom.import_file(folder)
+        assert report.errors == [] and (report.nodes, report.skipped) == (37, 40)
+        assert set(_trees(loom)) == {WORKTREES, f"{WORKTREES}/agent-a4ca7529859c158c2"}
+
     def test_summary_line_titles_the_tree_and_bookmarks_its_leaf(self, loom, tmp_path) -> None:
         folder, w = _session(tmp_path)
         u = w.user(None, "hello")

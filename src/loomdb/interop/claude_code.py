@@ -140,7 +140,7 @@ def parse(
         return
     files = files or [path]
     reads: list[_Read] = []
-    beside: dict[Path, dict[str, Path]] = {}
+    beside: dict[Path, dict[str, dict[str, Path]]] = {}
     for file in files:
         try:
             read = _read(file, opts)
@@ -150,9 +150,9 @@ def parse(
         if folders or read.named:  # a file laid out by Claude Code: its subagents beside it
             sid = read.session.session_id
             if file.parent not in beside:
-                beside[file.parent] = _agents(file.parent)
+                beside[file.parent] = _owned(_agents(file.parent), opts)
             own = _agents(file.parent / sid / "subagents")
-            read.agents = {**_beside(beside[file.parent], sid), **own}
+            read.agents = {**beside[file.parent].get(sid, {}), **own}
         reads.append(read)
     marks = _summaries(reads, _leaves(reads))
     for read in reads:
@@ -177,21 +177,22 @@ def _agents(folder: Path) -> dict[str, Path]:
     return out
 
 
-def _beside(agents: dict[str, Path], session_id: str) -> dict[str, Path]:
-    """The 2.0.x agent files beside the session files that belong to `session_id` (their
-    first line names it); the others are other sessions' subagents."""
+def _owned(agents: dict[str, Path], opts: _Options) -> dict[str, dict[str, Path]]:
+    """The 2.0.x agent files beside the session files, by the session their first line
+    names (each read once); a file whose first line names none belongs to no session."""
     import json
 
-    out: dict[str, Path] = {}
+    out: dict[str, dict[str, Path]] = {}
     for agent, path in agents.items():
         with open(path, "rb") as fh:
-            head = fh.readline(64 * 1024)
+            head = fh.readline(opts.limits.session_line)
         try:
             first = json.loads(head)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
-        if isinstance(first, dict) and first.get("sessionId") == session_id:
-            out[agent] = path
+        owner = first.get("sessionId") if isinstance(first, dict) else None
+        if isinstance(owner, str):
+            out.setdefault(owner, {})[agent] = path
     return out
 
 
@@ -206,6 +207,9 @@ def _read(path: Path, opts: _Options, session_id: str | None = None) -> _Read:
     declared = next((line.raw["sessionId"] for line in lines
                      if isinstance(line.raw.get("sessionId"), str)
                      and _SAFE_NAME.match(line.raw["sessionId"])), None)
+    agent = _AGENT.match(path.name)
+    if session_id is None and agent and declared:  # a subagent's file, given alone
+        session_id = f"{declared}/agent-{agent.group(1)}"
     sid = session_id or (stem if declared in (None, stem) else declared)
     folder = Folder(sid, path.name)
     folder.feed_all(lines)
