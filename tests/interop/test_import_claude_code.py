@@ -305,6 +305,20 @@ class TestUntrusted:
         assert "nested deeper" in report.errors[0]["reason"]
         assert loom.trees() == []
 
+    def test_a_line_over_the_session_line_limit_is_refused(self, store_url, tmp_path) -> None:
+        import loomdb
+        from loomdb.limits import Limits
+
+        folder, w = _session(tmp_path)
+        w.user(None, "short")
+        w.user("s1-u1", "x" * 5000)
+        with loomdb.open(store_url, limits=Limits(session_line=4096)) as small:
+            report = small.import_file(folder)
+            assert len(report.errors) == 1
+            assert "line 2" in report.errors[0]["reason"]
+            assert "LOOMDB_LIMIT_SESSION_LINE" in report.errors[0]["reason"]
+            assert small.trees() == []
+
     def test_links_in_the_folder_are_not_followed(self, loom, tmp_path) -> None:
         outside = tmp_path / "outside"
         SessionWriter(outside / "secret.jsonl", "secret").user(None, "not yours")
