@@ -3,7 +3,9 @@
 `open_source` looks inside the file rather than trusting its name: the first record
 of an array or of a JSONL file, or the top-level keys of a single object (read as a
 stream and stopped as soon as one key decides). Export zips are opened at their
-`conversations.json` (ChatGPT and Claude) or their only JSON/JSONL file.
+`conversations.json` (ChatGPT and Claude) or their only JSON/JSONL file. A folder is a
+Claude Code project folder (or the projects folder holding them) when its session
+files' lines say so.
 `parse_file` ties it together: path in, conversations (or ParseErrors) out.
 """
 
