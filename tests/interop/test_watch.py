@@ -50,6 +50,24 @@ def test_a_file_with_no_whole_line_yet_is_not_an_error(loom, tmp_path: Path) -> 
     assert done.error is None and done.report.nodes == 0
 
 
+def test_a_new_sessions_summary_line_bookmarks_the_leaf_already_stored(
+    loom, tmp_path: Path
+) -> None:
+    folder = tmp_path / "projects" / "-work-app"
+    first = SessionWriter(folder / "s1.jsonl", "s1")
+    leaf = first.reply(first.user(None, "hello"), "m1", text("hi"))
+    watcher = loom.watcher(tmp_path / "projects")
+    watcher.step()
+    later = SessionWriter(folder / "s2.jsonl", "s2")
+    later.write({"type": "summary", "summary": "First chat", "leafUuid": leaf})
+    later.user(None, "new day")
+    [done] = watcher.step()
+    assert done.report.warnings == [] and done.report.nodes == 1
+    tree = next(t for t in loom.trees() if t.lineage["imported"]["conversation"] == "s1")
+    [mark] = [r for r in loom.refs("bookmark") if r.tree == tree.id]
+    assert mark.name.endswith("/First-chat") and loom.node(mark.node).role == "assistant"
+
+
 def test_a_half_written_last_line_waits_for_the_rest(loom, tmp_path: Path) -> None:
     folder = tmp_path / "p"
     w = SessionWriter(folder / "s1.jsonl", "s1")
@@ -153,7 +171,7 @@ def test_the_command_follows_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         assert proc.stdout is not None
         sel.register(proc.stdout, selectors.EVENT_READ)
         first = json.loads(_read_line(proc, sel))
-        assert first["nodes"] == 1 and first["file"].endswith("s1.jsonl")
+        assert first["nodes"] == 1 and first["file"].endswith("-work-app")  # a new project, whole
         w.reply(u, "m1", text("hi"))
         second = json.loads(_read_line(proc, sel))
         assert (second["nodes"], second["trees"]) == (1, [])

@@ -67,22 +67,31 @@ class Watcher:
             raise InvalidInput(str(folder), "is not a folder")
         self.on_spawn = on_spawn
         self.seen: dict[Path, tuple[int, int]] = {}
+        self.started: set[Path] = set()  # files seen holding a whole line
 
     def step(self) -> list[Imported]:
         """One pass: import every session whose files changed; what each import did."""
-        changed: list[Path] = []
-        for path, stamp in self._files():
-            if self.seen.get(path) != stamp:
-                self.seen[path] = stamp
-                changed.append(path)
         owners: dict[Path, None] = {}
-        for path in changed:
+        for path, stamp in self._files():
+            known = self.seen.get(path)
+            if known == stamp:
+                continue
+            self.seen[path] = stamp
+            if path not in self.started and _has_a_line(path):
+                self.started.add(path)
+                if _in_project(path):
+                    # a new session: its project imported whole, so the summary lines
+                    # at the top of a new session find the leaves they name in others
+                    owners[path.parent] = None
+                    continue
             for owner in _owners(path):
                 owners[owner] = None
+        for owner in [o for o in owners if o.is_file() and o.parent in owners]:
+            del owners[owner]  # its project is imported whole in this pass
         return [self._import(owner) for owner in owners]
 
     def _import(self, path: Path) -> Imported:
-        if not path.is_file() or not _has_a_line(path):
+        if path.is_file() and not _has_a_line(path):
             return Imported(path, ImportReport())  # nothing whole to read yet
         try:
             report = import_file(self.loom, path, on_spawn=self.on_spawn, complete_only=True)
@@ -111,6 +120,13 @@ class Watcher:
                 if count > MAX_FILES:
                     raise InvalidInput(str(self.folder), f"holds more than {MAX_FILES} session files")
                 yield path, (st.st_size, st.st_mtime_ns)
+
+
+def _in_project(path: Path) -> bool:
+    """A Claude Code session file laid out in its project folder."""
+    from .claude_code import is_project_folder
+
+    return not path.name.startswith("agent-") and is_project_folder(path.parent)
 
 
 def _has_a_line(path: Path) -> bool:

@@ -187,6 +187,7 @@ class _ConversationWriter:
             if have is not None:
                 nodes[m.source_id] = have
                 self.outcome.skipped += 1
+                self._bookmark(m, have)  # a mark the source put on it since (a summary)
                 continue
             if nid != ids[m.source_id]:
                 version_of = version_of or self._edited(m, existing[ids[m.source_id]], parent)
@@ -392,6 +393,10 @@ class _ConversationWriter:
             tags.append("hidden")
         if tags:
             self.loom.write_tags(node.id, self.tree_id, sorted(set(tags)))
+        self._bookmark(m, node)
+
+    def _bookmark(self, m: ImportedMessage, node: Node) -> None:
+        """The source's bookmark on a node, unless one of its name family is there."""
         if m.bookmark:
             name = self._free_name(f"{self._base_name()}/{_ref_part(m.bookmark)}", node.id)
             if name is not None:
