@@ -171,7 +171,7 @@ def test_the_command_follows_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         assert proc.stdout is not None
         sel.register(proc.stdout, selectors.EVENT_READ)
         first = json.loads(_read_line(proc, sel))
-        assert first["nodes"] == 1 and first["file"].endswith("-work-app")  # a new project, whole
+        assert first["nodes"] == 1 and first["file"].endswith("s1.jsonl")
         w.reply(u, "m1", text("hi"))
         second = json.loads(_read_line(proc, sel))
         assert (second["nodes"], second["trees"]) == (1, [])

@@ -80,8 +80,8 @@ class Watcher:
             if path not in self.started and _has_a_line(path):
                 self.started.add(path)
                 if _in_project(path):
-                    # a new session: its project imported whole, so the summary lines
-                    # at the top of a new session find the leaves they name in others
+                    # a new session opening with summaries: its project imported whole,
+                    # so they find the leaves they name in the other sessions
                     owners[path.parent] = None
                     continue
             for owner in _owners(path):
@@ -123,10 +123,22 @@ class Watcher:
 
 
 def _in_project(path: Path) -> bool:
-    """A Claude Code session file laid out in its project folder."""
+    """A Claude Code session file in its project folder that starts with summary lines
+    (which name leaves in the project's other sessions)."""
+    import json
+
     from .claude_code import is_project_folder
 
-    return not path.name.startswith("agent-") and is_project_folder(path.parent)
+    if path.name.startswith("agent-"):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.readline(1 << 20)
+    try:
+        first = json.loads(head)
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(first, dict) and first.get("type") == "summary"
+            and is_project_folder(path.parent))
 
 
 def _has_a_line(path: Path) -> bool:
