@@ -157,4 +157,3 @@ def record_imported(loom: Loom, spawned: Mapping[str, Any]) -> None:
                    "task, summary_node, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (spawned["tree"], spawned["parent_tree"], spawned["parent_node"],
                     spawned["session"], spawned["task"], spawned["summary_node"], now()))
-

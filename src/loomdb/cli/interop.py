@@ -1,9 +1,11 @@
-"""`loomdb import` and `loomdb export`: other tools' exports in, trees out.
+"""`loomdb import`, `loomdb export` and `loomdb watch`: other tools' exports and agent
+sessions in, trees out.
 
     loomdb import FILE|FOLDER [--format auto|chatgpt|claude|claude-code|openwebui|librechat|
                         loom|oasst|openai-jsonl|sharegpt|loomdb] [--stop-on-error] [--json]
     loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt|claude-code]
                   [--paths leaves|sessions] [-o FILE] [--json]
+    loomdb watch DIR [--interval S] [--json]
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
 "errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
@@ -169,5 +171,4 @@ def _said(done: Any, as_json: bool) -> None:
     elif report is not None and (report.nodes or report.errors):
         trees = f", {len(report.trees)} new tree(s)" if report.trees else ""
         errors = f", {len(report.errors)} error(s)" if report.errors else ""
-        click.echo(f"{done.path.name}: +{report.nodes} node(s){trees}{errors}", nl=True)
-        sys.stdout.flush()
+        click.echo(f"{done.path.name}: +{report.nodes} node(s){trees}{errors}")

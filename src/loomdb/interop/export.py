@@ -1,4 +1,4 @@
-"""Trees out of a store, in five formats, written piece by piece to a text stream.
+"""Trees out of a store, in six formats, written piece by piece to a text stream.
 
     export(loom, out, target="main" | trees=None (all), format="json")
 

@@ -97,7 +97,7 @@ class _TrackedInput(Input):
 
 def _size_of(inp: Input) -> int:
     if inp.member is None and inp.path.is_dir():
-        return sum(p.stat().st_size for p in inp.path.glob("*.jsonl") if p.is_file())
+        return sum(p.stat().st_size for p in inp.path.rglob("*.jsonl") if p.is_file())
     if inp.member is None:
         return inp.path.stat().st_size
     import zipfile
