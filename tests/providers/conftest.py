@@ -153,8 +153,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     cmd = [
         sys.executable,
-        "-m",
-        "llama_cpp.server",
+        str(Path(__file__).with_name("llama_server.py")),
         "--model",
         str(smollm2_path()),
         "--host",

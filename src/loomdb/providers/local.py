@@ -118,6 +118,7 @@ def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False)
     key = (str(path), n_ctx, logits_all)
     with LOCK:
         if key not in _MODELS:
+            without_extra_buffer_types(llama_cpp)
             _MODELS[key] = llama_cpp.Llama(
                 model_path=str(path),
                 n_ctx=n_ctx,
@@ -127,6 +128,28 @@ def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False)
                 logits_all=logits_all,
             )
         return _MODELS[key]
+
+
+def without_extra_buffer_types(llama_cpp: Any) -> None:
+    """Load models without llama.cpp's extra CPU buffer types (weights repacked for AMX
+    and other kernels). On CPUs with AMX, llama.cpp built natively (as pip builds it)
+    computes through its AMX kernels, which crash the process (SIGSEGV in
+    `ggml_backend_amx_mul_mat`, llama-cpp-python 0.3.36); the plain kernels give the same
+    answers. `llama_cpp.Llama` does not take the setting, so the default model
+    parameters it starts from get it. Idempotent; called before every model load."""
+    params = llama_cpp.llama_cpp
+    if getattr(params.llama_model_default_params, "_loomdb_plain", False):
+        return
+    default = params.llama_model_default_params
+
+    def plain() -> Any:
+        value = default()
+        if hasattr(value, "use_extra_bufts"):
+            value.use_extra_bufts = False
+        return value
+
+    plain._loomdb_plain = True  # type: ignore[attr-defined]
+    params.llama_model_default_params = plain
 
 
 @atexit.register
