@@ -19,7 +19,10 @@ A second table imports a generated 3 MB Claude Code session (with its subagent,
 folded from about 4,000 lines: see `claude_code_session.py`) and shows messages per
 second beside `json.loads` of every line of the same bytes.
 
-    python benchmarks/bench_import.py [--quick] [--reps N] [--no-10x] [--only claude-code]
+Then a simonw/llm logs.db of 100,000 messages (`bench_import_llm.py`; 10,000 with
+`--quick`): messages/s beside `json.load` of the same content.
+
+    python benchmarks/bench_import.py [--quick] [--reps N] [--no-10x] [--only claude-code|llm]
 """
 
 from __future__ import annotations
@@ -222,7 +225,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="100 and 1,000 conversations")
     parser.add_argument("--reps", type=int, default=3, help="repetitions at 1x (10x runs once)")
     parser.add_argument("--no-10x", action="store_true", help="skip the 10x size")
-    parser.add_argument("--only", choices=["claude-code"], help="run one part only")
+    parser.add_argument("--only", choices=["claude-code", "llm"], help="run one part only")
     args = parser.parse_args()
     if args.child:
         job, file, *rest = args.child
@@ -233,6 +236,11 @@ def main() -> None:
     from rich.table import Table
 
     console = Console(width=160)
+    import bench_import_llm  # the logs.db part: a module of its own
+
+    if args.only == "llm":
+        bench_import_llm.report(console, quick=args.quick)
+        return
     with tempfile.TemporaryDirectory(prefix="loomdb-bench-import-") as tmp:
         console.print(claude_code_table(Path(tmp), max(1, args.reps)))
     if args.only == "claude-code":
@@ -264,6 +272,8 @@ def main() -> None:
             f"{b['floor_rss']:.0f} MB ({b['floor_rss'] / a['floor_rss']:.2f}x); "
             f"loomdb throughput {a['nodes_s']:,.0f} -> {b['nodes_s']:,.0f} nodes/s"
         )
+
+    bench_import_llm.report(console, quick=args.quick)
 
 
 if __name__ == "__main__":

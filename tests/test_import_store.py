@@ -491,7 +491,10 @@ class TestErrors:
                       "b": {"id": "b", "parent": "a", "children": [],
                             "message": cg_message("b", "user", ["y"])}},
           "conversation_id": "cyc"}, "cycle"),
-        ({"mapping": {"a": {"id": "a", "parent": "ghost", "children": [],
+        # a missing parent beside a real root is a hole, not a fragment (those land)
+        ({"mapping": {"r": {"id": "r", "parent": None, "children": [],
+                            "message": cg_message("r", "user", ["r"])},
+                      "a": {"id": "a", "parent": "ghost", "children": [],
                             "message": cg_message("a", "user", ["x"])}},
           "conversation_id": "dangling"}, "ghost"),
         ({"mapping": {"a": {"id": "a", "parent": None, "children": "nope",

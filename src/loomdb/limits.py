@@ -37,7 +37,8 @@ class Limits:
     blob: int = 64 * MB
     #: nesting depth of any JSON value taken in: content, options, imported values
     json_depth: int = 64
-    #: one line of a coding agent's session file (a line holds one content block)
+    #: one line of a coding agent's session file (a line holds one content block), or
+    #: one JSON value of one (a Codex value may span lines), or a JSON column of a logs.db
     session_line: int = 64 * MB
     #: one member of a zip archive, by its declared and its actual size
     zip_member: int = 256 * MB

@@ -2,7 +2,8 @@
 sessions in, trees out.
 
     loomdb import FILE|FOLDER [--format auto|chatgpt|claude|claude-code|openwebui|librechat|
-                        loom|oasst|openai-jsonl|sharegpt|loomdb] [--stop-on-error] [--json]
+                        loom|oasst|openai-jsonl|sharegpt|chatbot-ui|codex|pi|llm|loomdb]
+                        [--stop-on-error] [--json]
     loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt|claude-code]
                   [--paths leaves|sessions] [-o FILE] [--json]
     loomdb watch DIR [--interval S] [--json]
@@ -32,13 +33,14 @@ from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
 _IMPORT_FORMATS = ("auto|chatgpt|claude|claude-code|openwebui|librechat|loom|oasst|openai-jsonl|"
-                   "sharegpt|"
+                   "sharegpt|chatbot-ui|codex|pi|llm|"
                    "loomdb (loomdb's own json/jsonl export)")
 
 
 @app.command("import")
-@argument("file", type=PATH, help="An export: .json, .jsonl or an export .zip; or a "
-          "Claude Code session file or project folder.")
+@argument("file", type=PATH, help="An export: .json, .jsonl or an export .zip; a Claude "
+          "Code session file or project folder; a Codex or pi session file or folder; an "
+          "llm logs.db.")
 @click.option("--format", default="auto", help=_IMPORT_FORMATS)
 @click.option("--stop-on-error", is_flag=True,
               help="Stop at the first bad conversation (earlier ones stay).")

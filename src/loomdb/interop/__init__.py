@@ -3,7 +3,9 @@
     parse_file(path, format="auto") -> Iterator[ImportedConversation | ParseError]
 
 Formats: chatgpt, claude, claude_code (Claude Code session files and project folders),
-openwebui, librechat, loom (socketteer/loom saves), oasst, openai_jsonl, sharegpt. Each parser yields one item per conversation, so a broken
+openwebui, librechat, loom (socketteer/loom saves), oasst, openai_jsonl, sharegpt,
+chatbot_ui; agent sessions besides Claude Code: codex (Codex CLI rollouts), pi, llm
+(simonw/llm's logs.db). Each parser yields one item per conversation, so a broken
 conversation becomes a ParseError while the good ones still come through (a
 conversation with no messages is an EmptyConversation, the ParseError the importer
 counts as skipped rather than failed); problems with the whole file (not JSON,

@@ -59,7 +59,8 @@ def convert(raw: Any, assets: AssetIndex) -> ImportedConversation:
     if "mapping" not in conv or conv["mapping"] is None:
         raise InvalidInput("mapping", "the conversation has no mapping (no messages to import)")
     mapping = expect(conv["mapping"], dict, "mapping", optional=False)
-    nodes = _nodes(mapping)
+    warnings: list[str] = []
+    nodes = _nodes(mapping, warnings)
     attachments = AttachmentSet()
     messages = _messages(nodes, assets, attachments)
     current, meta = _current(conv, nodes, messages)
@@ -75,11 +76,16 @@ def convert(raw: Any, assets: AssetIndex) -> ImportedConversation:
         current_source_id=current,
         attachments=attachments.to_list(),
         metadata=meta,
+        warnings=warnings,
     )
 
 
-def _nodes(mapping: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The mapping's nodes, checked: unique ids, parents present, no cycles."""
+def _nodes(mapping: dict[str, Any], warnings: list[str]) -> dict[str, dict[str, Any]]:
+    """The mapping's nodes, checked: unique ids, parents present, no cycles.
+
+    A fragment (a conversation cut out of a larger one: no node without a parent, and
+    its top node's parent not in the mapping) is read with that node as the root, and
+    a warning says so; a missing parent anywhere else stays an error."""
     dupes = duplicate_keys(mapping)
     if dupes:
         raise InvalidInput("mapping", f"duplicate message ids: {', '.join(map(str, dupes[:5]))}")
@@ -93,6 +99,13 @@ def _nodes(mapping: dict[str, Any]) -> dict[str, dict[str, Any]]:
         expect(node.get("children"), list, f"mapping.{key}.children")
         expect(node.get("message"), dict, f"mapping.{key}.message")
         nodes[key] = node
+    tops = [k for k, n in nodes.items() if n.get("parent") is not None
+            and n["parent"] not in nodes]
+    if len(tops) == 1 and all(n.get("parent") is not None for n in nodes.values()):
+        top = tops[0]
+        warnings.append(f"a fragment: the parent {nodes[top]['parent']!r} of message {top!r} "
+                        f"is not in the mapping; {top!r} is imported as the root")
+        nodes[top] = {**nodes[top], "parent": None}
     tree.check_links({k: n.get("parent") for k, n in nodes.items()}, "mapping")
     return nodes
 

@@ -20,18 +20,23 @@ from typing import Any
 
 from ..errors import InvalidInput
 from . import (
+    chatbot_ui,
     chatgpt,
     claude,
     claude_code,
+    codex,
     librechat,
+    llm_logs,
     loom,
     oasst,
     openai_jsonl,
     openwebui,
+    pi,
     sharegpt,
 )
 from .model import ImportedConversation, ParseError
 from .stream import CountingReader, Input, first_char, json_stream
+from .values import read_values
 
 Parser = Callable[[Input], Iterator[ImportedConversation | ParseError]]
 
@@ -45,6 +50,10 @@ FORMATS: dict[str, Parser] = {
     oasst.FORMAT: oasst.parse,
     openai_jsonl.FORMAT: openai_jsonl.parse,
     sharegpt.FORMAT: sharegpt.parse,
+    codex.FORMAT: codex.parse,
+    pi.FORMAT: pi.parse,
+    llm_logs.FORMAT: llm_logs.parse,
+    chatbot_ui.FORMAT: chatbot_ui.parse,
 }
 #: top-level keys that name a format on their own
 _DECISIVE = {
@@ -83,11 +92,17 @@ def open_source(path: str | os.PathLike[str]) -> tuple[str, Input]:
 
 def detect(inp: Input) -> str:
     if inp.member is None and inp.path.is_dir():
-        return _detect_folder(inp.path)
+        return _detect_folder(inp)
     head = inp.peek()
+    if head.startswith(llm_logs.MAGIC):
+        return llm_logs.FORMAT
     kind = first_char(head)
     if not kind:
         raise InvalidInput(inp.name, "the file is empty")
+    if kind == "{":
+        agent = _agent_session(inp)
+        if agent is not None:
+            return agent
     if _is_jsonl(inp, head):
         found = _classify(_first_line(head), jsonl=True)
     elif kind == "[":
@@ -99,6 +114,23 @@ def detect(inp: Input) -> str:
     if found is None:
         raise InvalidInput(inp.name, "unknown export format; " + _supported())
     return found
+
+
+#: the most read of a file's first value to tell whether it is an agent session
+_SESSION_HEAD = 4 * 1024 * 1024
+
+
+def _agent_session(inp: Input) -> str | None:
+    """Codex or pi, judged by a session file's first value (which may span lines)."""
+    for _line, value in read_values(inp, max_value=_SESSION_HEAD):
+        if codex.looks_like(value):
+            return codex.FORMAT
+        if pi.looks_like(value):
+            return pi.FORMAT
+        return None
+    return None
+
+
 
 
 def _supported() -> str:
@@ -129,12 +161,20 @@ def _document(path: Path) -> Input:
     )
 
 
-def _detect_folder(path: Path) -> str:
-    """The format of a folder of session files (a Claude Code project folder)."""
+def _detect_folder(inp: Input) -> str:
+    """The format of a folder of session files: a Claude Code project folder (or the
+    projects folder holding them), else Codex rollouts or pi sessions, told by the first
+    session file whose first value says so."""
+    path = inp.path
     if claude_code.is_project_folder(path) or claude_code.is_projects_folder(path):
         return claude_code.FORMAT
+    for found_path in codex.session_files(path, "*.jsonl"):
+        found = _agent_session(Input(found_path, limits=inp.limits))
+        if found is not None:
+            return found
     raise InvalidInput(str(path), "is a directory holding no session files it can read; "
-                       "give an export file, or a Claude Code project folder")
+                       "give an export file, or a Claude Code project folder, a Codex "
+                       "sessions folder or a pi sessions folder")
 
 
 def _is_jsonl(inp: Input, head: bytes) -> bool:
@@ -181,9 +221,12 @@ def _top_keys(inp: Input) -> dict[str, Any]:
     with inp.open() as fh:
         try:
             for prefix, event, value in stream.parse(CountingReader(fh)):
+                if prefix == "history" and event in ("start_array", "start_map"):
+                    keys["history"] = [] if event == "start_array" else {}  # Chatbot UI: a list
+                    break
                 if event == "map_key" and prefix == "":
                     keys[value] = None
-                    if value in _DECISIVE:
+                    if value in _DECISIVE and value != "history":
                         break
                 elif event == "map_key" and prefix == "messages.item" and not first_done:
                     first[value] = None
@@ -203,10 +246,12 @@ def _classify(record: Any, *, jsonl: bool) -> str | None:
         return None
     if jsonl and claude_code.looks_like(record):
         return claude_code.FORMAT
+    if chatbot_ui.looks_like(record):
+        return chatbot_ui.FORMAT
     for key, fmt in _DECISIVE.items():
         if key in record:
             return fmt
-    if "message_id" in record and "parent_id" in record:
+    if "message_id" in record and ("parent_id" in record or "replies" in record):
         return oasst.FORMAT
     messages = record.get("messages")
     first = (

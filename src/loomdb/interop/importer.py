@@ -152,6 +152,7 @@ def import_file(
     transaction). A file that breaks off half-way keeps the conversations before the
     break and reports the break as the last error."""
     fmt, inp = open_export(path, format)
+    inp.limits = loom.limits
     report = ImportReport(format=fmt)
     total = _size_of(inp)
     if fmt == NATIVE:

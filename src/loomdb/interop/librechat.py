@@ -2,7 +2,8 @@
 
 One export is `{conversationId, title, options, messages: [...]}` (or a list of
 them). Messages link to `parentMessageId`, the first one to the all-zero id; the
-"recursive" export nests replies in `children` instead, which is flattened here.
+"recursive" export nests replies in `children` instead, which is flattened here (the
+older recursive export holds them under `messagesTree` instead of `messages`).
 Text is `text`, or the `content` parts of agent messages (text, think, tool_call).
 LibreChat does not record which branch was last shown, so the newest leaf is taken
 as the active one; `options.promptPrefix` is the system prompt.
@@ -49,7 +50,8 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
 
 def convert(raw: Any) -> ImportedConversation:
     conv = expect(raw, dict, "conversation", optional=False)
-    flat = _flatten(expect(conv.get("messages"), list, "messages", optional=False))
+    key = "messages" if "messages" in conv or "messagesTree" not in conv else "messagesTree"
+    flat = _flatten(expect(conv.get(key), list, key, optional=False))
     attachments = AttachmentSet()
     messages = tree.order([_message(msg, where, attachments) for msg, where in flat], "messages")
     options = as_dict(conv.get("options"))

@@ -52,7 +52,23 @@ class ImportedMessage:
     edited_from_source_id: str | None = None
     tags: list[str] = field(default_factory=list)
     bookmark: str | None = None
-    kind: str = "message"  # or "compaction": a summary standing for what came before
+    #: "message", or "compaction" for a summary that replaces what came before it
+    kind: str = "message"
+    #: the options this message sets for what follows (a model, its settings)
+    options: dict[str, Any] | None = None
+    #: for a compaction: the messages before it (on its path) that it kept verbatim
+    kept_source_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Head:
+    """A named moving pointer of the source (an llm thread): a session ref on import."""
+
+    source_id: str  # the pointer's own id, kept in the ref's origin
+    message: str  # the source id of the message it points at
+    name: str  # the session name's last part: import/<format>/<name>
+    title: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # kept in the ref's origin
 
 
 @dataclass
@@ -67,11 +83,17 @@ class ImportedConversation:
     attachments: list[Attachment] = field(default_factory=list)
     system: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: the source's own sessions; when given, one session ref each replaces the one
+    #: session of the active branch
+    heads: list[Head] = field(default_factory=list)
+    #: how many messages the source holds for this conversation, counted apart from the
+    #: conversion; the import says so when it wrote (or found) another number
+    source_count: int | None = None
+    #: what the parser must say although nothing failed (a fragment's missing root...)
+    warnings: list[str] = field(default_factory=list)
     #: a subagent's run: {"conversation", "message", "task", "summary"} (source ids of the
     #: parent conversation, the message that spawned it and the one carrying its result)
     spawn: dict[str, Any] | None = None
-    #: what the parser noticed without it being an error (said in the import report)
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

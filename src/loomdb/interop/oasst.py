@@ -1,8 +1,10 @@
 """OpenAssistant (oasst) exports into the intermediate form.
 
-Two shapes are read, both JSONL:
+Three shapes are read, all JSONL (or a JSON array):
   * the tree export, one tree per line: `{message_tree_id, prompt: {message_id, text,
     role, rank, replies: [...]}}`; every reply is a sibling alternative;
+  * the message-node export, one root message per line with its nested `replies` and
+    no wrapper: each line is a tree, read like the tree export;
   * the flat message export, one message per line with `parent_id` and
     `message_tree_id`; lines are grouped by tree (a first pass notes each tree's
     line offsets, so memory stays bounded and the lines need not be sorted).
@@ -70,12 +72,26 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
         if isinstance(raw, InvalidInput):
             yield ParseError(where, str(raw))
         else:
-            yield guarded(where, convert_tree, raw)
+            yield guarded(where, convert_tree, _as_tree(raw))
+
+
+def _is_node(raw: Any) -> bool:
+    """A root message with its replies nested, not wrapped in a tree record."""
+    return isinstance(raw, dict) and "prompt" not in raw and "replies" in raw
+
+
+def _as_tree(raw: Any) -> Any:
+    """A message-node line as the tree record it stands for (others as they are)."""
+    if not _is_node(raw):
+        return raw
+    tree_id = raw.get("message_tree_id") or raw.get("message_id")
+    return {"message_tree_id": tree_id, "prompt": raw}
 
 
 def _is_flat(inp: Input) -> bool:
     for _, raw in iter_lines(inp):
-        return isinstance(raw, dict) and "prompt" not in raw and "message_id" in raw
+        return (isinstance(raw, dict) and "prompt" not in raw and "message_id" in raw
+                and not _is_node(raw))
     return False
 
 
@@ -86,6 +102,7 @@ def _parse_array(inp: Input) -> Iterator[ImportedConversation | ParseError]:
     """
     groups: dict[str, list[Any]] = {}
     for index, raw in iter_documents(inp):
+        raw = _as_tree(raw)
         if isinstance(raw, dict) and "prompt" in raw:
             tree_id = raw.get("message_tree_id")
             yield guarded(source_label(inp.name, index, tree_id), convert_tree, raw)
@@ -103,7 +120,9 @@ def _convert_rows(tree_id: str, rows: list[Any]) -> ImportedConversation:
         msg = expect(row, dict, f"message {i}", optional=False)
         where = f"message {msg.get('message_id')}"
         found.append(_message(msg, where, msg.get("parent_id")))
-    return _conversation(found, tree_id, {})
+    conv = _conversation(found, tree_id, {})
+    conv.source_count = sum(_count(row) for row in rows)
+    return conv
 
 
 def convert_tree(raw: Any) -> ImportedConversation:
@@ -122,7 +141,21 @@ def convert_tree(raw: Any) -> ImportedConversation:
             for i, r in reversed(list(enumerate(replies)))
         )
     tree_id = record.get("message_tree_id")
-    return _conversation(found, tree_id if isinstance(tree_id, str) else found[0].source_id, record)
+    conv = _conversation(found, tree_id if isinstance(tree_id, str) else found[0].source_id, record)
+    conv.source_count = _count(prompt)
+    return conv
+
+
+def _count(message: Any) -> int:
+    """Messages in a message object and every reply nested in it, counted on their own."""
+    total, stack = 0, [message]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            total += 1
+            replies = item.get("replies")
+            stack.extend(replies if isinstance(replies, list) else [])
+    return total
 
 
 def _parse_flat(inp: Input) -> Iterator[ImportedConversation | ParseError]:
@@ -155,6 +188,7 @@ def _tree_key(raw: bytes, lineno: int) -> str | None:
 
 def _convert_flat(inp: Input, tree_id: str, offsets: list[int]) -> ImportedConversation:
     found: list[ImportedMessage] = []
+    held = 0
     for offset, line in zip(offsets, read_lines_at(inp, offsets), strict=True):
         where = f"byte {offset}"
         try:
@@ -165,7 +199,10 @@ def _convert_flat(inp: Input, tree_id: str, offsets: list[int]) -> ImportedConve
         found.append(
             _message(msg, f"message {msg.get('message_id')} ({where})", msg.get("parent_id"))
         )
-    return _conversation(found, tree_id, {})
+        held += _count(msg)
+    conv = _conversation(found, tree_id, {})
+    conv.source_count = held
+    return conv
 
 
 def _conversation(

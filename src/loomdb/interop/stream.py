@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InvalidInput, MissingExtra
+from ..limits import Limits
 
 try:
     import ijson
@@ -57,6 +58,8 @@ class Input:
     path: Path
     member: str | None = None
     _zip_names: list[str] | None = field(default=None, repr=False)
+    #: the store's input limits, set by the importer (the defaults until then)
+    limits: Limits = field(default_factory=Limits, repr=False)
 
     @property
     def name(self) -> str:

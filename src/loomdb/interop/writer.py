@@ -50,6 +50,7 @@ from .. import content as C
 from .. import refs as R
 from ..errors import InvalidInput
 from ..model import Node, Ref, Tree, iso
+from .heads import ref_part, write_heads
 from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage
 from .report import Outcome
 from .spawns import Written, spawn_record, spawned_lineage, with_session
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 
 _MAX_MS = 2**48 - 1
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,59}$")
-_REF_CHAR = re.compile(r"[^A-Za-z0-9_./-]+")
 _DEFAULT_AUTHOR = {"user": "human", "assistant": "assistant", "system": "system", "tool": "tool"}
 
 # ---------------------------------------------------------------- ids
@@ -119,8 +119,8 @@ def write_conversation(
         return Outcome(tree_id_for(conv), skipped=1,
                        warnings=["the conversation has no messages to import"])
     writer = _ConversationWriter(loom, conv, seen)
-    if written is not None and conv.spawn is not None:
-        writer.spawned = with_session(loom, spawned_lineage(conv, written))
+    if conv.spawn is not None:
+        writer.spawned = with_session(loom, spawned_lineage(conv, written or {}))
     try:
         outcome = writer.run()
     except BaseException:
@@ -200,7 +200,17 @@ class _ConversationWriter:
             self._overlay(m, node)
         self._say_changed()
         self._session(nodes)
+        self._say_count(len(nodes))
         return self.outcome
+
+    def _say_count(self, landed: int) -> None:
+        """A conversation whose messages in the store differ in number from what the
+        source holds says so, rather than losing any in silence."""
+        held = self.conv.source_count
+        if held is not None and held != landed:
+            self.outcome.warnings.append(
+                f"the file holds {held} message(s) in this conversation; {landed} are in the "
+                f"store after this import")
 
     def _repeated(self) -> bool:
         """True when this conversation's id was met earlier in the file and this copy is
@@ -348,12 +358,18 @@ class _ConversationWriter:
         C.check_text(author, f"{where}.author")
         return self.loom.write_node(
             tree=self.tree_id, parent=parent, blocks=blocks, role=m.role, author=author,
-            source="import", options=None, cache=False, kind=m.kind, created_at=created_at,
-            provenance=provenance,
+            source="import", options=m.options or None, cache=False, kind=m.kind,
+            created_at=created_at, provenance=provenance, sources=self._kept(m),
             origin={"format": self.fmt, "conversation": self.conv.source_id,
                     "message": m.source_id},
             edited_from=version_of, node_id=nid,
         )
+
+    def _kept(self, m: ImportedMessage) -> list[tuple[str, str]]:
+        """A compaction's hyperedge sources: the turns it kept (written before it)."""
+        if m.kind != "compaction":
+            return []
+        return [(self.nodes[k].id, "context") for k in m.kept_source_ids if k in self.nodes]
 
     def _content(self, m: ImportedMessage) -> tuple[list[dict[str, Any]], str]:
         """(checked blocks with blob ids, content id) of a message, computed once."""
@@ -398,7 +414,7 @@ class _ConversationWriter:
     def _bookmark(self, m: ImportedMessage, node: Node) -> None:
         """The source's bookmark on a node, unless one of its name family is there."""
         if m.bookmark:
-            name = self._free_name(f"{self._base_name()}/{_ref_part(m.bookmark)}", node.id)
+            name = self.free_name(f"{self.base_name()}/{ref_part(m.bookmark)}", node.id)
             if name is not None:
                 self.loom.bookmark(node.id, name)
 
@@ -444,7 +460,7 @@ class _ConversationWriter:
         return bid
 
     # -- refs ------------------------------------------------------------------------
-    def _base_name(self) -> str:
+    def base_name(self) -> str:
         """`import/<format>/<id>`: the source id when it is short and safe, its first 8
         characters when long (like a short git hash), else 8 characters of the tree id."""
         name = f"import/{self.fmt.replace('_', '-')}/"
@@ -457,7 +473,7 @@ class _ConversationWriter:
                 pass
         return name + self.tree_id[-8:].lower()
 
-    def _free_name(self, wanted: str, node_id: str) -> str | None:
+    def free_name(self, wanted: str, node_id: str) -> str | None:
         """`wanted` or `wanted-2`, `-3`...: the first name that is free; None when a ref
         of that family already points at `node_id` (nothing to add)."""
         wanted = wanted[:96].rstrip("./-") or "import"
@@ -475,6 +491,9 @@ class _ConversationWriter:
         new current message when the import added messages (see `_follows_source`)."""
         from .tree import newest_leaf
 
+        if self.conv.heads:
+            write_heads(self, nodes)
+            return
         current = self.conv.current_source_id
         if current is None or current not in nodes:
             current = newest_leaf(self.conv.messages)
@@ -486,18 +505,18 @@ class _ConversationWriter:
         origin = {"imported": {"format": self.fmt, "conversation": self.conv.source_id,
                                "current": current}}
         if not mine:
-            name = self._free_name(self._base_name(), head)
+            name = self.free_name(self.base_name(), head)
             if name is not None:
                 self.loom.create_ref(name, "session", self.tree_id, head, {}, origin)
             return
         ref = mine[0]
-        if ref.node == head or not self._follows_source(ref):
+        if ref.node == head or not self.follows_source(ref):
             return
         grew = ref.node in self._active_path(nodes, current)
         self.loom.move_ref(ref, head, "import: the source's active branch "
                         + ("grew" if grew else "changed"))
 
-    def _follows_source(self, ref: Ref) -> bool:
+    def follows_source(self, ref: Ref) -> bool:
         """Is the session still where an import put it (nobody moved, continued or
         selected in it since)? Then it follows the source to its new active message (a
         regenerated answer, an edit); a session someone used stays where they left it."""
@@ -541,9 +560,3 @@ def _missing(block: dict[str, Any], att: Attachment | None) -> dict[str, Any]:
 def _tag(value: str) -> str:
     return value.strip()[:100]
 
-
-def _ref_part(value: str) -> str:
-    part = _REF_CHAR.sub("-", value.strip()).strip("-./")
-    while ".." in part:
-        part = part.replace("..", ".")
-    return part or "bookmark"

@@ -1,0 +1,306 @@
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) into the intermediate form.
+
+One rollout file is one session, one tree. Current rollouts wrap every value as
+`{"timestamp", "type", "payload"}` with types `session_meta`, `response_item`,
+`event_msg`, `turn_context` and `compacted`; older ones hold the session meta as the
+first value and the response items bare after it (with `record_type` state values in
+between). A file may hold pretty-printed values spanning lines, so values are read,
+not lines (`values.read_values`).
+
+No entry has an id, so file order is the order and a message's source id is the
+index of the value that starts it: importing a file that grew adds only its new
+messages. The messages form one chain:
+
+  * `response_item` `message`s are user / assistant / system nodes (`developer` is a
+    system node that keeps its source role);
+  * the assistant's items of one turn (reasoning summaries as thinking, messages,
+    function and custom tool calls as `tool_use`) form one assistant node; the
+    outputs that follow them (`function_call_output`...) one tool node of
+    `tool_result`s;
+  * `event_msg` values repeat the response items for the UI (user_message,
+    agent_message, agent_reasoning) or carry usage (token_count): not messages;
+  * `turn_context` (model, effort, cwd, sandbox and approval policy) becomes the
+    options of the next node written, under `codex`, when it differs from the ones in
+    force: inert settings, never a provider pointer;
+  * a `compacted` item becomes a compaction node holding its summary;
+  * `ghost_snapshot` (a git snapshot of the worktree) is left out, named in the
+    conversation's metadata count.
+
+A folder is read as every `rollout-*.jsonl` below it (symbolic links not followed,
+nothing outside it read), each file one conversation. A child thread (a subagent the
+model started with `spawn_agent`) is its own rollout; it is read after its parent and
+becomes a child tree spawned from the call (see `codex_threads`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from .codex_threads import Calls, parent_thread, parents_first
+from .model import (
+    AttachmentSet,
+    ImportedConversation,
+    ImportedMessage,
+    ParseError,
+    as_dict,
+    as_str,
+    check_blocks,
+    content_hash,
+    guarded,
+    parse_data_url,
+    text_block,
+    to_datetime,
+    tool_result_block,
+    tool_use_block,
+)
+from .stream import Input, as_input
+from .values import read_values
+
+FORMAT = "codex"
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+#: turn_context keys kept as options (the rest are long instructions or unknown)
+_CONTEXT_KEYS = ("model", "effort", "summary", "cwd", "approval_policy", "sandbox_policy")
+#: the most rollout files read from one folder
+MAX_FILES = 100_000
+
+Blocks = list[dict[str, Any]]
+
+
+def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
+    inp = as_input(source)
+    #: child thread id -> its spawn, noted while its parent was read (parents come first)
+    spawned: dict[str, dict[str, Any]] = {}
+    for path in parents_first(list(session_files(inp.path, "rollout-*.jsonl")), inp.limits):
+        one = Input(path, limits=inp.limits)
+        label = str(path.relative_to(inp.path)) if inp.path.is_dir() else inp.name
+        try:
+            values = list(read_values(one))
+        except InvalidInput as exc:
+            yield ParseError(label, exc.why)
+            continue
+        rollout = _Rollout(label)
+        item = guarded(label, rollout.run, values)
+        if isinstance(item, ImportedConversation):
+            for child, spawn in rollout.calls.children.items():
+                spawned[child] = {"conversation": item.source_id, **spawn}
+            parent = parent_thread(rollout.meta)
+            if parent is not None:
+                item.spawn = spawned.get(item.source_id) or {"conversation": parent}
+        yield item
+
+
+def session_files(root: Path, pattern: str) -> Iterator[Path]:
+    """`root` itself when it is a file, else the files under it matching `pattern`, in
+    name order: regular files only, no symbolic link followed, nothing outside `root`."""
+    if not root.is_dir():
+        yield root
+        return
+    base = root.resolve()
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.match(pattern) and path.is_file() and not path.is_symlink():
+                found.append(path)
+                if len(found) > MAX_FILES:
+                    raise InvalidInput(str(root), f"more than {MAX_FILES} session files")
+    yield from (root / p.relative_to(base) for p in sorted(found))
+
+
+def looks_like(value: Any) -> bool:
+    """Is this the first value of a Codex rollout?"""
+    if not isinstance(value, dict):
+        return False
+    if value.get("type") == "session_meta" and isinstance(value.get("payload"), dict):
+        return True
+    payload = value.get("payload")
+    if isinstance(payload, dict) and value.get("type") in ("response_item", "turn_context"):
+        return True
+    # the older layout: session meta bare on the first line
+    return (isinstance(value.get("id"), str) and "timestamp" in value
+            and "instructions" in value and "type" not in value)
+
+
+class _Rollout:
+    """One rollout file, value by value, into one chain of messages."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.meta: dict[str, Any] = {}
+        self.messages: list[ImportedMessage] = []
+        self.attachments = AttachmentSet()
+        self.options: dict[str, Any] = {}
+        self.pending: dict[str, Any] | None = None
+        self.group: tuple[str, int] | None = None  # (kind, index of the node's message)
+        self.left_out: dict[str, int] = {}
+        self.when: Any = None
+        self.calls = Calls()
+
+    def run(self, values: list[tuple[int, Any]]) -> ImportedConversation:
+        for index, (line, value) in enumerate(values):
+            where = f"line {line}"
+            if isinstance(value, InvalidInput):
+                raise InvalidInput(f"{self.label} {where}", value.why)
+            if not isinstance(value, dict):
+                raise InvalidInput(f"{self.label} {where}", "expected a JSON object")
+            self._value(index, value, where)
+        meta = self.meta
+        source_id = as_str(meta.get("id")) or content_hash([v for _, v in values[:3]])
+        metadata: dict[str, Any] = {k: meta[k] for k in ("cwd", "originator", "cli_version", "source",
+                                         "model_provider", "git") if k in meta}
+        if self.left_out:
+            metadata["left_out"] = dict(self.left_out)
+        current = self.messages[-1].source_id if self.messages else None
+        return ImportedConversation(
+            source_format=FORMAT, source_id=source_id, title=None,
+            created_at=to_datetime(meta.get("timestamp"), "session_meta.timestamp"),
+            mode="dialogue", messages=self.messages, current_source_id=current,
+            attachments=self.attachments.to_list(), system=as_str(meta.get("instructions")),
+            metadata=metadata,
+        )
+
+    def _value(self, index: int, value: dict[str, Any], where: str) -> None:
+        if "payload" in value and isinstance(value.get("type"), str):
+            kind, payload = value["type"], as_dict(value.get("payload"))
+            self.when = value.get("timestamp") or self.when
+        elif index == 0 and "type" not in value:
+            kind, payload = "session_meta", value
+        elif "record_type" in value:
+            return
+        else:
+            kind, payload = "response_item", value
+        if kind == "session_meta":
+            if not self.meta:
+                self.meta = payload
+                self.when = self.when or payload.get("timestamp")
+        elif kind == "turn_context":
+            wanted = {k: payload[k] for k in _CONTEXT_KEYS if k in payload}
+            if wanted != self.options:
+                self.pending = wanted
+        elif kind == "compacted":
+            self._compaction(index, payload, where)
+        elif kind == "response_item":
+            self._item(index, payload, where)
+        elif kind != "event_msg":
+            self.left_out[kind] = self.left_out.get(kind, 0) + 1
+
+    def _item(self, index: int, item: dict[str, Any], where: str) -> None:
+        kind = item.get("type")
+        if kind == "message":
+            role = as_str(item.get("role")) or ""
+            if role not in _ROLES:
+                raise InvalidInput(f"{self.label} {where}.role", f"unknown role {role!r}")
+            blocks = self._content(item.get("content"), f"{where}.content")
+            if role == "assistant":
+                self._add_to("assistant", index, blocks, where)
+            else:
+                meta = {"source_role": role} if role == "developer" else {}
+                self._new(index, _ROLES[role], blocks, where, meta)
+        elif kind == "reasoning":  # the summary, else the raw text some models return
+            parts = item.get("summary") or item.get("content") or []
+            texts = [as_str(as_dict(s).get("text")) for s in parts if isinstance(s, dict)]
+            thinking = "\n\n".join(t for t in texts if t)
+            if thinking:
+                self._add_to("assistant", index, [{"type": "thinking", "thinking": thinking}],
+                             where)
+        elif kind in _CALLS:
+            block = self._call(item, index)
+            self._add_to("assistant", index, [block], where)
+            self.calls.call(block["id"], block["name"], item.get("arguments"),
+                            self.messages[-1].source_id)
+        elif kind in _OUTPUTS:
+            call_id = as_str(item.get("call_id")) or f"call-{index}"
+            text = _output(item.get("output"))
+            self._add_to("tool", index, [tool_result_block(call_id, text)], where)
+            self.calls.output(call_id, text, self.messages[-1].source_id)
+        else:
+            name = str(kind)[:40]
+            self.left_out[name] = self.left_out.get(name, 0) + 1
+
+    def _compaction(self, index: int, payload: dict[str, Any], where: str) -> None:
+        summary = as_str(payload.get("message")) or ""
+        self._new(index, "user", [text_block(summary)], where, {}, kind="compaction")
+        history = payload.get("replacement_history")
+        if isinstance(history, list):
+            self.messages[-1].metadata["replacement_history"] = len(history)
+
+    def _call(self, item: dict[str, Any], index: int) -> dict[str, Any]:
+        call_id = as_str(item.get("call_id")) or as_str(item.get("id")) or f"call-{index}"
+        name = as_str(item.get("name")) or str(item.get("type"))
+        if item.get("type") == "function_call":
+            return tool_use_block(call_id, name, item.get("arguments"))
+        if item.get("type") == "custom_tool_call":
+            return tool_use_block(call_id, name, {"input": item.get("input")})
+        rest = {k: v for k, v in item.items() if k not in ("type", "id", "call_id")}
+        return tool_use_block(call_id, name, rest)
+
+    def _content(self, raw: Any, where: str) -> Blocks:
+        if isinstance(raw, str):
+            return [text_block(raw)] if raw else []
+        blocks: Blocks = []
+        for i, part in enumerate(raw if isinstance(raw, list) else []):
+            part = as_dict(part)
+            kind = part.get("type")
+            if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+                blocks.append(text_block(part["text"]))
+            elif kind == "input_image":
+                blocks.append(self._image(as_str(part.get("image_url")) or "", f"{where}[{i}]"))
+        return blocks
+
+    def _image(self, url: str, where: str) -> dict[str, Any]:
+        parsed = parse_data_url(url)
+        if parsed is None:  # a remote or local path: named, never fetched or read
+            return text_block(f"[image not in the session: {url[:200]}]")
+        mime, data = parsed
+        key = self.attachments.add(f"{where}:{content_hash(url)[7:23]}", data,
+                                   mime or "application/octet-stream")
+        return {"type": "image", "ref": key, "mime_type": mime or "application/octet-stream"}
+
+    # -- building the chain --------------------------------------------------------------
+    def _add_to(self, kind: str, index: int, blocks: Blocks, where: str) -> None:
+        """Blocks into the open node of `kind` (an assistant turn, its tool outputs), or
+        a new node when the open one is of another kind."""
+        if self.group is not None and self.group[0] == kind:
+            message = self.messages[self.group[1]]
+            message.content = check_blocks(
+                [b for b in message.content if b.get("text") != ""] + blocks, where)
+            return
+        self._new(index, kind, blocks, where, {})
+        self.group = (kind, len(self.messages) - 1)
+
+    def _new(self, index: int, role: str, blocks: Blocks, where: str, meta: dict[str, Any],
+             kind: str = "message") -> None:
+        parent = self.messages[-1].source_id if self.messages else None
+        model = self.options.get("model") if role == "assistant" else None
+        message = ImportedMessage(
+            source_id=str(index), parent_source_id=parent, role=role,
+            content=check_blocks(blocks, f"{self.label} {where}"),
+            created_at=to_datetime(self.when, f"{self.label} {where}.timestamp"),
+            model=model if isinstance(model, str) and model else None,
+            metadata=meta, kind=kind,
+        )
+        if self.pending is not None:
+            message.options = {"codex": self.pending}
+            self.options = self.pending
+            self.pending = None
+            if role == "assistant" and isinstance(self.options.get("model"), str):
+                message.model = self.options["model"] or None
+        self.messages.append(message)
+        self.group = None
+
+
+def _output(raw: Any) -> str:
+    """A function call's output: Codex writes a JSON string `{"output", "metadata"}` or
+    plain text; the text is kept as it was written."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict) and isinstance(raw.get("content"), str):
+        return str(raw["content"])
+    return "" if raw is None else str(raw)[:1_000_000]

@@ -1,0 +1,409 @@
+"""simonw/llm's `logs.db` into the intermediate form: a user's whole `llm` history at once.
+
+Two stores, both read (the database is opened read-only; no file a row names is read):
+
+  * **the message store** (llm 0.32 and later): `messages` are content-addressed and
+    name their parent's hash, so they form trees; each root (a system prompt, or the
+    first user message) is one loomdb tree holding every message below it, branches
+    included. A message's `parts` become blocks: text, reasoning (thinking), tool_call
+    (tool_use), tool_result, attachment (the bytes from `attachments`, else a text
+    block naming the URL or path). `threads` are the sessions: each becomes a session
+    ref at its tip (`forked_from` kept in the ref's origin), so a fork is a second
+    session into the same tree, as in llm. `turns` are provenance: the model, resolved
+    model, options, token counts and duration of the call that wrote each answer; a
+    message's time is that of the first turn that recorded it (messages carry none).
+  * **the legacy tables** (`conversations` / `responses`, llm before 0.32): each
+    conversation is a linear tree of prompt / response pairs in time order, the first
+    system prompt as its system context; a response without a conversation is a tree
+    of its own. A conversation whose id is also a thread of the message store was
+    written to both by llm during the move and is read once, from the message store.
+    Legacy tool calls (`tool_calls`, `tool_results`) are left out (see docs/interop.md).
+
+Messages no root reaches (a parent hash that names nothing) cannot be placed in a
+tree: they are reported as an error naming how many, never dropped in silence.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from ..limits import Limits
+from . import tree
+from .model import (
+    AttachmentSet,
+    Head,
+    ImportedConversation,
+    ImportedMessage,
+    ParseError,
+    as_str,
+    check_blocks,
+    guarded,
+    text_block,
+    to_datetime,
+    tool_result_block,
+    tool_use_block,
+)
+from .stream import Input, as_input
+from .values import depth
+
+FORMAT = "llm"
+MAGIC = b"SQLite format 3\x00"
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
+_CHUNK = 500
+
+Blocks = list[dict[str, Any]]
+Row = tuple[Any, ...]
+
+
+def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
+    inp = as_input(source)
+    try:
+        yield from _parse(inp)
+    except sqlite3.Error as exc:  # a damaged file: what was read before it stays
+        raise InvalidInput(inp.name, f"cannot read the SQLite database ({exc})") from None
+
+
+def _parse(inp: Input) -> Iterator[ImportedConversation | ParseError]:
+    with closing(_connect(inp.path)) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not ({"messages", "parts", "threads"} <= tables or "responses" in tables):
+            raise InvalidInput(inp.name, "a SQLite database, but not simonw/llm's logs.db")
+        threads: set[str] = set()
+        if {"messages", "parts", "threads"} <= tables:
+            store = _MessageStore(db, inp.name, tables, inp.limits)
+            yield from store.trees()
+            threads = store.thread_ids
+        if "responses" in tables:
+            yield from _legacy(db, inp.name, threads, "conversations" in tables, inp.limits)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        db.execute("PRAGMA trusted_schema = OFF")  # a crafted file's views run no functions
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise InvalidInput(path.name, f"cannot read the SQLite database ({exc})") from None
+    return db
+
+
+def _rowids(db: sqlite3.Connection, table: str) -> dict[str, list[int]]:
+    """tip message hash -> the row ids of `table` that point at it."""
+    out: dict[str, list[int]] = {}
+    for rowid, tip in db.execute(f"SELECT rowid, tip_message_hash FROM {table}"):
+        if isinstance(tip, str):
+            out.setdefault(tip, []).append(rowid)
+    return out
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i:i + _CHUNK]
+
+
+def _json(raw: Any, where: str, limits: Limits) -> Any:
+    """A JSON column, refused when malformed, too long or nested too deep."""
+    if raw is None or raw == "":
+        return None
+    if len(raw) > limits.session_line:
+        raise InvalidInput(where, f"longer than {limits.session_line} bytes")
+    limit = limits.json_depth
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise InvalidInput(where, f"nested deeper than {limit}") from None
+    except (ValueError, TypeError):
+        raise InvalidInput(where, "not valid JSON") from None
+    if depth(value, limit) > limit:
+        raise InvalidInput(where, f"nested deeper than {limit}")
+    return value
+
+
+# ---------------------------------------------------------------- the message store
+
+
+class _MessageStore:
+    def __init__(self, db: sqlite3.Connection, name: str, tables: set[str],
+                 limits: Limits) -> None:
+        self.db = db
+        self.limits = limits
+        self.name = name
+        self.tables = tables
+        self.thread_ids = {r[0] for r in db.execute("SELECT id FROM threads")}
+        # llm indexes neither table by tip, and the file is opened read-only: one pass
+        # notes which rows point at which message (row ids only), instead of a scan per tree
+        self.turns_at = _rowids(db, "turns")
+        self.threads_at = _rowids(db, "threads")
+
+    def trees(self) -> Iterator[ImportedConversation | ParseError]:
+        reached = 0
+        roots = [r[0] for r in self.db.execute(
+            "SELECT hash FROM messages WHERE parent_hash IS NULL ORDER BY rowid")]
+        for index, root in enumerate(roots):
+            rows = self.db.execute(
+                "WITH RECURSIVE t(hash) AS (SELECT ? UNION SELECT m.hash FROM messages m "
+                "JOIN t ON m.parent_hash = t.hash) SELECT m.hash, m.parent_hash, m.role, "
+                "m.provider_metadata FROM messages m JOIN t ON m.hash = t.hash ORDER BY m.rowid",
+                (root,)).fetchall()
+            reached += len(rows)
+            where = f"{self.name} messages[{index}] (root {root})"
+            yield guarded(where, self._tree, root, rows, where)
+        total = self.db.execute("SELECT count(*) FROM messages").fetchone()[0]
+        if total > reached:
+            yield ParseError(f"{self.name} messages", f"{total - reached} message(s) hang from a "
+                             f"parent hash that is not in the store; not imported")
+
+    def _tree(self, root: str, rows: list[Row], where: str) -> ImportedConversation:
+        hashes = [r[0] for r in rows]
+        parts = self._parts(hashes)
+        attachments = AttachmentSet()
+        times, models = self._turns(hashes, {r[0]: r[1] for r in rows})
+        messages: list[ImportedMessage] = []
+        for hash_, parent, role, provider_meta in rows:
+            if not isinstance(hash_, str) or not (parent is None or isinstance(parent, str)):
+                raise InvalidInput(f"{where} message {hash_!r}", "hashes must be text")
+            here = f"{where} message {hash_}"
+            blocks = [b for p in parts.get(hash_, []) for b in self._block(p, here, attachments)]
+            meta: dict[str, Any] = {}
+            if role not in _ROLES:
+                meta["source_role"] = str(role)[:40]
+            pm = _json(provider_meta, f"{here}.provider_metadata", self.limits)
+            if pm:
+                meta["provider_metadata"] = pm
+            turn = models.get(hash_)
+            if turn:
+                meta["turn"] = turn
+            messages.append(ImportedMessage(
+                source_id=hash_, parent_source_id=parent, role=_ROLES.get(role, "user"),
+                content=check_blocks(blocks, here), created_at=times.get(hash_),
+                model=as_str((turn or {}).get("model")), metadata=meta,
+            ))
+        messages = tree.order(messages, where)  # one row per hash, parents first, no cycle
+        heads = self._threads(hashes)
+        first_time = min((t for t in times.values() if t is not None), default=None)
+        return ImportedConversation(
+            source_format=FORMAT, source_id=root, title=heads[0].title if heads else None,
+            created_at=first_time, mode="dialogue", messages=messages,
+            current_source_id=heads[0].message if heads else None,
+            attachments=attachments.to_list(), heads=heads,
+        )
+
+    def _parts(self, hashes: list[str]) -> dict[str, list[Row]]:
+        out: dict[str, list[Row]] = {}
+        for chunk in _chunks(hashes):
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(
+                f"SELECT message_hash, position, type, tool_name, text, payload FROM parts "
+                f"WHERE message_hash IN ({marks}) ORDER BY message_hash, position", chunk):
+                out.setdefault(row[0], []).append(row)
+        return out
+
+    def _block(self, part: Row, where: str, attachments: AttachmentSet) -> Blocks:
+        _hash, position, kind, tool_name, text, raw = part
+        where = f"{where} part {position}"
+        payload = _json(raw, where, self.limits) or {}
+        if not isinstance(payload, dict):
+            raise InvalidInput(where, "payload is not an object")
+        if text is None:
+            text = self._text(payload, where)
+        elif not isinstance(text, str):
+            raise InvalidInput(where, f"its text is a {type(text).__name__}, not text")
+        if kind == "text":
+            return [text_block(text or "")]
+        if kind == "reasoning":
+            if payload.get("redacted") or not text:
+                return []
+            return [{"type": "thinking", "thinking": text}]
+        call_id = as_str(payload.get("tool_call_id")) or f"{_hash}:{position}"
+        if kind == "tool_call":
+            return [tool_use_block(call_id, as_str(tool_name) or as_str(payload.get("name"))
+                                   or "tool", payload.get("arguments"))]
+        if kind == "tool_result":
+            output = payload.get("output")
+            block = tool_result_block(call_id, output if isinstance(output, str) else "",
+                                      as_str(tool_name) or as_str(payload.get("name")))
+            if as_str(payload.get("exception")):
+                block["is_error"] = True
+                block["content"].append(text_block(payload["exception"]))
+            refs = payload.get("attachments")
+            for ref in refs if isinstance(refs, list) else []:
+                block["content"].append(self._attachment(ref, where, attachments))
+            return [block]
+        if kind == "attachment":
+            return [self._attachment(payload.get("attachment"), where, attachments)]
+        return [text_block(json.dumps({"type": kind, **payload})[:100_000])]
+
+    def _text(self, payload: dict[str, Any], where: str) -> str | None:
+        """A part's text rebuilt from its fragment references (`text_ref`)."""
+        pieces = payload.get("text_ref")
+        if not isinstance(pieces, list):
+            return as_str(payload.get("text"))
+        ids = [p["fragment"] for p in pieces if isinstance(p, dict)
+               and isinstance(p.get("fragment"), int)]
+        found: dict[int, str] = {}
+        for chunk in _chunks(ids) if "fragments" in self.tables else ():
+            marks = ",".join("?" * len(chunk))
+            found.update(self.db.execute(
+                f"SELECT id, content FROM fragments WHERE id IN ({marks})", chunk).fetchall())
+        out: list[str] = []
+        for p in pieces:
+            if isinstance(p, dict) and isinstance(p.get("literal"), str):
+                out.append(p["literal"])
+            elif isinstance(p, dict) and p.get("fragment") in found:
+                out.append(str(found[p["fragment"]]))
+            else:
+                raise InvalidInput(where, "a fragment reference that is not in the store")
+        return "".join(out)
+
+    def _attachment(self, ref: Any, where: str, attachments: AttachmentSet) -> dict[str, Any]:
+        att_id = ref.get("id") if isinstance(ref, dict) else None
+        row = None
+        if isinstance(att_id, str) and "attachments" in self.tables:
+            row = self.db.execute(
+                "SELECT type, path, url, length(content) FROM attachments WHERE id = ?",
+                (att_id,)).fetchone()
+        if row is None:
+            return text_block(f"[attachment not in the store: {str(att_id)[:80]}]")
+        mime, path, url, size = row
+        mime = as_str(mime) or "application/octet-stream"
+        if not size or size > self.limits.blob:
+            named = as_str(url) or as_str(path) or str(att_id)
+            return text_block(f"[attachment not in the store: {named[:200]} ({mime})]")
+        data = self.db.execute("SELECT content FROM attachments WHERE id = ?",
+                               (att_id,)).fetchone()[0]
+        key = attachments.add(f"llm-attachment:{att_id}", _as_bytes(data), mime)
+        kind = "image" if mime.startswith("image/") else "document"
+        return {"type": kind, "ref": key, "mime_type": mime}
+
+    def _turns(self, hashes: list[str], parents: dict[str, str | None]
+               ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """(message -> time of the first turn that recorded it, answer -> its turn)."""
+        turns: list[Row] = []
+        for chunk in _chunks([r for h in hashes for r in self.turns_at.get(h, ())]):
+            marks = ",".join("?" * len(chunk))
+            turns += self.db.execute(
+                f"SELECT id, parent_message_hash, tip_message_hash, model, resolved_model, "
+                f"options_json, input_tokens, output_tokens, duration_ms, datetime_utc, thread_id "
+                f"FROM turns WHERE rowid IN ({marks})", chunk).fetchall()
+        turns.sort(key=lambda t: str(t[9] or ""))
+        times: dict[str, Any] = {}
+        answers: dict[str, dict[str, Any]] = {}
+        for tid, parent, tip, model, resolved, options, tin, tout, ms, when, thread in turns:
+            moment = to_datetime(when, f"turn {tid}.datetime_utc")
+            info = {k: v for k, v in (("id", tid), ("model", model), ("resolved_model", resolved),
+                    ("options", _json(options, f"turn {tid}.options_json", self.limits)),
+                    ("input_tokens", tin), ("output_tokens", tout), ("duration_ms", ms),
+                    ("thread", thread)) if v is not None}
+            cursor: str | None = tip
+            inside = True
+            for _ in range(len(hashes) + 1):  # bounded: a chain is no longer than its tree
+                if cursor is None or cursor not in parents:
+                    break
+                if cursor == parent:
+                    inside = False
+                if inside:
+                    answers.setdefault(cursor, info)
+                elif cursor in times:
+                    break
+                times.setdefault(cursor, moment)
+                cursor = parents[cursor]
+        return times, answers
+
+    def _threads(self, hashes: list[str]) -> list[Head]:
+        """(thread id, tip message, name, origin extras) of every thread into this tree,
+        the most recent first (its tip is the tree's active branch)."""
+        found: list[Row] = []
+        for chunk in _chunks([r for h in hashes for r in self.threads_at.get(h, ())]):
+            marks = ",".join("?" * len(chunk))
+            found += self.db.execute(
+                f"SELECT id, tip_message_hash, name, forked_from, datetime_utc FROM threads "
+                f"WHERE rowid IN ({marks})", chunk).fetchall()
+        found.sort(key=lambda t: (str(t[4] or ""), str(t[0])), reverse=True)
+        return [Head(str(tid), tip, str(tid)[-10:], as_str(name),
+                     {k: v for k, v in (("forked_from", fork), ("created", when)) if v is not None})
+                for tid, tip, name, fork, when in found]
+
+
+# ---------------------------------------------------------------- the legacy tables
+
+
+def _legacy(db: sqlite3.Connection, name: str, threads: set[str], has_conversations: bool,
+            limits: Limits) -> Iterator[ImportedConversation | ParseError]:
+    cols = {r[1] for r in db.execute("PRAGMA table_info(responses)")}
+    wanted = ["id", "conversation_id", "model", "prompt", "system", "response", "options_json",
+              "datetime_utc", "input_tokens", "output_tokens", "duration_ms"]
+    select = ", ".join(c if c in cols else "NULL" for c in wanted)
+    names: dict[str, Any] = {}
+    if has_conversations:
+        names = {str(r[0]): r for r in db.execute("SELECT id, name, model FROM conversations")}
+    current: str | None = None
+    batch: list[Row] = []
+    index = 0
+    query = (f"SELECT {select} FROM responses ORDER BY "
+             f"coalesce(conversation_id, 'response:' || id), datetime_utc, rowid")
+    for row in db.execute(query):
+        key = str(row[1]) if row[1] is not None else f"response:{row[0]}"
+        if key != current and batch:
+            if current not in threads:
+                yield _legacy_one(name, index, current or "", batch, names, limits)
+                index += 1
+            batch = []
+        current = key
+        batch.append(row)
+    if batch and current not in threads:
+        yield _legacy_one(name, index, current or "", batch, names, limits)
+
+
+def _legacy_one(name: str, index: int, key: str, rows: list[Row], names: dict[str, Any],
+                limits: Limits) -> ImportedConversation | ParseError:
+    where = f"{name} conversations[{index}] (id {key})"
+    return guarded(where, _legacy_tree, key, rows, names.get(key), where, limits)
+
+
+def _legacy_tree(key: str, rows: list[Row], conv: Row | None, where: str,
+                 limits: Limits) -> ImportedConversation:
+    messages: list[ImportedMessage] = []
+    system: str | None = None
+    for rid, _cid, model, prompt, sys_prompt, response, options, when, tin, tout, ms in rows:
+        here = f"{where} response {rid}"
+        moment = to_datetime(when, f"{here}.datetime_utc")
+        parent = messages[-1].source_id if messages else None
+        meta: dict[str, Any] = {}
+        if as_str(sys_prompt) and system is None:
+            system = sys_prompt
+        elif as_str(sys_prompt) and sys_prompt != system:
+            meta["system"] = sys_prompt
+        messages.append(ImportedMessage(
+            source_id=f"{rid}/prompt", parent_source_id=parent, role="user",
+            content=check_blocks([text_block(prompt)] if as_str(prompt) else [], here),
+            created_at=moment, metadata=meta))
+        options_json = _json(options, f"{here}.options_json", limits)
+        turn = {k: v for k, v in (("id", rid), ("options", options_json),
+                ("input_tokens", tin), ("output_tokens", tout), ("duration_ms", ms))
+                if v is not None}
+        messages.append(ImportedMessage(
+            source_id=f"{rid}/response", parent_source_id=f"{rid}/prompt", role="assistant",
+            content=check_blocks([text_block(response)] if as_str(response) else [], here),
+            created_at=moment, model=as_str(model), metadata={"turn": turn}))
+    title = as_str(conv[1]) if conv else None
+    return ImportedConversation(
+        source_format=FORMAT, source_id=f"conversation:{key}", title=title,
+        created_at=messages[0].created_at, mode="dialogue", messages=messages,
+        current_source_id=messages[-1].source_id, system=system,
+        metadata={"legacy": True, **({"model": conv[2]} if conv and conv[2] else {})},
+    )
+
+
+def _as_bytes(data: Any) -> bytes:
+    """Attachment content as bytes (SQLite may hand back text for a BLOB column)."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    return base64.b64decode(str(data))
