@@ -15,6 +15,7 @@ import pytest
 from store_counts import Counts, store_counts
 
 from loomdb import Loom
+from loomdb.agents.subagents import children
 from loomdb.errors import InvalidInput
 from loomdb.interop import detect
 from loomdb.interop.stream import Input
@@ -317,6 +318,9 @@ class TestChildThreads:
             0]["text"]
         assert spawned["source"] == {"conversation": "parent-thread", "message": "2",
                                      "task": "count the files", "summary": "5"}
+        (listed,) = children(loom, spawned["node"])  # the agents area lists it, as for spawn
+        assert (listed.tree, listed.task, listed.summary_node) == (
+            child.id, "count the files", spawned["summary"])
         assert loom.import_file(tmp_path).nodes == 0
 
     def test_a_child_imported_without_its_parent_says_so(
