@@ -180,3 +180,28 @@ def test_the_command_follows_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert err.strip().splitlines()[-1] == "stopped" and "Traceback" not in err
+
+
+def test_a_codex_sessions_folder_is_followed_too(loom, tmp_path: Path) -> None:
+    """A Codex rollout growing in `sessions/YYYY/MM/DD/` extends its tree pass by pass,
+    and a restarted watch adds nothing (the real rollout, split where a line ends)."""
+    fixtures = Path(__file__).parent.parent / "fixtures" / "agent-sessions" / "codex"
+    [src] = list(fixtures.glob("*rollout-*.jsonl"))
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    day = tmp_path / "sessions" / "2025" / "11" / "17"
+    day.mkdir(parents=True)
+    rollout = day / src.name
+    rollout.write_text("".join(lines[:20]), encoding="utf-8")
+    watcher = loom.watcher(tmp_path / "sessions")
+    [first] = watcher.step()
+    assert first.error is None and first.report.nodes > 0
+    with open(rollout, "a", encoding="utf-8") as fh:
+        fh.write("".join(lines[20:]))
+    [second] = watcher.step()
+    assert second.error is None and second.report.nodes > 0
+    [tree] = loom.trees()
+    total = len(loom.tree_nodes(tree.id))
+    assert total == first.report.nodes + second.report.nodes
+    [again] = loom.watcher(tmp_path / "sessions").step()
+    assert again.error is None and again.report.nodes == 0
+    assert len(loom.tree_nodes(tree.id)) == total
