@@ -1,0 +1,30 @@
+-- Forgetting (docs/forget.md): what was deleted or redacted, never the content itself.
+--
+-- * forget_log: one line per delete, redaction or retention sweep: who, when, which ids
+--   (JSON lists), the refs deleted with them, the reason given;
+-- * forgotten: the ids of deleted nodes and trees, so an import of an export made
+--   before does not bring them back (import ids are derived from the source's ids);
+-- * redactions: the content ids (raw digests, as nodes hold them) and generation ids
+--   whose stored text was erased: the verifier tells a redaction from tampering.
+CREATE TABLE forget_log (
+  seq INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  trees TEXT NOT NULL,
+  ids TEXT NOT NULL,
+  refs TEXT NOT NULL,
+  reason TEXT
+);
+CREATE TABLE forgotten (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('node', 'tree')),
+  tree_id TEXT NOT NULL,
+  at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE redactions (
+  item TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('content', 'generation')),
+  at TEXT NOT NULL
+) WITHOUT ROWID;
