@@ -30,10 +30,6 @@ def tables(loom: Loom) -> list[str]:
     return sorted(loom.forgetting().existing(_TABLES))
 
 
-def has_search(loom: Loom) -> bool:
-    return bool(loom.forgetting().existing(("search_entries",)))
-
-
 def drop_nodes(loom: Loom, ids: Sequence[str], trees: Sequence[str],
                memo_trees: Sequence[str] = ()) -> None:
     """Erase the search entries of `ids`, and the gateway memo rows naming them (all of
@@ -48,6 +44,10 @@ def drop_nodes(loom: Loom, ids: Sequence[str], trees: Sequence[str],
             fs.run(f"DELETE FROM search_entries WHERE {cond}", args)
         for cond, args in fs.in_("node_id", ids):
             fs.run(f"DELETE FROM search_pending WHERE {cond}", args)
+        if fs.dialect == "sqlite" and ids:
+            # the full-text index keeps deleted words in its segments until they are
+            # merged: merge them now, in this transaction (freed pages zeroed)
+            fs.run("INSERT INTO search_text (search_text) VALUES ('optimize')")
     for table in ("gateway_paths", "gateway_buffers"):
         if table not in have:
             continue
@@ -60,15 +60,6 @@ def drop_nodes(loom: Loom, ids: Sequence[str], trees: Sequence[str],
 def drop_tree(loom: Loom, tree: str) -> None:
     """A tree deleted whole: its gateway memo goes with it."""
     drop_nodes(loom, [], [tree], memo_trees=[tree])
-
-
-def optimize_search(loom: Loom) -> None:
-    """SQLite's full-text index keeps deleted words in its segments until they are
-    merged: merge them now, so the words leave the file (after the forget commits)."""
-    fs = loom.forgetting()
-    if fs.dialect == "sqlite":
-        with loom.transaction():
-            fs.run("INSERT INTO search_text (search_text) VALUES ('optimize')")
 
 
 def keep_document_bodies(loom: Loom, content_ids: Sequence[str]) -> None:

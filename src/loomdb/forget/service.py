@@ -303,9 +303,6 @@ def _after(loom: Loom, fs: ForgetStore, done: Forgotten) -> Forgotten:
                 gone.append(blob)
     done.blobs = gone
     done.files = fs.scrub(A.tables(loom))
-    if A.has_search(loom):
-        A.optimize_search(loom)
-        done.files |= fs.scrub(A.tables(loom)) if fs.dialect == "sqlite" else {}
     return done
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .rows import bytes_to_hex, hex_to_bytes
 
 if TYPE_CHECKING:
+    from ..model import Node
     from .base import Backend
 
 #: the canonical body a redacted content keeps: one text block saying so (its content
@@ -162,6 +163,13 @@ class ForgetStore(ABC):
     @abstractmethod
     def redact_content(self, content_id: str) -> None:
         """Replace the stored body of a content by the tombstone (its id stays)."""
+
+    def insert_tombstone(self, node: Node, flags: int) -> None:
+        """Store a redacted node as an export carried it: the tombstone under its own
+        content id (any copy of that content stored here is redacted first)."""
+        self.redact_content(node.content_id)
+        self.backend.insert_node(node, TOMBSTONE.encode("utf-8"), flags)
+        self.mark_redacted([node.content_id], "content", node.created_at)
 
     def generations_of(self, trees: Sequence[str]) -> list[tuple[str, str, str, str]]:
         """(id, request, provider request, raw response) of the trees' generations."""
