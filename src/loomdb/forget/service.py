@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ..model import Ref
     from ..store.forget import ForgetStore, TreeRow
 
+#: which of the given trees a caller may change (`users.Access.visible`)
+Within = Callable[[Iterable[str]], set[str]]
 #: lines of the record a read returns at most
 MAX_LOG = 1000
 
@@ -69,11 +71,13 @@ class Forgotten:
 
 # == delete ==========================================================================
 def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None = None,
-           reason: str | None = None, node: str | None = None) -> Forgotten:
+           reason: str | None = None, node: str | None = None,
+           within: Within | None = None) -> Forgotten:
     """Delete a node and everything created from it, or `tree:ID` whole; see the module
     docstring. Refs at or below what goes make it refuse (RefConflict, nothing
     written) unless `force`, which deletes them too. `node`: the node id the caller
-    already resolved (an edge that resolved `address` against its user)."""
+    already resolved (an edge that resolved `address` against its user); `within`:
+    which of some trees the caller may change (a delete reaching others is refused)."""
     _check_reason(reason)
     fs = loom.forgetting()
     with loom.transaction():
@@ -96,6 +100,7 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
             gone = _closure(fs, found.tree, rows, {start})
             target = start
         _outside(fs, trees, gone)
+        _allowed(within, trees)
         done = _delete(loom, fs, trees, gone, target=target, force=force)
         done.seq = fs.log({"at": now(), "actor": actor or loom.actor, "action": "delete",
                            "target": target, "trees": done.trees, "ids": done.ids,
@@ -200,7 +205,7 @@ def _generation(row: TreeRow) -> str | None:
 
 # == redact ==========================================================================
 def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | None = None,
-           node: str | None = None) -> Forgotten:
+           node: str | None = None, within: Within | None = None) -> Forgotten:
     """Erase a node's content wherever it is stored; the node stays as a tombstone (see
     the module docstring). Every node sharing the content id is redacted with it
     (`shared`). Redacting a redacted node again changes nothing but the record."""
@@ -215,6 +220,7 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
         cid = found.content_id
         users = fs.content_users(cid)
         trees = sorted({t for _, t in users})
+        _allowed(within, trees)
         ids = sorted(n for n, _ in users)
         texts = _texts(found.content)
         own = {g for n in loom.nodes_by_id(ids).values()
@@ -306,16 +312,32 @@ def _after(loom: Loom, fs: ForgetStore, done: Forgotten) -> Forgotten:
     return done
 
 
-def log(loom: Loom, *, limit: int = 100, tree: str | None = None) -> list[dict[str, Any]]:
-    """The record of forgetting, newest first: who, when, what, which ids, why."""
-    if not 1 <= limit <= MAX_LOG:
+def log(loom: Loom, *, limit: int = 100, tree: str | None = None,
+        within: Within | None = None) -> list[dict[str, Any]]:
+    """The record of forgetting, newest first: who, when, what, which ids, why
+    (`within`: only the lines about trees the caller sees)."""
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_LOG:
         raise InvalidInput("limit", f"must be from 1 to {MAX_LOG}")
-    return loom.forgetting().entries(limit=limit, tree=tree)
+    lines = loom.forgetting().entries(limit=MAX_LOG if within else limit, tree=tree)
+    if within is not None:
+        lines = [e for e in lines if within(e["trees"]) == set(e["trees"])]
+    return lines[:limit]
 
 
 def forgotten(loom: Loom, ids: Iterable[str]) -> set[str]:
     """Which of these node or tree ids were deleted (imports skip them)."""
     return loom.forgetting().forgotten(sorted(set(ids)))
+
+
+def _allowed(within: Within | None, trees: Iterable[str]) -> None:
+    """Refuse a forget that reaches trees the caller may not change: content shared
+    with another user's node (the same content id), or a node of theirs created from
+    one of the caller's. Nothing is written; the store's operator can do it."""
+    wanted = set(trees)
+    if within is not None and within(wanted) != wanted:
+        raise InvalidInput("forget", "it would reach nodes of trees you cannot change (the "
+                           "same content, or nodes made from it, elsewhere); the store's "
+                           "operator can do it with `loomdb delete` / `loomdb redact`")
 
 
 def _check_reason(reason: str | None) -> None:
