@@ -62,7 +62,7 @@ class Forgotten:
                                "trees": self.trees, "ids": self.ids, "refs": self.refs,
                                "generations": self.generations, "blobs": self.blobs,
                                "log": self.seq, "files": self.files}
-        if self.action == "redact":
+        if self.action == "redact":  # (a delete is `delete` or `retention`)
             out["shared"] = self.shared
         else:
             out["trees_deleted"] = self.trees_deleted
@@ -72,7 +72,7 @@ class Forgotten:
 # == delete ==========================================================================
 def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None = None,
            reason: str | None = None, node: str | None = None,
-           within: Within | None = None) -> Forgotten:
+           within: Within | None = None, action: str = "delete") -> Forgotten:
     """Delete a node and everything created from it, or `tree:ID` whole; see the module
     docstring. Refs at or below what goes make it refuse (RefConflict, nothing
     written) unless `force`, which deletes them too. `node`: the node id the caller
@@ -102,7 +102,8 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
         _outside(fs, trees, gone)
         _allowed(within, trees)
         done = _delete(loom, fs, trees, gone, target=target, force=force)
-        done.seq = fs.log({"at": now(), "actor": actor or loom.actor, "action": "delete",
+        done.action = action
+        done.seq = fs.log({"at": now(), "actor": actor or loom.actor, "action": action,
                            "target": target, "trees": done.trees, "ids": done.ids,
                            "refs": done.refs, "reason": reason})
     return _after(loom, fs, done)

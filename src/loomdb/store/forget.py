@@ -252,6 +252,17 @@ class ForgetStore(ABC):
                 break
         return out
 
+    def setting(self, name: str) -> str | None:
+        row = self._run("SELECT value FROM forget_settings WHERE name = ?", (name,))
+        return str(row[0][0]) if row else None
+
+    def set_setting(self, name: str, value: str | None) -> None:
+        if value is None:
+            self._run("DELETE FROM forget_settings WHERE name = ?", (name,))
+        else:
+            self._run("INSERT INTO forget_settings (name, value) VALUES (?, ?) ON CONFLICT"
+                      " (name) DO UPDATE SET value = excluded.value", (name, value))
+
     # -- around the work ----------------------------------------------------------------
     @abstractmethod
     def begin(self) -> None:

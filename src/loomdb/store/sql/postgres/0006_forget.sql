@@ -24,3 +24,8 @@ CREATE TABLE redactions (
   at text COLLATE "C" NOT NULL,
   PRIMARY KEY (item)
 );
+CREATE TABLE forget_settings (
+  name text COLLATE "C" NOT NULL,
+  value text NOT NULL,
+  PRIMARY KEY (name)
+);

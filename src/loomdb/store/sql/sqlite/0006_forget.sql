@@ -28,3 +28,8 @@ CREATE TABLE redactions (
   kind TEXT NOT NULL CHECK (kind IN ('content', 'generation')),
   at TEXT NOT NULL
 ) WITHOUT ROWID;
+-- the store's own settings for forgetting: `retention`, the default of `gc --older-than`
+CREATE TABLE forget_settings (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
