@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 #: which of the given trees a caller may change (`users.Access.visible`)
 Within = Callable[[Iterable[str]], set[str]]
+#: a delete of at most this many nodes looks for their text in the files afterwards
+MAX_CHECKED = 256
 #: lines of the record a read returns at most
 MAX_LOG = 1000
 
@@ -56,6 +58,8 @@ class Forgotten:
     trees_deleted: list[str] = field(default_factory=list)
     seq: int = 0
     files: dict[str, Any] = field(default_factory=dict)
+    #: bytes of the erased text, looked for in the files afterwards (not reported)
+    needles: list[bytes] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action, "target": self.target,
@@ -166,6 +170,8 @@ def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: 
     cids = sorted({r.content_id for r in rows if r.id in gone})
     A.keep_document_bodies(loom, cids)
     with_blobs = fs.bodies_with_blobs(ids)
+    small = ([(n.content_id, n.content) for n in loom.nodes_by_id(ids).values()]
+             if len(ids) <= MAX_CHECKED else [])
     fs.delete_node_rows(ids)
     fs.delete_nodes(ids)
     fs.delete_generations(gens)
@@ -182,8 +188,10 @@ def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: 
         fs.remember([r.id for r in rs if r.id in gone], "node", tree, at)
     for tree in whole:
         fs.remember([tree], "tree", tree, at)
+    needles = _needles([blocks for cid, blocks in small if cid not in left])
     return Forgotten("delete", target, sorted(trees), ids, refs=sorted(r.name for r in refs),
-                     generations=gens, blobs=sorted(blobs), trees_deleted=sorted(whole))
+                     generations=gens, blobs=sorted(blobs), trees_deleted=sorted(whole),
+                     needles=needles)
 
 
 def _refs_hit(loom: Loom, trees: dict[str, list[TreeRow]], gone: set[str]) -> list[Ref]:
@@ -234,17 +242,42 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
         for gid in gens:
             fs.redact_generation(gid)
         A.redact_documents(loom, cid)
+        _retitle(loom, fs, trees, set(ids), C.title_from(found.content))
         A.drop_nodes(loom, ids, trees, memo_trees=trees)
         at = now()
         fs.mark_redacted([cid], "content", at)
         fs.mark_redacted(gens, "generation", at)
         blobs = sorted({b for body in with_blobs.values() for b in C.blob_refs(json.loads(body))})
         done = Forgotten("redact", start, trees, ids, shared=[i for i in ids if i != start],
-                         generations=gens, blobs=[] if already else blobs)
+                         generations=gens, blobs=[] if already else blobs,
+                         needles=_needles([found.content]))
         done.seq = fs.log({"at": at, "actor": actor or loom.actor, "action": "redact",
                            "target": start, "trees": trees, "ids": ids, "refs": [],
                            "reason": reason})
     return _after(loom, fs, done)
+
+
+def _retitle(loom: Loom, fs: ForgetStore, trees: Sequence[str], ids: set[str],
+             derived: str) -> None:
+    """A tree whose title is the default one made from a redacted root's words is
+    retitled `[redacted]` (a title someone chose stays)."""
+    for tid in trees:
+        tree = loom.tree_by_id(tid)
+        if tree is not None and tree.root in ids and tree.title == derived:
+            fs.run("UPDATE trees SET title = ? WHERE id = ?", ("[redacted]", tid))
+
+
+def _needles(contents: Sequence[list[dict[str, Any]]]) -> list[bytes]:
+    """Distinctive bytes of erased contents (strings of 12 bytes or more, as stored in
+    JSON and as plain text), to look for in the files afterwards."""
+    out: set[bytes] = set()
+    for blocks in contents:
+        for text in _texts(blocks):
+            for form in (text, json.dumps(text, ensure_ascii=False)[1:-1]):
+                raw = form.encode("utf-8", "surrogatepass")
+                if len(raw) >= 12:
+                    out.add(raw[:256])
+    return sorted(out)
 
 
 def _texts(blocks: list[dict[str, Any]]) -> list[str]:
@@ -309,7 +342,7 @@ def _after(loom: Loom, fs: ForgetStore, done: Forgotten) -> Forgotten:
             if loom.delete_blob(blob, "9999-12-31T23:59:59.999999Z"):
                 gone.append(blob)
     done.blobs = gone
-    done.files = fs.scrub(A.tables(loom))
+    done.files = fs.scrub(A.tables(loom), done.needles)
     return done
 
 

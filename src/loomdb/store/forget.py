@@ -269,9 +269,11 @@ class ForgetStore(ABC):
         """Set up the connection for forgetting (inside the transaction, first)."""
 
     @abstractmethod
-    def scrub(self, tables: Sequence[str] = ()) -> dict[str, Any]:
+    def scrub(self, tables: Sequence[str] = (),
+              needles: Sequence[bytes] = ()) -> dict[str, Any]:
         """Make freed bytes leave the store's files, after the forget committed
-        (`tables`: area tables it touched too)."""
+        (`tables`: area tables it touched too; `needles`: bytes of the erased text,
+        looked for where a file may hold stale copies)."""
 
     def forget_memory(self, ids: Iterable[str]) -> None:  # noqa: B027 (optional hook)
         """Drop what the backend remembers of deleted nodes (their places)."""

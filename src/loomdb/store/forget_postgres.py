@@ -58,7 +58,8 @@ class PostgresForget(ForgetStore):
         self._run("UPDATE contents SET body = ? WHERE id = ?",
                   (TOMBSTONE, hex_to_bytes(content_id)))
 
-    def scrub(self, tables: Sequence[str] = ()) -> dict[str, Any]:
+    def scrub(self, tables: Sequence[str] = (),
+              needles: Sequence[bytes] = ()) -> dict[str, Any]:
         done = []
         for table in (*TABLES, *tables):
             if self._run("SELECT to_regclass(?)", (table,))[0][0] is not None:

@@ -84,13 +84,37 @@ class SQLiteForget(ForgetStore):
         self._run("UPDATE nodes SET body = ? WHERE content_id = ? AND body IS NOT NULL",
                   (TOMBSTONE, hex_to_bytes(content_id)))
 
-    def scrub(self, tables: Sequence[str] = ()) -> dict[str, Any]:
+    def scrub(self, tables: Sequence[str] = (),
+              needles: Sequence[bytes] = ()) -> dict[str, Any]:
         """Checkpoint the WAL into the database file and truncate it; `complete` is
         False when a reader elsewhere held an older snapshot (the next close or
-        checkpoint finishes it: docs/forget.md)."""
-        busy, _, _ = self._run("PRAGMA wal_checkpoint(TRUNCATE)")[0]
-        self._run("PRAGMA secure_delete = OFF")
-        return {"checkpoint": "complete" if busy == 0 else "incomplete"}
+        checkpoint finishes it: docs/forget.md). Then, when `needles` (bytes of the
+        erased text) are still found in the file (stale copies written before
+        `secure_delete` was on: stores made by older versions), VACUUM rewrites it."""
+        busy = self._checkpoint()
+        out: dict[str, Any] = {"checkpoint": "complete" if busy == 0 else "incomplete"}
+        if needles and self._found(needles):
+            self._run("VACUUM")
+            busy = self._checkpoint()
+            out = {"checkpoint": "complete" if busy == 0 else "incomplete", "vacuumed": True}
+        return out
+
+    def _checkpoint(self) -> int:
+        return int(self._run("PRAGMA wal_checkpoint(TRUNCATE)")[0][0])
+
+    def _found(self, needles: Sequence[bytes]) -> bool:
+        path = getattr(self.backend, "path", None)
+        if path is None:
+            return False
+        import mmap
+
+        with open(path, "rb") as fh:
+            try:
+                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError:  # an empty file
+                return False
+            with data:
+                return any(data.find(n) >= 0 for n in needles)
 
     def forget_memory(self, ids: Iterable[str]) -> None:
         # the backend's memory of node places (a deleted node has none any more)
