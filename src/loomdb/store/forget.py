@@ -65,7 +65,7 @@ class ForgetStore(ABC):
 
     def run(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """One statement on an area's tables (`?` placeholders), in the transaction."""
-        return self.backend.execute(sql, args)
+        return self._run(sql, args)
 
     def in_(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
         """(condition, args) pairs selecting text `column` in `values`."""
