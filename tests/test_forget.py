@@ -190,14 +190,23 @@ class TestRedact:
 
 
 def test_a_store_written_without_secure_delete_is_cleaned_too(tmp_path: Path) -> None:
-    """Stores written by versions before secure_delete was on hold stale copies of
-    moved cells; a forget finds its text still in the file and rewrites it (VACUUM)."""
+    """Stores written by versions before secure_delete was on may hold stale copies of
+    their text in free pages; their first forget finds its text still in the file and
+    rewrites it (VACUUM), once."""
     with Loom.open(tmp_path / "old") as loom:
+        ids = thread(loom, ["q0", "stale-secret-text " * 20])
+        # what an older version leaves: freed pages holding the text, not zeroed
         loom.backend.execute("PRAGMA secure_delete = OFF")
-        ids = thread(loom, [f"message {i} " * 30 + ("stale-secret-text" if i == 40 else "")
-                            for i in range(120)])
-        loom.edit(ids[40], "an edit moves nothing, but pages split around it " * 5)
-        done = F.delete(loom, ids[40], force=True)
+        loom.backend.execute("CREATE TABLE junk (x TEXT)")
+        loom.backend.execute("INSERT INTO junk VALUES (?)", ("stale-secret-text " * 400,))
+        loom.backend.execute("DROP TABLE junk")
+        loom.backend.execute("PRAGMA secure_delete = ON")
+        loom.backend.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # what migration 0006 notes for a store that had nodes before it
+        loom.backend.execute("INSERT INTO forget_settings VALUES ('stale_copies', '1')")
+        assert b"stale-secret-text" in dump(loom)
+        done = F.delete(loom, ids[1], force=True)
         assert loom.verify().ok
         assert b"stale-secret-text" not in dump(loom)
-        assert done.files["checkpoint"] == "complete"
+        assert done.files == {"checkpoint": "complete", "vacuumed": True}
+        assert loom.backend.execute("SELECT * FROM forget_settings") == []

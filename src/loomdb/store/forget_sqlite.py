@@ -33,6 +33,13 @@ class SQLiteForget(ForgetStore):
                 f" ({','.join('?' * len(part))})", part)}
         return out
 
+    def content_users(self, content_id: str) -> list[tuple[str, str]]:
+        # the holder of the body, then the nodes pointing at it (a partial index)
+        return [(r[0], r[1]) for r in self._run(
+            "SELECT n.id, n.tree_id FROM nodes h JOIN nodes n ON n.key = h.key"
+            " OR n.body_key = h.key WHERE h.content_id = ? AND h.body IS NOT NULL",
+            (hex_to_bytes(content_id),))]
+
     def bodies_with_blobs(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for cond, args in self._in("n.id", ids):
@@ -56,8 +63,7 @@ class SQLiteForget(ForgetStore):
             self._run(f"DELETE FROM nodes WHERE {cond}", args)
         if not holders:
             return
-        # the nodes left that read their body from a deleted holder: one pass over the
-        # table (no index on body_key: an append would pay for it)
+        # the nodes left that read their body from a deleted holder (nodes_body_key)
         self._run("CREATE TEMP TABLE IF NOT EXISTS forget_keys (key INTEGER PRIMARY KEY)")
         self._run("DELETE FROM temp.forget_keys")
         keys = [h[0] for h in holders]
@@ -93,10 +99,11 @@ class SQLiteForget(ForgetStore):
         `secure_delete` was on: stores made by older versions), VACUUM rewrites it."""
         busy = self._checkpoint()
         out: dict[str, Any] = {"checkpoint": "complete" if busy == 0 else "incomplete"}
-        if needles and self._found(needles):
+        if needles and self.setting("stale_copies") and self._found(needles):
             self._run("VACUUM")
             busy = self._checkpoint()
             out = {"checkpoint": "complete" if busy == 0 else "incomplete", "vacuumed": True}
+            self._run("DELETE FROM forget_settings WHERE name = 'stale_copies'")
         return out
 
     def _checkpoint(self) -> int:

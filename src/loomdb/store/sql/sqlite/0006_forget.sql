@@ -33,3 +33,12 @@ CREATE TABLE forget_settings (
   name TEXT PRIMARY KEY,
   value TEXT NOT NULL
 ) WITHOUT ROWID;
+-- the nodes that read their body from another node: only nodes repeating a content enter
+-- it (an append of new content writes no page of it), and a forget finds every holder of
+-- a content, or the nodes a deleted holder must hand its body to, without a table scan
+CREATE INDEX nodes_body_key ON nodes (body_key) WHERE body_key IS NOT NULL;
+-- a store that had nodes before this version may hold stale copies of moved cells in
+-- free space (secure_delete was off): its first forget looks for its text in the file
+-- and rewrites the file (VACUUM) once, then clears this
+INSERT INTO forget_settings (name, value) SELECT 'stale_copies', '1'
+  WHERE EXISTS (SELECT 1 FROM nodes);
