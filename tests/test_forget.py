@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+
 from helpers import texts_of, thread
 from loomdb import Loom
 from loomdb.errors import NotFound, RefConflict

@@ -13,9 +13,9 @@ import signal
 from collections.abc import Callable
 
 import pytest
-from helpers import texts_of, thread
 
 import loomdb
+from helpers import texts_of, thread
 from loomdb import Loom
 from loomdb.forget import service as F
 from loomdb.store.forget import ForgetStore
@@ -81,11 +81,11 @@ def test_a_forget_killed_at_any_statement_leaves_before_or_after(
             tree = loom.resolve(ids[0]).tree
             before = state(loom, tree)
         if action == "delete":
-            def work(lm: Loom) -> object:
-                return F.delete(lm, ids[2], force=True)
+            def work(lm: Loom, target: str = ids[2]) -> object:
+                return F.delete(lm, target, force=True)
         else:
-            def work(lm: Loom) -> object:
-                return F.redact(lm, ids[2])
+            def work(lm: Loom, target: str = ids[2]) -> object:
+                return F.redact(lm, target)
         killed = killed_at(store_url, k, work)
         with loomdb.open(store_url) as loom:
             report = loom.verify(tree)

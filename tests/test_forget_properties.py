@@ -10,14 +10,14 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from helpers import texts_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_forget import dump
 
 import loomdb
+from helpers import texts_of
 from loomdb import Loom
 from loomdb.forget import service as F
+from test_forget import dump
 
 #: numbers every example's texts, so examples sharing a store never share a text
 EXAMPLE = itertools.count()

@@ -119,7 +119,7 @@ def _erased(row: ChainRow, report: Report) -> bool:
 def _check(row: ChainRow, deps: list[str], stored: dict[str, str], *,
            erased: bool = False) -> str | None:
     body = row["body"]
-    if body is None:
+    if body is None or row["content_id"] is None:
         return "its content is missing"
     if not erased and digest(body) != row["content_id"]:
         return "its content does not match its content id"

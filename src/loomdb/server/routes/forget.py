@@ -58,7 +58,7 @@ def redact_node(headish: str, request: Request, body: RedactIn | None = None,
     """Erase the node's content everywhere it is stored; it stays as a tombstone."""
     with state_of(request).using() as lm:
         pos = who.position(headish)
-        done = F.redact(lm, headish, node=pos.node, reason=(body or RedactIn()).reason,
+        done = F.redact(lm, headish, node=pos.node, reason=body.reason if body else None,
                         actor=_actor(who), within=who.visible)
     return done.to_json()
 
