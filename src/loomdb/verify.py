@@ -52,8 +52,10 @@ class Report:
         return not self.broken
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "checked": self.checked, "broken": self.broken,
-                "redacted": self.redacted}
+        out: dict[str, Any] = {"ok": self.ok, "checked": self.checked, "broken": self.broken}
+        if self.redacted:
+            out["redacted"] = self.redacted
+        return out
 
 
 def verify(loom: Loom, tree_id: str | None = None) -> Report:
