@@ -211,3 +211,34 @@ def test_a_store_written_without_secure_delete_is_cleaned_too(tmp_path: Path) ->
         assert b"stale-secret-text" not in dump(loom)
         assert done.files == {"checkpoint": "complete", "vacuumed": True}
         assert loom.backend.execute("SELECT * FROM forget_settings") == []
+
+
+def test_a_store_copy_carries_the_record(loom: Loom, tmp_path: Path) -> None:
+    """`loomdb migrate`: tombstones verify at the target (the redactions travel), deleted
+    ids stay forgotten there, and the record is there to read."""
+    ids = thread(loom, ["q0", "copy-secret", "q2", "a3"])
+    F.redact(loom, ids[1], reason="pii")
+    F.delete(loom, ids[3], force=True)
+    with Loom.open(tmp_path / "copy") as copy:
+        loom.copy_to(copy)
+        report = copy.verify()
+        assert report.ok and [r["node"] for r in report.redacted] == [ids[1]]
+        assert [e["action"] for e in F.log(copy)] == ["delete", "redact"]
+        assert F.forgotten(copy, ids) == {ids[3]}
+        F.delete(copy, ids[2], force=True)  # the copy's own record goes on after it
+        assert [e["seq"] for e in F.log(copy)] == [3, 2, 1]
+
+
+def test_a_copy_into_postgres_carries_the_record(tmp_path: Path) -> None:
+    from pg import fresh_postgres_url
+
+    with Loom.open(tmp_path / "src") as src, fresh_postgres_url() as url, \
+            Loom.open(url + ("&" if "?" in url else "?")
+                      + f"blobs=file://{tmp_path / 'blobs'}") as dst:
+        ids = thread(src, ["q0", "pg-copy-secret", "q2"])
+        F.redact(src, ids[1])
+        F.delete(src, ids[2], force=True)
+        src.copy_to(dst)
+        assert dst.verify().ok
+        F.delete(dst, ids[1], force=True)
+        assert [e["seq"] for e in F.log(dst)] == [3, 2, 1]

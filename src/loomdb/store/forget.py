@@ -263,6 +263,33 @@ class ForgetStore(ABC):
             self._run("INSERT INTO forget_settings (name, value) VALUES (?, ?) ON CONFLICT"
                       " (name) DO UPDATE SET value = excluded.value", (name, value))
 
+    # -- copying a store (`loomdb migrate`) ----------------------------------------------
+    #: the record's tables and their columns, as a copy carries them
+    RECORD = {
+        "forget_log": ("seq", "at", "actor", "action", "target", "trees", "ids", "refs",
+                       "reason"),
+        "forgotten": ("id", "kind", "tree_id", "at"),
+        "redactions": ("item", "kind", "at"),
+        "forget_settings": ("name", "value"),
+    }
+
+    def record_rows(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of the record (to copy it into another store)."""
+        return {t: self._run(f"SELECT {', '.join(c)} FROM {t}") for t, c in self.RECORD.items()}
+
+    def restore_record(self, rows: dict[str, list[tuple[Any, ...]]]) -> int:
+        """Write a copied record (rows already there are kept); how many rows."""
+        count = 0
+        for table, cols in self.RECORD.items():
+            for row in rows.get(table, []):
+                self._run(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
+                          f" ({', '.join('?' * len(cols))}) ON CONFLICT DO NOTHING", row)
+                count += 1
+        if self.dialect == "postgres" and rows.get("forget_log"):
+            self._run("SELECT setval(pg_get_serial_sequence('forget_log', 'seq'),"
+                      " (SELECT max(seq) FROM forget_log))")
+        return count
+
     # -- around the work ----------------------------------------------------------------
     @abstractmethod
     def begin(self) -> None:
