@@ -29,7 +29,10 @@ class PostgresForget(ForgetStore):
     also: tuple[str, ...] = ()
 
     def begin(self) -> None:
-        """Nothing to switch on: rows are gone at commit, the files wait for `scrub`."""
+        """Hold off every write of nodes until this forget commits (reads go on): an
+        append after a node being deleted would otherwise commit a child whose parent
+        is gone. Taken first, so what the forget reads next is all there is."""
+        self._run("LOCK TABLE nodes IN SHARE ROW EXCLUSIVE MODE")
 
     def stored_contents(self, content_ids: Sequence[str]) -> set[str]:
         rows = self._run("SELECT id FROM contents WHERE id = ANY(?::bytea[])",
