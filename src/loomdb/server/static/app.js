@@ -267,7 +267,7 @@ async function remove(i) {
   if (!confirm("Delete this message and everything below it, for real? " +
                "Sessions and views pointing there are deleted too.")) return;
   const id = thread.messages[i].id;
-  await api("DELETE", `/api/nodes/${enc(id)}?force=true`);
+  await api("DELETE", `/api/nodes/${enc(id)}?force=true`, {});  // JSON, as every write sends
   await loadTrees();
   if (i === 0) location.hash = "";
   else go(thread.messages[i - 1].id);
