@@ -242,3 +242,20 @@ def test_a_copy_into_postgres_carries_the_record(tmp_path: Path) -> None:
         assert dst.verify().ok
         F.delete(dst, ids[1], force=True)
         assert [e["seq"] for e in F.log(dst)] == [3, 2, 1]
+
+
+def test_the_agents_copies_of_a_text_go_too(loom: Loom) -> None:
+    """A supervised message keeps its text in the agents area: a redaction erases it
+    there, a delete deletes the row."""
+    from loomdb.agents import messages as M
+
+    thread(loom, ["boss q0"], session="boss")
+    thread(loom, ["worker q0"], session="worker")
+    msg = M.propose(loom, "worker", "boss", "agent-secret-text")
+    _, node = M.approve(loom, msg.id)
+    F.redact(loom, node.id)
+    assert M.message(loom, msg.id).text == "[redacted]"  # type: ignore[union-attr]
+    assert b"agent-secret-text" not in dump(loom)
+    F.delete(loom, node.id, force=True)
+    assert M.message(loom, msg.id) is None
+    assert loom.verify().ok

@@ -20,10 +20,14 @@ from ..store.forget import TOMBSTONE
 
 if TYPE_CHECKING:
     from ..loom import Loom
+    from ..store.forget import ForgetStore
 
 #: area tables a forget may touch: vacuumed after it on PostgreSQL
 _TABLES = ("search_entries", "search_tail", "search_pending", "gateway_paths",
-           "gateway_buffers", "doc_contents")
+           "gateway_buffers", "doc_contents", "agent_tool_calls", "agent_messages",
+           "agent_spawns")
+#: a redacted tool input, as the agents area keeps JSON
+_REDACTED_JSON = '{"redacted":true}'
 
 
 def tables(loom: Loom) -> list[str]:
@@ -31,11 +35,14 @@ def tables(loom: Loom) -> list[str]:
 
 
 def drop_nodes(loom: Loom, ids: Sequence[str], trees: Sequence[str],
-               memo_trees: Sequence[str] = ()) -> None:
+               memo_trees: Sequence[str] = (), *, redacted: bool = False) -> None:
     """Erase the search entries of `ids`, and the gateway memo rows naming them (all of
-    the memo of `memo_trees`: a redacted message is inside every later digest)."""
+    the memo of `memo_trees`: a redacted message is inside every later digest), and
+    the agents' copies of their text (tool inputs, supervised messages, spawn tasks):
+    deleted with deleted nodes, erased for redacted ones."""
     fs = loom.forgetting()
     have = fs.existing(_TABLES)
+    _agents(fs, have, ids, redacted)
     if "search_entries" in have:
         for cond, args in fs.in_("entity", ids):
             if fs.dialect == "sqlite":
@@ -57,9 +64,32 @@ def drop_nodes(loom: Loom, ids: Sequence[str], trees: Sequence[str],
             fs.run(f"DELETE FROM {table} WHERE {cond}", args)
 
 
+def _agents(fs: ForgetStore, have: set[str], ids: Sequence[str], redacted: bool) -> None:
+    if "agent_tool_calls" not in have:
+        return
+    for cond, args in fs.in_("node", ids):
+        if redacted:
+            fs.run(f"UPDATE agent_tool_calls SET input = ? WHERE {cond}", [_REDACTED_JSON, *args])
+            fs.run(f"UPDATE agent_messages SET text = ?, original = ? WHERE {cond}",
+                   ["[redacted]", "[redacted]", *args])
+        else:
+            fs.run(f"DELETE FROM agent_tool_calls WHERE {cond}", args)
+            fs.run(f"DELETE FROM agent_messages WHERE {cond}", args)
+    if redacted:
+        return
+    for column, table in (("result_node", "agent_tool_calls"), ("from_node", "agent_messages"),
+                          ("parent_node", "agent_spawns"), ("summary_node", "agent_spawns")):
+        for cond, args in fs.in_(column, ids):
+            fs.run(f"DELETE FROM {table} WHERE {cond}", args)
+
+
 def drop_tree(loom: Loom, tree: str) -> None:
-    """A tree deleted whole: its gateway memo goes with it."""
+    """A tree deleted whole: its gateway memo and the agents' rows about it go with it."""
     drop_nodes(loom, [], [tree], memo_trees=[tree])
+    fs = loom.forgetting()
+    if "agent_spawns" in fs.existing(("agent_spawns",)):
+        fs.run("DELETE FROM agent_spawns WHERE child_tree = ? OR parent_tree = ?", (tree, tree))
+        fs.run("DELETE FROM agent_tool_calls WHERE tree = ?", (tree,))
 
 
 def keep_document_bodies(loom: Loom, content_ids: Sequence[str]) -> None:

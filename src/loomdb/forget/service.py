@@ -242,8 +242,9 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
         for gid in gens:
             fs.redact_generation(gid)
         A.redact_documents(loom, cid)
+        _scrub_origins(fs, ids, texts)
         _retitle(loom, fs, trees, set(ids), C.title_from(found.content))
-        A.drop_nodes(loom, ids, trees, memo_trees=trees)
+        A.drop_nodes(loom, ids, trees, memo_trees=trees, redacted=True)
         at = now()
         fs.mark_redacted([cid], "content", at)
         fs.mark_redacted(gens, "generation", at)
@@ -255,6 +256,26 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
                            "target": start, "trees": trees, "ids": ids, "refs": [],
                            "reason": reason})
     return _after(loom, fs, done)
+
+
+def _scrub_origins(fs: ForgetStore, ids: Sequence[str], texts: Sequence[str]) -> None:
+    """An origin (outside the chain hash) may repeat the text (a supervised message's
+    original wording): its strings holding the text become `[redacted]`."""
+    for nid, raw in fs.origins(ids).items():
+        doc = json.loads(raw)
+        if _holds(doc, texts):
+            fs.set_origin(nid, json.dumps(_blank(doc, texts), ensure_ascii=False,
+                                          separators=(",", ":")))
+
+
+def _blank(value: Any, texts: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return "[redacted]" if _holds(value, texts) else value
+    if isinstance(value, dict):
+        return {k: _blank(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_blank(v, texts) for v in value]
+    return value
 
 
 def _retitle(loom: Loom, fs: ForgetStore, trees: Sequence[str], ids: set[str],
