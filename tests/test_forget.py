@@ -126,7 +126,9 @@ def generated(loom: Loom, question: str, answer_text: str) -> tuple[str, str]:
         content=[{"type": "text", "text": answer_text}], stop_reason="end_turn",
         usage={"input_tokens": 3, "output_tokens": 1}, model="m", provider="openai",
         provider_request={"model": "m", "messages": [{"role": "user", "content": question}]},
-        raw_response={"choices": [{"message": {"content": answer_text}}]}, latency_ms=5)
+        raw_response={"choices": [{"message": {"content": answer_text}, "logprobs": {
+            "content": [{"token": answer_text, "logprob": -0.1, "top_logprobs": []}]}}]},
+        latency_ms=5)
     node = store(loom, pos, loom.context(pos), [answer]).nodes[0]
     loom.node(node.id)
     return node.id, node.provenance["generation"]  # type: ignore[index]
@@ -156,7 +158,9 @@ class TestRedact:
 
     def test_generation_records_are_erased_and_reported(self, loom: Loom) -> None:
         node, gen = generated(loom, "question-secret", "answer-secret")
+        assert loom.node(node).provenance["logprobs"]  # type: ignore[index]
         done = F.redact(loom, node)
+        assert "logprobs" not in (loom.node(node).provenance or {})
         assert done.generations == [gen]
         report = loom.verify()
         assert report.ok

@@ -259,13 +259,24 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
 
 
 def _scrub_origins(fs: ForgetStore, ids: Sequence[str], texts: Sequence[str]) -> None:
-    """An origin (outside the chain hash) may repeat the text (a supervised message's
-    original wording): its strings holding the text become `[redacted]`."""
-    for nid, raw in fs.origins(ids).items():
-        doc = json.loads(raw)
-        if _holds(doc, texts):
-            fs.set_origin(nid, json.dumps(_blank(doc, texts), ensure_ascii=False,
-                                          separators=(",", ":")))
+    """An origin may repeat the text (a supervised message's original wording), and a
+    generated node's provenance keeps its tokens (`logprobs`): the origin's strings
+    holding the text become `[redacted]`, the tokens go. The chain covers neither (only
+    the response hash inside the provenance, which stays)."""
+    for nid, (origin, provenance) in fs.origins(ids).items():
+        new_origin, new_prov = origin, provenance
+        if origin is not None and _holds(doc := json.loads(origin), texts):
+            new_origin = _compact(_blank(doc, texts))
+        if provenance is not None and '"logprobs"' in provenance:
+            prov = json.loads(provenance)
+            if isinstance(prov, dict) and prov.pop("logprobs", None) is not None:
+                new_prov = _compact(prov)
+        if (new_origin, new_prov) != (origin, provenance):
+            fs.set_origin(nid, new_origin, new_prov)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _blank(value: Any, texts: Sequence[str]) -> Any:

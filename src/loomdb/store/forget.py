@@ -171,17 +171,20 @@ class ForgetStore(ABC):
         self.backend.insert_node(node, TOMBSTONE.encode("utf-8"), flags)
         self.mark_redacted([node.content_id], "content", node.created_at)
 
-    def origins(self, ids: Sequence[str]) -> dict[str, str]:
-        """node -> its stored origin JSON (where an import or a message came from)."""
-        out: dict[str, str] = {}
+    def origins(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """node -> its stored (origin, provenance) JSON, for the nodes having either."""
+        out: dict[str, tuple[str | None, str | None]] = {}
         for cond, args in self._in("id", ids):
-            out |= {r[0]: r[1] for r in self._run(
-                f"SELECT id, origin FROM nodes WHERE {cond} AND origin IS NOT NULL", args)}
+            out |= {r[0]: (r[1], r[2]) for r in self._run(
+                f"SELECT id, origin, provenance FROM nodes WHERE {cond}"
+                " AND (origin IS NOT NULL OR provenance IS NOT NULL)", args)}
         return out
 
-    def set_origin(self, node_id: str, origin: str) -> None:
-        """Rewrite a node's origin (outside the chain hash: nothing else changes)."""
-        self._run("UPDATE nodes SET origin = ? WHERE id = ?", (origin, node_id))
+    def set_origin(self, node_id: str, origin: str | None, provenance: str | None) -> None:
+        """Rewrite a node's origin and provenance JSON (the chain covers neither, only
+        the response hash inside the provenance, which stays)."""
+        self._run("UPDATE nodes SET origin = ?, provenance = ? WHERE id = ?",
+                  (origin, provenance, node_id))
 
     def generations_of(self, trees: Sequence[str]) -> list[tuple[str, str, str, str]]:
         """(id, request, provider request, raw response) of the trees' generations."""
