@@ -23,6 +23,7 @@ CASES = [
     (errors.NotFound("node", "01ABC"), "NotFound", 404, -32004),
     (errors.AmbiguousName("node", "01", ["01A", "01B"]), "AmbiguousName", 404, -32004),
     (errors.RefConflict("main", "A", "B"), "RefConflict", 409, -32009),
+    (errors.RefsInTheWay("01ABC", ["main"]), "RefsInTheWay", 409, -32009),
     (errors.MergeConflict("doc:plan merge", [{"base": "b\n", "ours": "o\n", "theirs": "t\n"}]),
      "MergeConflict", 409, -32009),
     (errors.StoreBusy("store", "locked"), "StoreBusy", 503, -32003),

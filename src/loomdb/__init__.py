@@ -33,6 +33,7 @@ from .errors import (
     ProviderError,
     ReadOnlyStore,
     RefConflict,
+    RefsInTheWay,
     StoreBusy,
     StoreUnavailable,
     TooLarge,
@@ -53,7 +54,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AmbiguousName", "Buffer", "CycleError", "Edge", "Generated", "IntegrityError",
     "InvalidInput", "Loom", "LoomError", "MergeConflict", "Meta", "MissingExtra", "Node", "NotCompacted",
-    "NotFound", "Position", "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "StoreBusy",
+    "NotFound", "Position", "ProviderError", "ReadOnlyStore", "Ref", "RefConflict", "RefMove", "RefsInTheWay", "StoreBusy",
     "StoreUnavailable", "TooLarge", "Tree", "TreeView", "Unauthorized", "UsageError", "content_id", "copy_store",
     "load_providers", "open", "text", "validate_blocks",
 ]

@@ -11,7 +11,8 @@ thing everywhere:
       request validation
     Unauthorized                    2    401   -32001
     NotFound, AmbiguousName         2    404   -32004
-    RefConflict, MergeConflict      2    409   -32009
+    RefConflict, RefsInTheWay,      2    409   -32009
+      MergeConflict
     StoreBusy                       2    503   -32003
     StoreUnavailable                2    503   -32008
     ReadOnlyStore                   2    503   -32007

@@ -101,6 +101,18 @@ class RefConflict(LoomError):
         )
 
 
+class RefsInTheWay(RefConflict):
+    """A delete would take refs with it and was not forced (loomdb.forget)."""
+
+    def __init__(self, target: str, refs: Sequence[str]) -> None:
+        LoomError.__init__(
+            self, f"{target}: {len(refs)} ref(s) point at or below it "
+            f"({', '.join(refs[:5])}{', ...' if len(refs) > 5 else ''}); "
+            "delete them too with --force (force=true)")
+        self.ref, self.expected, self.actual = refs[0], None, None
+        self.refs = list(refs)
+
+
 class MergeConflict(LoomError):
     """A three-way merge whose two sides changed the same region: reported with the
     regions (`conflicts`, each `{"base", "ours", "theirs"}`), never resolved by guess;

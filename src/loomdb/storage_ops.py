@@ -19,6 +19,7 @@ from .ref_ops import LoomParts
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from .store.forget import ForgetStore
     from .store.nodes import ChainRow
     from .store.provenance import Compaction, Generation
 
@@ -30,6 +31,11 @@ class StorageOps(LoomParts):
         def _find_tree(self, name: str, *, stats: bool) -> Tree: ...
         def _head_of(self, ref: Ref) -> str: ...
         def _move(self, ref: Ref, new: str | None, reason: str) -> Ref: ...
+
+        _memory: Any
+        _recent: dict[str, Node]
+        _anchors: dict[str, Anchor]
+        _sessions: dict[str, Ref]
 
     # == grouping ===================================================================
     def transaction(self) -> AbstractContextManager[None]:
@@ -170,3 +176,21 @@ class StorageOps(LoomParts):
         """Write a tree row as given, inside the caller's transaction (for importers
         that write the root node themselves with `write_node`)."""
         self.backend.insert_tree(tree)
+
+    # == forgetting (loomdb.forget) ====================================================
+    def forgetting(self) -> ForgetStore:
+        """Deletes, redactions and their record on this store (store/forget.py)."""
+        from .store.forget import for_backend
+
+        return for_backend(self.backend)
+
+    def drop_memory(self, node_ids: Sequence[str], refs: Sequence[str] = ()) -> None:
+        """Forget what this Loom remembers of deleted or redacted nodes and deleted refs
+        (recent nodes, anchors, session heads), so nothing is served from memory."""
+        with self._memory:
+            for node_id in node_ids:
+                self._recent.pop(node_id, None)
+                self._anchors.pop(node_id, None)
+            for name in refs:
+                self._sessions.pop(name, None)
+        self.forgetting().forget_memory(node_ids)

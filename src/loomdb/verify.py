@@ -12,6 +12,11 @@ generated node's provenance names a generation record whose raw response must st
 hash to the response hash the chain covers, and every blob a node's content points at
 must still be there with bytes that hash to its id. Each broken item carries its
 `kind`: `content`, `chain` (tampered nodes), `inherited`, `generation` or `blob`.
+
+A redacted node (loomdb.forget) is not broken: its body is the tombstone and its
+content id is recorded as redacted, and its chain hash still checks against its
+content id and parents. It is listed under `redacted`, as is a redacted generation
+record, and the store verifies when nothing else is wrong.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 from .chain import chain_hash
 from .content import blob_refs, canonical, digest
 from .errors import IntegrityError, LoomError, NotFound
+from .store.forget import TOMBSTONE
+
+_TOMBSTONE = TOMBSTONE.encode("utf-8")
 
 if TYPE_CHECKING:
     from .loom import Loom
@@ -35,17 +43,23 @@ class Report:
     checked: int = 0
     broken: list[dict[str, str]] = field(default_factory=list)
     blobs: set[str] = field(default_factory=set, repr=False)  # blob ids already checked
+    redacted: list[dict[str, str]] = field(default_factory=list)
+    #: content and generation ids recorded as redacted (read once per verification)
+    erased: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
         return not self.broken
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "checked": self.checked, "broken": self.broken}
+        out: dict[str, Any] = {"ok": self.ok, "checked": self.checked, "broken": self.broken}
+        if self.redacted:
+            out["redacted"] = self.redacted
+        return out
 
 
 def verify(loom: Loom, tree_id: str | None = None) -> Report:
-    report = Report()
+    report = Report(erased=loom.forgetting().all_redacted())
     trees = [tree_id] if tree_id else [t.id for t in loom.trees()] + [
         t.id for t in loom.trees(archived=True)
     ]
@@ -63,7 +77,10 @@ def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
         deps = _deps(row)
         for dep in deps:
             dependents.setdefault(dep, []).append(nid)
-        reason = _check(row, deps, stored)
+        erased = _erased(row, report)
+        if erased:
+            report.redacted.append({"kind": "content", "node": nid, "tree": tree_id})
+        reason = _check(row, deps, stored, erased=erased)
         if reason:
             tampered[nid] = reason
         else:
@@ -95,11 +112,18 @@ def _deps(row: ChainRow) -> list[str]:
     return deps
 
 
-def _check(row: ChainRow, deps: list[str], stored: dict[str, str]) -> str | None:
+def _erased(row: ChainRow, report: Report) -> bool:
+    """A redaction, not tampering: the tombstone under a content id recorded redacted."""
+    return (row["body"] == _TOMBSTONE and row["content_id"] in report.erased.get("content", ())
+            and digest(row["body"]) != row["content_id"])
+
+
+def _check(row: ChainRow, deps: list[str], stored: dict[str, str], *,
+           erased: bool = False) -> str | None:
     body = row["body"]
-    if body is None:
+    if body is None or row["content_id"] is None:
         return "its content is missing"
-    if digest(body) != row["content_id"]:
+    if not erased and digest(body) != row["content_id"]:
         return "its content does not match its content id"
     missing = [d for d in deps if d not in stored]
     if missing:
@@ -125,7 +149,10 @@ def _check_claims(loom: Loom, tree_id: str, row: ChainRow, report: Report) -> No
     loaded = None if row["provenance"] is None else json.loads(row["provenance"])
     provenance: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
     gen_id = provenance.get("generation")
-    if isinstance(gen_id, str):
+    if isinstance(gen_id, str) and gen_id in report.erased.get("generation", ()):
+        report.redacted.append({"kind": "generation", "node": row["id"], "tree": tree_id,
+                                "generation": gen_id})
+    elif isinstance(gen_id, str):
         reason = _check_generation(loom, gen_id, provenance.get("response_hash"))
         if reason:
             report.broken.append({"kind": "generation", "node": row["id"], "tree": tree_id,

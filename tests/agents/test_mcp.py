@@ -19,7 +19,8 @@ from loomdb.agents.loop import run_turn
 from tools_file import tools_toml
 
 SRC = str(Path(loomdb.__file__).parent.parent)
-TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn"}
+TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn", "delete",
+         "redact", "forgotten"}
 
 
 def server(store_url: str) -> dict[str, Any]:
@@ -108,3 +109,31 @@ def test_the_tool_loop_calls_the_tools_of_an_mcp_server(loom: Loom, store_url: s
         assert "loomdb:" in text
     else:
         assert "Show the log of session main." in text
+
+
+def test_forget_tools(loom: Loom, store_url: str) -> None:
+    """Redact, delete (refused without force, as a tool error), the record."""
+    tree, root = loom.new_tree("mcp q0", session="main")
+    a1 = loom.append("main", "mcp-secret", role="assistant")
+    loom.close()
+
+    async def job(s: ClientSession) -> dict[str, Any]:
+        async def call(tool: str, **args: Any) -> Any:
+            done = await s.call_tool(tool, args)
+            assert not done.is_error, done.content
+            return json.loads(done.content[0].text)
+
+        out: dict[str, Any] = {"redact": await call("redact", headish=a1.id, reason="pii")}
+        out["context"] = await call("context", headish="main")
+        refused = await s.call_tool("delete", {"address": a1.id})
+        out["refused"] = (refused.is_error, refused.content[0].text)
+        out["delete"] = await call("delete", address=a1.id, force=True)
+        out["forgotten"] = await call("forgotten", tree=tree.id)
+        return out
+
+    out = session_with(store_url, job)
+    assert out["redact"]["ids"] == [a1.id]
+    assert out["context"]["messages"][-1]["content"][0]["text"] == "[redacted]"
+    assert out["refused"][0] and "--force" in out["refused"][1]
+    assert out["delete"]["ids"] == [a1.id] and out["delete"]["refs"] == ["main"]
+    assert [e["action"] for e in out["forgotten"]["lines"]] == ["delete", "redact"]

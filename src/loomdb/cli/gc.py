@@ -1,4 +1,6 @@
-"""The gc command: remove contents and blobs nothing reachable uses."""
+"""The gc command: remove contents and blobs nothing reachable uses; with
+`--older-than` (or the store's default retention), delete whole trees not touched
+since (docs/forget.md)."""
 
 from __future__ import annotations
 
@@ -15,17 +17,39 @@ from . import root as app
 @click.option("--dry-run", is_flag=True, help="Count, delete nothing.")
 @click.option("--grace", type=float, help="Seconds: anything newer is kept "
               "(writers in flight); default an hour.")
+@click.option("--older-than", help="Also delete whole trees not touched for this long "
+              "(90d, 12h, 30s), as `delete tree:ID --force` does.")
+@click.option("--tree", help="With --older-than: only this tree id.")
+@click.option("--retention", help="Keep DURATION as the store's default --older-than "
+              "(`off` clears it), then stop.")
 @JSON
 @click.pass_context
-def gc(ctx: click.Context, dry_run: bool, grace: float | None, as_json: bool) -> None:
-    """Delete unreachable contents and blobs: {contents, blobs, bytes}."""
+def gc(ctx: click.Context, dry_run: bool, grace: float | None, older_than: str | None,
+       tree: str | None, retention: str | None, as_json: bool) -> None:
+    """Delete unreachable contents and blobs: {contents, blobs, bytes}; and with
+    --older-than (or a kept default), trees not touched since."""
+    from ..forget import retention as RT
     from ..gc import service as G
 
+    lm = loom(ctx)
+    if retention is not None:
+        kept = RT.set_default(lm, retention)
+        emit(as_json, {"retention": kept}, f"retention: {kept or 'off'}")
+        return
+    if tree is not None and older_than is None:
+        raise InvalidInput("--tree", "goes with --older-than")
+    older_than = older_than or RT.default(lm)
+    swept = RT.sweep(lm, older_than, tree=tree, dry_run=dry_run) if older_than else None
     if grace is None:
         grace = G.DEFAULT_GRACE.total_seconds()
     if grace < 0:
         raise InvalidInput("--grace", "must be zero or more seconds")
-    out = G.collect(loom(ctx), dry_run=dry_run, grace=timedelta(seconds=grace))
+    out: dict[str, object] = dict(G.collect(lm, dry_run=dry_run, grace=timedelta(seconds=grace)))
     verb = "would free" if dry_run else "freed"
-    emit(as_json, out, f"{verb} {out['contents']} contents, {out['blobs']} blobs, "
-                       f"{out['bytes']} bytes")
+    text = f"{verb} {out['contents']} contents, {out['blobs']} blobs, {out['bytes']} bytes"
+    if swept is not None:
+        out["retention"] = swept
+        n = len(swept["trees"])
+        text = (f"{'would delete' if dry_run else 'deleted'} {n} tree(s) not touched since "
+                f"{swept['cutoff']}; " + text)
+    emit(as_json, out, text)

@@ -37,6 +37,7 @@ from .. import refs as R
 from ..errors import CycleError, IntegrityError, InvalidInput, NotFound
 from ..model import EDGE_TYPES, MODES, REF_KINDS, Edge, Node, Ref, RefMove, Tree, now
 from ..tool_options import import_warnings
+from . import tombstones as T
 from .model import expect
 from .report import Outcome
 from .stream import CountingReader, Input, json_stream
@@ -93,6 +94,8 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
     for i, node in enumerate(nodes):
         rec = node.to_json()
         rec.pop("tree", None)
+        if rec["content"] == T.BLOCKS:
+            T.mark_export(loom, [rec])
         out.write(("," if i else "") + _dumps(rec))
     out.write('],"refs":[')
     for i, ref in enumerate(loom.refs(tree=tree_id)):
@@ -126,7 +129,7 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
         if get_gen is not None and isinstance(gid, str) and gid not in written:
             gen = get_gen(gid)
             if gen is not None:
-                out.write(("," if written else "") + _dumps(gen))
+                out.write(("," if written else "") + _dumps(T.mark_generation(loom, dict(gen))))
                 written.add(gid)
     out.write('],"compactions":[')
     get_comp = loom.compaction
@@ -244,6 +247,11 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
     raw_tree = expect(doc.get("tree"), dict, "tree", optional=False)
     tid = _str(raw_tree.get("id"), "tree.id")
     outcome = Outcome(tid)
+    if loom.forgetting().forgotten([tid]):
+        outcome.skipped = len(_list(doc, "nodes"))
+        outcome.warnings.append("this tree was deleted from this store; skipped "
+                                "(see `loomdb forgotten`)")
+        return outcome
     existing_tree = loom.tree_by_id(tid)
     if existing_tree is not None and raw_tree.get("root") != existing_tree.root:
         # same tree id, another first message: another tree, not more of this one
@@ -252,6 +260,8 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
             f"{raw_tree.get('root')}): a different tree under the same id; nothing imported")
     _blobs(loom, _list(doc, "blobs"), outcome)
     nodes, added = _nodes(loom, tid, _list(doc, "nodes"), outcome)
+    gone = {n for r in _list(doc, "nodes") if isinstance(r, dict)
+            and isinstance(n := r.get("id"), str) and n not in nodes}
     if existing_tree is None:
         if not outcome.nodes:
             raise InvalidInput("tree", "has no nodes")
@@ -259,14 +269,36 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
         outcome.created = True
     elif existing_tree.mode != raw_tree.get("mode"):
         raise InvalidInput(f"tree {tid}", f"exists here as a {existing_tree.mode} tree")
-    _refs(loom, tid, _list(doc, "refs"))
-    _meta(loom, tid, _list(doc, "meta"), nodes, added)
-    _edges(loom, tid, _list(doc, "edges"))
-    _records(loom, tid, _list(doc, "generations"), _list(doc, "compactions"))
+    _refs(loom, tid, _kept(_list(doc, "refs"), gone, "node", "selections"))
+    _meta(loom, tid, _kept(_list(doc, "meta"), gone, "node"), nodes, added)
+    _edges(loom, tid, _kept(_list(doc, "edges"), gone, "target", "sources"))
+    used = {g for n in nodes.values() if isinstance(g := (n.provenance or {}).get("generation"), str)}
+    _records(loom, tid, [g for g in _list(doc, "generations") if not gone
+                         or (isinstance(g, dict) and g.get("id") in used)],
+             _kept(_list(doc, "compactions"), gone, "node_id"))
     outcome.warnings += import_warnings(  # stored as data; nothing runs them
         raw_tree.get("options") if outcome.created else None,
         ((n, nodes[n].options) for n in sorted(added)))
     return outcome
+
+
+def _kept(items: list[Any], gone: set[str], *keys: str) -> list[Any]:
+    """The records that name none of the nodes left out (deleted here before)."""
+    if not gone:
+        return items
+
+    def names(value: Any) -> set[str]:
+        if isinstance(value, str):
+            return {value}
+        if isinstance(value, dict):
+            return {v for v in value.values() if isinstance(v, str)} | {
+                v["node"] for v in value.values() if isinstance(v, dict) and "node" in v}
+        if isinstance(value, list):
+            return {n for v in value for n in names(v)}
+        return set()
+
+    return [r for r in items if not isinstance(r, dict)
+            or not any(names(r.get(k)) & gone for k in keys)]
 
 
 def _list(doc: dict[str, Any], key: str) -> list[Any]:
@@ -319,6 +351,7 @@ def _nodes(
                           expect(rec.get("edited_from"), str, f"{where}.edited_from"),
                           (s["node"] for s in sources), selections.values())
         records[nid] = rec
+    _skip_forgotten(loom, records, deps, outcome)
     wanted = {d for ds in deps.values() for d in ds} | set(records)
     stored = loom.nodes_by_id(sorted(wanted))
     for nid, ds in deps.items():
@@ -348,6 +381,23 @@ def _nodes(
     return nodes, added
 
 
+def _skip_forgotten(loom: Loom, records: dict[str, dict[str, Any]],
+                    deps: dict[str, list[str]], outcome: Outcome) -> None:
+    """Leave out nodes deleted here before, and the nodes created from them."""
+    gone = loom.forgetting().forgotten(sorted(records))
+    if not gone:
+        return
+    for nid in _topological({n: [d for d in ds if d in records] for n, ds in deps.items()},
+                            list(records)):
+        if nid in gone or any(d in gone for d in deps[nid]):
+            gone.add(nid)
+            del records[nid]
+            del deps[nid]
+            outcome.skipped += 1
+    outcome.warnings.append("nodes deleted from this store before were skipped "
+                            "(see `loomdb forgotten`)")
+
+
 def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node],
                 stored: dict[str, Node]) -> Node:
     nid = rec["id"]
@@ -363,7 +413,7 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
         extra["tokens"] = rec["tokens"]
     for key in ("options", "provenance", "origin"):
         expect(rec.get(key), dict, f"{where}.{key}")
-    node = loom.write_node(
+    fields = dict(
         tree=tid, parent=get(rec.get("parent")), blocks=blocks,
         role=_str(rec.get("role"), f"{where}.role"),
         author=_str(rec.get("author"), f"{where}.author"),
@@ -377,6 +427,10 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
         selections=dict(rec.get("selections") or {}),
         edited_from=get(rec.get("edited_from")), node_id=nid, **extra,
     )
+    if rec.get("redacted") is True and blocks == T.BLOCKS:
+        node = T.write(loom, rec, fields)
+    else:
+        node = loom.write_node(**fields)
     if node.content_id != rec.get("content_id"):
         raise IntegrityError(f"node {nid}: its content does not match its content id",
                              str(rec.get("content_id")), node.content_id)
@@ -498,7 +552,7 @@ def _records(loom: Loom, tid: str, generations: list[Any], compactions: list[Any
     for i, raw in enumerate(generations):
         rec = expect(raw, dict, f"generations[{i}]", optional=False)
         if loom.generation(_str(rec.get("id"), f"generations[{i}].id")) is None:
-            loom.record_generation(rec)
+            T.record_generation(loom, rec)
     for i, raw in enumerate(compactions):
         rec = expect(raw, dict, f"compactions[{i}]", optional=False)
         if loom.compaction(_str(rec.get("node_id"), f"compactions[{i}].node_id")) is None:

@@ -180,8 +180,14 @@ class _ConversationWriter:
         for node in existing.values():
             if node.tree != self.tree_id:
                 raise InvalidInput(f"node {node.id}", f"exists in another tree ({node.tree})")
+        skip = self._forgotten(ids)
+        if skip is None:
+            return self.outcome
         nodes = self.nodes
         for m in conv.messages:
+            if m.source_id in skip:
+                self.outcome.skipped += 1
+                continue
             parent, version_of = self._links(m, nodes)
             nid, have = self._landing(m, ids[m.source_id], existing.get(ids[m.source_id]), parent)
             if have is not None:
@@ -211,6 +217,27 @@ class _ConversationWriter:
             self.outcome.warnings.append(
                 f"the file holds {held} message(s) in this conversation; {landed} are in the "
                 f"store after this import")
+
+    def _forgotten(self, ids: dict[str, str]) -> set[str] | None:
+        """Source ids of messages deleted here before (`loomdb delete`), with the
+        messages below them: skipped, so an import never brings them back. None when
+        the whole tree was deleted (then nothing is imported)."""
+        gone = self.loom.forgetting().forgotten([*ids.values(), self.tree_id])
+        if not gone:
+            return set()
+        if self.tree_id in gone:
+            self.outcome.skipped = len(self.conv.messages)
+            self.outcome.warnings.append("this conversation was deleted from this store; "
+                                         "skipped (see `loomdb forgotten`)")
+            return None
+        skip: set[str] = set()
+        for m in self.conv.messages:  # parents come first
+            if (ids[m.source_id] in gone or m.parent_source_id in skip
+                    or m.edited_from_source_id in skip):
+                skip.add(m.source_id)
+        self.outcome.warnings.append(f"{len(skip)} message(s) deleted from this store "
+                                     "before were skipped (see `loomdb forgotten`)")
+        return skip
 
     def _repeated(self) -> bool:
         """True when this conversation's id was met earlier in the file and this copy is

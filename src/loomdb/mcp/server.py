@@ -142,9 +142,30 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
                          max_tokens=max_tokens, config=config, environ=environ,
                          tools=tools).to_json()
 
+    def delete_tool(address: str, force: bool = False, reason: str | None = None) -> Any:
+        """Delete a node and everything created from it, or tree:ID, for real (refs at or
+        below it refuse it unless force, which deletes them too)."""
+        from ..forget import service as F
+
+        return F.delete(loom, address, force=force, reason=reason).to_json()
+
+    def redact_tool(headish: str, reason: str | None = None) -> Any:
+        """Erase a node's content everywhere it is stored; it stays as a [redacted] tombstone."""
+        from ..forget import service as F
+
+        return F.redact(loom, headish, reason=reason).to_json()
+
+    def forgotten_tool(tree: str | None = None, limit: int = 100) -> Any:
+        """The record of forgetting: who, when, what, which ids, why (never content)."""
+        from ..forget import service as F
+
+        return {"lines": F.log(loom, limit=limit, tree=tree)}
+
     for name, fn in (("search", search_tool), ("context", context_tool),
                      ("append", append_tool), ("fork", fork_tool), ("log", log_tool),
-                     ("tree", tree_tool), ("generate", generate_tool), ("spawn", spawn_tool)):
+                     ("tree", tree_tool), ("generate", generate_tool), ("spawn", spawn_tool),
+                     ("delete", delete_tool), ("redact", redact_tool),
+                     ("forgotten", forgotten_tool)):
         server.add_tool(guarded(fn), name=name, description=fn.__doc__,
                         structured_output=False)
 

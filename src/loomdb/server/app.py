@@ -20,6 +20,7 @@ from .routes import (
     buffer,
     collections,
     documents,
+    forget,
     gc,
     generate,
     meta,
@@ -56,7 +57,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     errors.install(app)
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router, documents.router, collections.router, references.router,
-                   search.router, gc.router):
+                   search.router, gc.router, forget.router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
     app.include_router(gateway_router(loom, config=config, environ=environ),

@@ -200,6 +200,7 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
             "wal_autocheckpoint=10000",
             f"journal_size_limit={WAL_LIMIT}",
             "temp_store=MEMORY",
+            "secure_delete=ON",  # freed bytes are zeroed: nothing forgotten stays (forget.md)
         ):
             db.execute(f"PRAGMA {pragma}")
         for ext in list(self._extensions.values()):

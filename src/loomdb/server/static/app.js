@@ -141,7 +141,11 @@ function message(m, i) {
     el("button", { onclick: () => bookmark(i) }, "Bookmark"),
     el("button", { onclick: () => tag(i, m) }, "Tag"),
     el("button", { onclick: () => overlay(i, { excluded: !m.meta.excluded }) },
-      m.meta.excluded ? "Include" : "Exclude"));
+      m.meta.excluded ? "Include" : "Exclude"),
+    el("button", { onclick: () => redact(i), title: "Erase this message's text everywhere",
+                   dataset: { testid: "redact" } }, "Redact"),
+    el("button", { onclick: () => remove(i), title: "Delete this message and all below it",
+                   dataset: { testid: "delete" } }, "Delete"));
   if (m.has_logprobs) {
     tools.prepend(el("button", {
       onclick: () => toggleLogprobs(m, body), title: "Colour each token by its probability",
@@ -248,6 +252,25 @@ async function forkAt(headish) {
 
 async function overlay(i, body) {
   await api("POST", `/api/nodes/${enc(thread.messages[i].id)}/overlay`, body);
+  await show();
+}
+
+// -- forgetting (docs/forget.md): each asks first, nothing happens without a yes -------
+async function redact(i) {
+  if (!confirm("Redact this message? Its text is erased everywhere it is stored " +
+               "(the same text in other messages too); it stays as [redacted].")) return;
+  await api("POST", `/api/nodes/${enc(thread.messages[i].id)}/redact`, {});
+  await show();
+}
+
+async function remove(i) {
+  if (!confirm("Delete this message and everything below it, for real? " +
+               "Sessions and views pointing there are deleted too.")) return;
+  const id = thread.messages[i].id;
+  await api("DELETE", `/api/nodes/${enc(id)}?force=true`, {});  // JSON, as every write sends
+  await loadTrees();
+  if (i === 0) location.hash = "";
+  else go(thread.messages[i - 1].id);
   await show();
 }
 

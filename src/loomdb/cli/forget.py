@@ -1,0 +1,58 @@
+"""Forgetting: delete, redact, and the record of both (docs/forget.md)."""
+
+from __future__ import annotations
+
+import click
+
+from . import JSON, emit, loom
+from . import root as app
+
+
+@app.command()
+@click.argument("address")
+@click.option("--force", is_flag=True, help="Also delete the refs at or below it (logged).")
+@click.option("--reason", help="Why (kept in the record of forgetting).")
+@JSON
+@click.pass_context
+def delete(ctx: click.Context, address: str, force: bool, reason: str | None,
+           as_json: bool) -> None:
+    """Delete a node and everything created from it, or tree:ID, for real."""
+    from ..forget import service as F
+
+    done = F.delete(loom(ctx), address, force=force, reason=reason)
+    refs = f"; refs deleted: {', '.join(done.refs)}" if done.refs else ""
+    emit(as_json, done.to_json(), f"deleted {len(done.ids)} node(s) in "
+                                  f"{', '.join(done.trees)}{refs}")
+
+
+@app.command()
+@click.argument("headish")
+@click.option("--reason", help="Why (kept in the record of forgetting).")
+@JSON
+@click.pass_context
+def redact(ctx: click.Context, headish: str, reason: str | None, as_json: bool) -> None:
+    """Erase a node's content everywhere it is stored; the node stays as a tombstone."""
+    from ..forget import service as F
+
+    done = F.redact(loom(ctx), headish, reason=reason)
+    shared = (f"; the same content was redacted in {', '.join(done.shared)}"
+              if done.shared else "")
+    gens = f"; {len(done.generations)} generation record(s) erased" if done.generations else ""
+    emit(as_json, done.to_json(), f"redacted {done.target}{shared}{gens}")
+
+
+@app.command()
+@click.option("--tree", help="Only the lines naming this tree id.")
+@click.option("--limit", type=int, default=100, help="At most this many lines (1-1000).")
+@JSON
+@click.pass_context
+def forgotten(ctx: click.Context, tree: str | None, limit: int, as_json: bool) -> None:
+    """The record of forgetting, newest first: when, who, what, which ids, why."""
+    from ..forget import service as F
+
+    lines = F.log(loom(ctx), limit=limit, tree=tree)
+    text = "\n".join(
+        f"{e['seq']} {e['at']} {e['actor']} {e['action']} {e['target']}"
+        f" ({len(e['ids'])} node(s){'; refs ' + ', '.join(e['refs']) if e['refs'] else ''})"
+        f"{': ' + e['reason'] if e['reason'] else ''}" for e in lines)
+    emit(as_json, lines, text or "nothing forgotten")

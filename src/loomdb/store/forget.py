@@ -1,0 +1,332 @@
+"""Forgetting rows for real: deleting nodes and trees, erasing a content's body, and
+the record of both (tables of migration 0006). The interface, and the SQL both
+dialects share; where contents live differs (SQLite stores a body inline in the first
+node that used it, PostgreSQL in `contents`), so each dialect gives the few statements
+that touch bodies (`forget_sqlite.py`, `forget_postgres.py`) and its own way to scrub
+freed bytes from its files once a forget has committed.
+
+Every method but `scrub` runs inside the caller's transaction: a delete or redaction
+commits whole or not at all. What a row keeps and why is in docs/forget.md.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .rows import bytes_to_hex, hex_to_bytes
+
+if TYPE_CHECKING:
+    from ..model import Node
+    from .base import Backend
+
+#: the canonical body a redacted content keeps: one text block saying so (its content
+#: id stays, so the chain hash of every node holding it still verifies)
+TOMBSTONE = '[{"text":"[redacted]","type":"text"}]'
+_CHUNK = 500
+
+
+class TreeRow(NamedTuple):
+    """What deciding a delete needs of one node (no content)."""
+
+    id: str
+    parent: str | None
+    slot: str
+    edited_from: str | None
+    content_id: str
+    provenance: str | None
+
+
+class ForgetStore(ABC):
+    """Deletes, redactions and their record on one backend (see the module docstring)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.dialect = backend.dialect
+
+    # -- helpers ---------------------------------------------------------------------
+    def _in(self, column: str, values: Sequence[Any], cast: str = "text") -> Iterator[
+            tuple[str, list[Any]]]:
+        """(condition, args) pairs selecting `column` in `values`: chunks of
+        parameters on SQLite, one array per statement on PostgreSQL."""
+        if not values:
+            return
+        if self.dialect == "postgres":
+            yield f"{column} = ANY(?::{cast}[])", [list(values)]
+            return
+        for i in range(0, len(values), _CHUNK):
+            part = list(values[i:i + _CHUNK])
+            yield f"{column} IN ({','.join('?' * len(part))})", part
+
+    def _run(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.backend.execute(sql, args)
+
+    def run(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """One statement on an area's tables (`?` placeholders), in the transaction."""
+        return self._run(sql, args)
+
+    def in_(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """(condition, args) pairs selecting text `column` in `values`."""
+        return self._in(column, values)
+
+    def existing(self, tables: Sequence[str]) -> set[str]:
+        """Which of these tables the store has (an area's tables exist once it is used)."""
+        if self.dialect == "postgres":
+            return {t for t in tables if self._run("SELECT to_regclass(?)", (t,))[0][0]}
+        marks = ",".join("?" * len(tables))
+        return {r[0] for r in self._run(
+            f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
+            list(tables))}
+
+    # -- reading what a forget decides on ------------------------------------------------
+    def tree_rows(self, tree_id: str) -> list[TreeRow]:
+        """Every node of a tree, without content, in no order."""
+        return [TreeRow(r[0], r[1], r[2], r[3], bytes_to_hex(r[4]), r[5]) for r in self._run(
+            "SELECT id, parent_id, slot_id, edited_from, content_id, provenance FROM nodes"
+            " WHERE tree_id = ?", (tree_id,))]
+
+    def created_from(self, tree_id: str) -> list[tuple[str, str]]:
+        """(node, what it was also created from) for the extra sources and stored
+        version selections of a tree's nodes."""
+        return [(r[0], r[1]) for r in self._run(
+            "SELECT node_id, source_id FROM node_sources WHERE tree_id = ? UNION ALL"
+            " SELECT node_id, version_id FROM node_selections WHERE tree_id = ?",
+            (tree_id, tree_id))]
+
+    def created_from_elsewhere(self, ids: Sequence[str], tree_id: str) -> set[str]:
+        """Trees other than `tree_id` with a node created from one of `ids`."""
+        out: set[str] = set()
+        for cond, args in self._in("source_id", ids):
+            out |= {r[0] for r in self._run(
+                f"SELECT tree_id FROM node_sources WHERE {cond} AND tree_id <> ?",
+                [*args, tree_id])}
+        for cond, args in self._in("version_id", ids):
+            out |= {r[0] for r in self._run(
+                f"SELECT tree_id FROM node_selections WHERE {cond} AND tree_id <> ?",
+                [*args, tree_id])}
+        return out
+
+    def content_users(self, content_id: str) -> list[tuple[str, str]]:
+        """(node, tree) of every node holding a content (one pass over the nodes)."""
+        return [(r[0], r[1]) for r in self._run(
+            "SELECT id, tree_id FROM nodes WHERE content_id = ?", (hex_to_bytes(content_id),))]
+
+    @abstractmethod
+    def stored_contents(self, content_ids: Sequence[str]) -> set[str]:
+        """The content ids among these that some node still holds."""
+
+    @abstractmethod
+    def bodies_with_blobs(self, ids: Sequence[str]) -> dict[str, str]:
+        """content id -> body, for the contents of these nodes that may point at a blob."""
+
+    @abstractmethod
+    def blob_used(self, blob_id: str) -> bool:
+        """Whether any stored node content still names this blob."""
+
+    # -- deleting ------------------------------------------------------------------------
+    @abstractmethod
+    def delete_nodes(self, ids: Sequence[str]) -> None:
+        """Delete these node rows; a content they held that other nodes still use stays
+        stored for them, one no node uses any more is gone with its last node."""
+
+    def delete_node_rows(self, ids: Sequence[str]) -> None:
+        """Everything that hangs on these nodes: sources, selections, overlay, tags,
+        compaction records, and the annotation and link edges touching them."""
+        for cond, args in self._in("node_id", ids):
+            for table in ("node_sources", "node_selections", "node_meta", "node_tags",
+                          "compactions"):
+                self._run(f"DELETE FROM {table} WHERE {cond}", args)
+        edges: set[str] = set()
+        for cond, args in self._in("target_id", ids):
+            edges |= {r[0] for r in self._run(f"SELECT id FROM edges WHERE {cond}", args)}
+        for cond, args in self._in("source_id", ids):
+            edges |= {r[0] for r in self._run(
+                f"SELECT edge_id FROM edge_sources WHERE {cond}", args)}
+        for cond, args in self._in("edge_id", sorted(edges)):
+            self._run(f"DELETE FROM edge_sources WHERE {cond}", args)
+        for cond, args in self._in("id", sorted(edges)):
+            self._run(f"DELETE FROM edges WHERE {cond}", args)
+
+    def delete_generations(self, ids: Sequence[str]) -> None:
+        for cond, args in self._in("id", ids):
+            self._run(f"DELETE FROM generations WHERE {cond}", args)
+
+    def delete_tree(self, tree_id: str) -> None:
+        """The tree's own row and its per-tree records (its nodes are deleted first)."""
+        for table in ("generations", "compactions", "node_meta", "node_tags"):
+            self._run(f"DELETE FROM {table} WHERE tree_id = ?", (tree_id,))
+        self._run("DELETE FROM trees WHERE id = ?", (tree_id,))
+
+    # -- redacting -----------------------------------------------------------------------
+    @abstractmethod
+    def redact_content(self, content_id: str) -> None:
+        """Replace the stored body of a content by the tombstone (its id stays)."""
+
+    def insert_tombstone(self, node: Node, flags: int) -> None:
+        """Store a redacted node as an export carried it: the tombstone under its own
+        content id (any copy of that content stored here is redacted first)."""
+        self.redact_content(node.content_id)
+        self.backend.insert_node(node, TOMBSTONE.encode("utf-8"), flags)
+        self.mark_redacted([node.content_id], "content", node.created_at)
+
+    def origins(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """node -> its stored (origin, provenance) JSON, for the nodes having either."""
+        out: dict[str, tuple[str | None, str | None]] = {}
+        for cond, args in self._in("id", ids):
+            out |= {r[0]: (r[1], r[2]) for r in self._run(
+                f"SELECT id, origin, provenance FROM nodes WHERE {cond}"
+                " AND (origin IS NOT NULL OR provenance IS NOT NULL)", args)}
+        return out
+
+    def set_origin(self, node_id: str, origin: str | None, provenance: str | None) -> None:
+        """Rewrite a node's origin and provenance JSON (the chain covers neither, only
+        the response hash inside the provenance, which stays)."""
+        self._run("UPDATE nodes SET origin = ?, provenance = ? WHERE id = ?",
+                  (origin, provenance, node_id))
+
+    def generations_of(self, trees: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """(id, request, provider request, raw response) of the trees' generations."""
+        out: list[tuple[str, str, str, str]] = []
+        for cond, args in self._in("tree_id", trees):
+            out += [(r[0], r[1], r[2], r[3]) for r in self._run(
+                "SELECT id, request, provider_request, raw_response FROM generations"
+                f" WHERE {cond}", args)]
+        return out
+
+    def redact_generation(self, gen_id: str) -> None:
+        """Erase what a generation record carries (requests and raw response); its
+        response hash, model, usage and timing stay."""
+        marker = json.dumps({"redacted": True})
+        self._run("UPDATE generations SET request = ?, provider_request = ?,"
+                  " raw_response = ? WHERE id = ?", (marker, marker, marker, gen_id))
+
+    # -- the record ----------------------------------------------------------------------
+    def remember(self, ids: Iterable[str], kind: str, tree_id: str, at: str) -> None:
+        """Note ids as forgotten (an import skips them from then on)."""
+        rows = [(i, kind, tree_id, at) for i in ids]
+        if rows:
+            for i in range(0, len(rows), _CHUNK):
+                part = rows[i:i + _CHUNK]
+                self._run("INSERT INTO forgotten (id, kind, tree_id, at) VALUES "
+                          + ",".join(["(?, ?, ?, ?)"] * len(part))
+                          + " ON CONFLICT (id) DO NOTHING", [v for r in part for v in r])
+
+    def forgotten(self, ids: Sequence[str]) -> set[str]:
+        """Which of these node or tree ids were deleted."""
+        out: set[str] = set()
+        for cond, args in self._in("id", ids):
+            out |= {r[0] for r in self._run(f"SELECT id FROM forgotten WHERE {cond}", args)}
+        return out
+
+    def mark_redacted(self, items: Iterable[str], kind: str, at: str) -> None:
+        for item in items:
+            self._run("INSERT INTO redactions (item, kind, at) VALUES (?, ?, ?)"
+                      " ON CONFLICT (item) DO NOTHING", (item, kind, at))
+
+    def redacted(self, kind: str, items: Sequence[str]) -> set[str]:
+        """Which of these content or generation ids were redacted."""
+        out: set[str] = set()
+        for cond, args in self._in("item", items):
+            out |= {r[0] for r in self._run(
+                f"SELECT item FROM redactions WHERE kind = ? AND {cond}", [kind, *args])}
+        return out
+
+    def all_redacted(self) -> dict[str, set[str]]:
+        """Every redacted item by kind (`content`, `generation`)."""
+        out: dict[str, set[str]] = {"content": set(), "generation": set()}
+        for item, kind in self._run("SELECT item, kind FROM redactions"):
+            out.setdefault(kind, set()).add(item)
+        return out
+
+    def log(self, entry: dict[str, Any]) -> int:
+        """Append one line to the record of forgetting; its number."""
+        row = self._run(
+            "INSERT INTO forget_log (at, actor, action, target, trees, ids, refs, reason)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            (entry["at"], entry["actor"], entry["action"], entry["target"],
+             json.dumps(entry["trees"]), json.dumps(entry["ids"]), json.dumps(entry["refs"]),
+             entry.get("reason")))
+        return int(row[0][0])
+
+    def entries(self, *, limit: int, tree: str | None = None) -> list[dict[str, Any]]:
+        """The newest lines of the record, newest first (`tree`: those naming it)."""
+        rows = self._run(
+            "SELECT seq, at, actor, action, target, trees, ids, refs, reason FROM forget_log"
+            " ORDER BY seq DESC" + ("" if tree else " LIMIT ?"), () if tree else (limit,))
+        out = []
+        for r in rows:
+            trees = json.loads(r[5])
+            if tree and tree not in trees:
+                continue
+            out.append({"seq": r[0], "at": r[1], "actor": r[2], "action": r[3],
+                        "target": r[4], "trees": trees, "ids": json.loads(r[6]),
+                        "refs": json.loads(r[7]), "reason": r[8]})
+            if len(out) >= limit:
+                break
+        return out
+
+    def setting(self, name: str) -> str | None:
+        row = self._run("SELECT value FROM forget_settings WHERE name = ?", (name,))
+        return str(row[0][0]) if row else None
+
+    def set_setting(self, name: str, value: str | None) -> None:
+        if value is None:
+            self._run("DELETE FROM forget_settings WHERE name = ?", (name,))
+        else:
+            self._run("INSERT INTO forget_settings (name, value) VALUES (?, ?) ON CONFLICT"
+                      " (name) DO UPDATE SET value = excluded.value", (name, value))
+
+    # -- copying a store (`loomdb migrate`) ----------------------------------------------
+    #: the record's tables and their columns, as a copy carries them
+    RECORD = {
+        "forget_log": ("seq", "at", "actor", "action", "target", "trees", "ids", "refs",
+                       "reason"),
+        "forgotten": ("id", "kind", "tree_id", "at"),
+        "redactions": ("item", "kind", "at"),
+        "forget_settings": ("name", "value"),
+    }
+
+    def record_rows(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of the record (to copy it into another store)."""
+        return {t: self._run(f"SELECT {', '.join(c)} FROM {t}") for t, c in self.RECORD.items()}
+
+    def restore_record(self, rows: dict[str, list[tuple[Any, ...]]]) -> int:
+        """Write a copied record (rows already there are kept); how many rows."""
+        count = 0
+        for table, cols in self.RECORD.items():
+            for row in rows.get(table, []):
+                self._run(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
+                          f" ({', '.join('?' * len(cols))}) ON CONFLICT DO NOTHING", row)
+                count += 1
+        if self.dialect == "postgres" and rows.get("forget_log"):
+            self._run("SELECT setval(pg_get_serial_sequence('forget_log', 'seq'),"
+                      " (SELECT max(seq) FROM forget_log))")
+        return count
+
+    # -- around the work ----------------------------------------------------------------
+    @abstractmethod
+    def begin(self) -> None:
+        """Set up the connection for forgetting (inside the transaction, first)."""
+
+    @abstractmethod
+    def scrub(self, tables: Sequence[str] = (),
+              needles: Sequence[bytes] = ()) -> dict[str, Any]:
+        """Make freed bytes leave the store's files, after the forget committed
+        (`tables`: area tables it touched too; `needles`: bytes of the erased text,
+        looked for where a file may hold stale copies)."""
+
+    def forget_memory(self, ids: Iterable[str]) -> None:  # noqa: B027 (optional hook)
+        """Drop what the backend remembers of deleted nodes (their places)."""
+
+
+def for_backend(backend: Backend) -> ForgetStore:
+    """The ForgetStore of a backend's dialect."""
+    if backend.dialect == "postgres":
+        from .forget_postgres import PostgresForget
+
+        return PostgresForget(backend)
+    from .forget_sqlite import SQLiteForget
+
+    return SQLiteForget(backend)

@@ -1,0 +1,53 @@
+"""Forgetting with users, on a live server over each backend: another user's node or
+tree is the same 404 as an unknown one and nothing of theirs is touched; a redaction
+that would reach another user's copy of the same content is refused; the record shows
+a user only the lines about their own trees."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+from live import client
+from test_users import World, is_hidden
+
+from loomdb import Loom
+
+
+def q(headish: str) -> str:
+    return quote(headish, safe="")
+
+
+@pytest.fixture
+def world(served: tuple[Loom, str], name: str) -> Iterator[World]:
+    yield World(served[0], served[1], name)
+
+
+def test_another_users_things_are_404_and_untouched(world: World) -> None:
+    b = world.things["b"]
+    with world.http("a") as a:
+        for r in (a.delete(f"/api/nodes/{b['reply']}", params={"force": "true"}),
+                  a.delete(f"/api/nodes/{q(b['session'])}", params={"force": "true"}),
+                  a.post(f"/api/nodes/{b['reply']}/redact", json={}),
+                  a.delete(f"/api/trees/{b['tree']}", params={"force": "true"})):
+            assert is_hidden(r), r.text
+        assert all(b["tree"] not in e["trees"] for e in a.get("/api/forgotten").json())
+    with world.http("b") as bc:
+        assert bc.get(f"/api/nodes/{b['reply']}").json()["content"][0]["text"] == "ok"
+
+
+def test_shared_content_in_another_users_tree_is_refused(world: World) -> None:
+    a = world.things["a"]
+    with world.http("a") as ac:
+        # a's reply "ok" is the same content as b's reply "ok"
+        r = ac.post(f"/api/nodes/{a['reply']}/redact", json={})
+        assert r.status_code == 400 and "operator" in r.json()["error"]["message"]
+    with world.http("b") as bc:
+        assert bc.get(f"/api/nodes/{world.things['b']['reply']}").json()[
+            "content"][0]["text"] == "ok"
+
+
+def test_without_a_token_it_is_401(world: World) -> None:
+    with client(world.base) as anon:
+        assert anon.delete(f"/api/nodes/{world.things['a']['reply']}").status_code == 401
