@@ -19,7 +19,9 @@ from loomdb.agents.loop import run_turn
 from tools_file import tools_toml
 
 SRC = str(Path(loomdb.__file__).parent.parent)
-TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn"}
+TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn",
+         "show", "edit", "bookmark", "tag", "doc_new", "doc_commit", "doc_show", "doc_log",
+         "doc_diff", "coll_new", "coll_add", "coll_show", "link", "backlinks", "pending"}
 
 
 def server(store_url: str) -> dict[str, Any]:
@@ -78,12 +80,14 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
                                                         "Herons eat fish."]
     assert out["tree"]["id"] == tree.id and {"name": "main", "node": added} in out["tree"]["sessions"]
     assert out["context"]["messages"][-1]["content"][0]["text"] == "Herons eat fish."
-    assert [h["node"] for h in out["search"]["hits"]] == [added]
+    assert [h["entity"] for h in out["search"]["hits"]] == [added]
     assert out["generate"]["stopped"] == "answer" and out["generate"]["text"] is not None
     assert out["spawn"]["summary_node"] and out["spawn"]["tree"] != tree.id
     assert out["bad"][0] and "unknown headish" in out["bad"][1]
-    assert out["resources"] == {"loomdb://trees", "loomdb://sessions"}
-    assert out["templates"] == {"loomdb://tree/{tree}", "loomdb://session/{name}"}
+    assert json.loads(out["bad"][1])["data"]["type"] == "NotFound"
+    assert out["resources"] == {"loomdb://trees", "loomdb://sessions", "loomdb://documents"}
+    assert out["templates"] == {"loomdb://tree/{tree}", "loomdb://session/{name}",
+                                "loomdb://document/{name}"}
     assert out["tree_res"]["root"] == root.id
     assert [n["id"] for n in out["session_res"]["nodes"]][-1] == out["spawn"]["summary_node"]
     with loomdb.open(store_url) as again:
@@ -105,6 +109,6 @@ def test_the_tool_loop_calls_the_tools_of_an_mcp_server(loom: Loom, store_url: s
     assert block["tool_use_id"] == call.content[0]["id"]
     text = block["content"][0]["text"]
     if block.get("is_error"):  # the model chose a headish that does not exist
-        assert "loomdb:" in text
+        assert json.loads(text)["data"]["type"] == "NotFound"
     else:
         assert "Show the log of session main." in text
