@@ -201,16 +201,17 @@ async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, 
                 put({**_chunk(ex, 0, {}), "choices": [], "usage": usage(answers, rec)})
         except LoomError as exc:
             put(exc)
-        except Exception as exc:  # noqa: BLE001 - reported to the client, then re-raised
+        except Exception as exc:  # noqa: BLE001 - a bug: logged here, the client told
+            log.error("gateway stream failed", exc_info=exc)
             put(exc)
-            raise
         finally:
             put(_DONE)
 
     threading.Thread(target=work, name="loomdb-gateway-stream", daemon=True).start()
     first = await queue.get()
     if isinstance(first, Exception):
-        return _failed(first)
+        status, error = error_body(first)  # logged by the worker
+        return _json(error, status)
 
     async def events() -> AsyncIterator[bytes]:
         item = first
