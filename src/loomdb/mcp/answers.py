@@ -1,7 +1,8 @@
 """How the MCP server answers: JSON text, and every error through the one mapper.
 
 A tool that fails answers an error result (`isError`) whose text is the mapper's
-JSON-RPC error object, `{"code", "message", "data": {"type", "message"}}`
+JSON-RPC error object (a call whose arguments do not match the tool's schema is
+refused by the SDK before it reaches loomdb, in the SDK's words), `{"code", "message", "data": {"type", "message"}}`
 (`loomdb.edge.mcp_error`), so an agent reads the same code and type the HTTP API and
 the CLI give for that error. A resource read that fails is a JSON-RPC error with that
 code. A bug says only that it is one (its traceback goes to the server's log, stderr).
@@ -31,12 +32,14 @@ def _noted(exc: Exception) -> None:
         log.error("MCP call failed", exc_info=exc)
 
 
-def tool_error(exc: Exception) -> Exception:
-    """The SDK's tool error carrying the mapper's error object as its text."""
-    from mcp.server.mcpserver.exceptions import ToolError
+def tool_error(exc: Exception) -> Any:
+    """A failed tool's answer: an error result whose text is the mapper's error object
+    (returned, not raised, so the SDK adds no prefix to the JSON)."""
+    from mcp.types import CallToolResult, TextContent
 
     _noted(exc)
-    return ToolError(dumps(failure(exc).mcp_error()))
+    return CallToolResult(content=[TextContent(type="text", text=dumps(failure(exc).mcp_error()))],
+                          is_error=True)
 
 
 def resource_error(exc: Exception) -> Exception:
@@ -48,14 +51,14 @@ def resource_error(exc: Exception) -> Exception:
     return MCPError(code=found["code"], message=found["message"], data=found["data"])
 
 
-def tool(fn: Callable[..., Any]) -> Callable[..., str]:
-    """A tool function answering JSON; any error becomes the mapper's tool error."""
+def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A tool function answering JSON; any error answers the mapper's error result."""
     @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> str:
+    def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return dumps(fn(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
-            raise tool_error(exc) from None
+            return tool_error(exc)
 
     return call
 
