@@ -20,6 +20,7 @@ from ..model import now
 from . import AGENTS
 from .identities import get_persona
 from .loop import Env, Plan, Turn, proceed, run_call, tools_of, write_results
+from .subagents import report_back
 from .threads import turn_context
 from .tools import Result
 
@@ -131,4 +132,6 @@ def _finish(loom: Loom, call: Pending, plan: Plan, env: Env, refusal: str | None
         node = write_results(loom, plan, call.node, results)
         db.execute("UPDATE agent_tool_calls SET state = ?, result_node = ?, updated_at = ? "
                    "WHERE node = ?", ("denied" if refusal else "done", node.id, now(), call.node))
-    return proceed(loom, plan, node.id, env, [node])
+    turn = proceed(loom, plan, node.id, env, [node])
+    report_back(loom, turn)  # a subagent done now reports to its parent's thread
+    return turn
