@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp_client import session_with
-from test_edge import CASES
 
 from loomdb import Loom, edge, errors
 from loomdb.agents.loop import Plan, hold
 from loomdb.mcp.answers import resource, tool
+from mcp_client import session_with
+from test_edge import CASES
 
 
 async def _call(s: ClientSession, tool_name: str, /, **args: Any) -> Any:

@@ -10,13 +10,13 @@ from typing import Any
 
 import httpx
 from mcp import ClientSession
-from mcp_client import SRC, session_with
 
 from loomdb import Loom
 from loomdb.agents.identities import bind_session, binding, get_persona, set_persona
 from loomdb.agents.loop import Plan, prepare_step
 from loomdb.agents.subagents import start_child
 from loomdb.server.schemas import NodeOut
+from mcp_client import SRC, session_with
 
 
 def cli(store_url: str, *args: str) -> Any:

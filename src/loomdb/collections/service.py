@@ -315,8 +315,8 @@ def show(loom: Loom, name: str, *, tag: str | None = None,
     rows = []
     for it in keep:
         row = it.to_json()
-        row["entity"], dangling = show_address(loom, it.entity_key, it.entity)
-        row["title"] = title(loom, it.entity_key, row["entity"], dangling)
+        shown, dangling = show_address(loom, it.entity_key, it.entity)
+        row["entity"], row["title"] = shown, title(loom, it.entity_key, shown, dangling)
         if dangling:
             row["dangling"] = True
         rows.append(row)

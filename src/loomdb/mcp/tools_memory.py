@@ -18,6 +18,8 @@ from ..shapes import node_json
 from .answers import resource, tool
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
     from ..api import Loom
 
 
@@ -125,7 +127,7 @@ def memory_tools(loom: Loom) -> dict[str, Callable[..., Any]]:
     }
 
 
-def register(server: Any, loom: Loom) -> None:
+def register(server: MCPServer, loom: Loom) -> None:
     """Add the memory tools and the document resources to an MCP server."""
     from ..documents import service as D
 

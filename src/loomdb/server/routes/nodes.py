@@ -13,7 +13,7 @@ from ...errors import InvalidInput
 from ...users import Access
 from ..render import blocks_html
 from ..schemas import ERRORS, AppendIn, EditIn, MetaOut, NodeId, NodeIds, NodeOut, OverlayIn
-from ..state import ServerState, access, state_of
+from ..state import access, state_of
 
 router = APIRouter(prefix="/api/nodes", responses=ERRORS, tags=["nodes"])
 
