@@ -15,6 +15,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 import loomdb
 from loomdb import Loom
 from loomdb.agents.config import load_tools
+from loomdb.agents.identities import bind_session, set_persona
 from loomdb.agents.loop import run_turn
 from tools_file import tools_toml
 
@@ -76,8 +77,8 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
     assert out["tools"] == TOOLS
     added = out["append"]["node"]
     assert out["fork"] == {"name": "side", "node": added, "tree": tree.id}
-    assert [n["text"] for n in out["log"]["nodes"]] == ["The heron is a wading bird.",
-                                                        "Herons eat fish."]
+    assert [n["content"][0]["text"] for n in out["log"]["nodes"]] == [
+        "The heron is a wading bird.", "Herons eat fish."]
     assert out["tree"]["id"] == tree.id and {"name": "main", "node": added} in out["tree"]["sessions"]
     assert out["context"]["messages"][-1]["content"][0]["text"] == "Herons eat fish."
     assert [h["entity"] for h in out["search"]["hits"]] == [added]
@@ -102,6 +103,10 @@ def test_the_tool_loop_calls_the_tools_of_an_mcp_server(loom: Loom, store_url: s
         "command": spec["command"], "args": spec["args"], "env": {"PYTHONPATH": SRC}}}}))
     loom.new_tree("Show the log of session main.", session="main", options={
         "servers": ["loom"], "tool_choice": {"name": "log"}, "seed": 3, "temperature": 0})
+    # the server offers a whole memory; this agent may use its log only (every tool's
+    # definition would not fit the local model's 2,048-token window)
+    set_persona(loom, "reader", allow=["mcp:loom/log"])
+    bind_session(loom, "main", persona="reader")
     turn = run_turn(loom, "main", max_steps=1, max_tokens=40, tools=config)
     call, result = turn.nodes
     assert call.content[0]["type"] == "tool_use" and call.content[0]["name"] == "log"
