@@ -207,11 +207,15 @@ class Loom(CoreLoom):
         environ: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """The context at `at` as a request body: normalized, openai, anthropic or
-        completion; with `budget`, fitted to it (`strategy`) with `tokens` added."""
+        completion; with `budget`, fitted to it (`strategy`) with `tokens` added. The
+        context is what a model is sent there (`agents.threads.context_at`: a persona's
+        system prompt, a subagent's inherited parent path), the same on every edge."""
+        from .agents.threads import context_at
         from .formats import request
 
         return request(self, at, format=format, model=model, budget=budget, strategy=strategy,
-                       options=options, config=config, environ=environ)
+                       options=options, config=config, environ=environ,
+                       normalized=context_at(self, at, options))
 
     def models(self, config: ProvidersConfig | None = None) -> list[ModelSpec]:
         """Every model alias known: the built-ins and those of the providers config."""

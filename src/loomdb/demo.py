@@ -10,8 +10,8 @@ and prints the tree, a context window, the session log and the chain verificatio
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
+from typing import Any
 
 from rich.console import Console
 from rich.rule import Rule
@@ -53,6 +53,13 @@ def build(loom: Loom, console: Console) -> str:
     return tree.id
 
 
+def show_messages(console: Console, messages: list[dict[str, Any]]) -> None:
+    """Every message of a context, a line each: its role and the start of its text."""
+    for m in messages:
+        text = " ".join("".join(b.get("text", "") for b in m["content"]).split())
+        console.print(f"[bold]{m['role']:>9}[/bold]  {text[:100]}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--db", default=".loomdb-demo", help="store folder (recreated)")
@@ -65,12 +72,9 @@ def main(argv: list[str] | None = None) -> None:
         console.print(Rule("the tree: two answers, a fork, an edited version, a compaction"))
         console.print(draw(loom.tree_view(tree)))
         console.print(Rule("context at the view 'spliced': the edited question, the original rest"))
-        ctx = loom.context("spliced")
-        for m in ctx["messages"]:
-            text = "".join(b.get("text", "") for b in m["content"]).strip().replace("\n", " ")
-            console.print(f"[bold]{m['role']:>9}[/bold]  {text[:100]}")
+        show_messages(console, loom.context("spliced")["messages"])
         console.print(Rule("context at 'main' after compaction (summary + kept turns)"))
-        console.print_json(json.dumps(loom.context("main")["messages"][:2])[:2000])
+        show_messages(console, loom.context("main")["messages"])
         console.print(Rule("session log of 'main'"))
         for move in loom.ref_log("main"):
             old = move.old[-8:] if move.old else "-"

@@ -22,6 +22,11 @@ thing everywhere:
     any other LoomError             2    400   -32000
     anything else (a bug)           1    500   -32603 internal error
 
+The gateway (`/v1`, OpenAI's error shape) answers the HTTP status, except that a
+provider's own HTTP error status passes through (`Failure.upstream`). MCP answers a
+failed tool as an error result whose text is `mcp_error`'s JSON, and a failed
+resource read as a JSON-RPC error with that code.
+
 The JSON shape is `{"error": {"type": <class name>, "message": <one line>}}`, the
 same on stdout with `--json`, in an HTTP body and in an MCP error's data; a merge
 conflict adds its regions (`"conflicts"`), so a client can show them without parsing
@@ -87,6 +92,10 @@ class Failure:
     mcp_code: int
     #: what the error carries beyond its message (a merge conflict's regions)
     details: dict[str, Any] = field(default_factory=dict)
+    #: the HTTP status a model provider answered with, when it gave one: the gateway
+    #: (an OpenAI-compatible proxy) passes it on, so a client's retry logic sees the
+    #: 429 it would have seen; every other edge answers `status`
+    upstream: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The body every edge sends: `{"error": {"type", "message", ...details}}`."""
@@ -114,7 +123,7 @@ def failure(exc: BaseException) -> Failure:
     for kind, status, code in _TABLE:
         if isinstance(exc, kind):
             return Failure(name, one_line(str(exc)) or name, USAGE_EXIT, status, code,
-                           _details(exc))
+                           _details(exc), _upstream(exc))
     if _is_validation(exc):
         return Failure("InvalidInput", one_line(str(exc)), USAGE_EXIT, 422, -32602)
     return Failure("InternalError", INTERNAL_MESSAGE, BUG_EXIT, 500, -32603)
@@ -124,6 +133,11 @@ def _details(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, MergeConflict):
         return {"conflicts": exc.conflicts}
     return {}
+
+
+def _upstream(exc: BaseException) -> int | None:
+    status = getattr(exc, "status", None) if isinstance(exc, ProviderError) else None
+    return status if isinstance(status, int) and 400 <= status <= 599 else None
 
 
 def exit_code(exc: BaseException) -> int:

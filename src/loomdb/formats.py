@@ -33,11 +33,15 @@ def request(
     options: dict[str, Any] | None = None,
     config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None,
+    normalized: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The request body at `at`; with `budget`, fitted to it and `tokens` added."""
+    """The request body at `at`; with `budget`, fitted to it and `tokens` added.
+    `normalized` is the context to render when the caller built it (the front door
+    passes what an agent's turn sends there); else the path's own context."""
     check_choice("--format", format, FORMATS)
     check_choice("--strategy", strategy, STRATEGIES)
-    normalized = loom.context(at, options)
+    if normalized is None:
+        normalized = loom.context(at, options)
     tokens = None
     if budget is not None:
         from .providers.budget import fit

@@ -4,6 +4,8 @@ directions are linked; and a model can spawn one itself with the `spawn_subagent
 
 from __future__ import annotations
 
+from typing import Any
+
 from loomdb import Loom
 from loomdb.agents.loop import run_turn
 from loomdb.agents.subagents import children, spawn
@@ -66,3 +68,34 @@ def test_a_child_does_not_inherit_a_forced_call_and_nesting_is_bounded(loom: Loo
     assert "tool_choice" not in options
     with pytest.raises(InvalidInput, match="nest"):
         start_child(loom, at, "too deep", None)
+
+
+def test_a_subagent_waiting_for_approval_reports_only_when_it_finishes(loom: Loom,
+                                                                      tally: Any) -> None:
+    from loomdb.agents.approvals import approve
+    from loomdb.agents.identities import set_persona
+
+    # the child's persona forces the tally call on its first step and needs approval
+    set_persona(loom, "careful", approve=["tally"],
+                params={"tool_choice": "required", "seed": 7, "temperature": 0})
+    _, root = loom.new_tree("Keep count of visits.", session="s",
+                            options={"tools": ["tally"]})
+    asked = loom.append("s", "Count one for me.", role="user")
+    before = len(loom.tree_nodes(root.tree))
+    done = spawn(loom, "s", "Count one visit.", persona="careful", max_steps=1,
+                 max_tokens=32, tools=tally.config)
+    assert done.turn.pending is not None and done.summary_node is None
+    assert loom.node("s").id == asked.id  # no placeholder in the parent's thread
+    assert len(loom.tree_nodes(root.tree)) == before
+    [kid] = children(loom, asked.id)
+    assert kid.summary_node is None and tally.runs() == 0
+
+    approve(loom, done.turn.pending, tools=tally.config)
+    assert tally.runs() == 1
+    summary = loom.node("s")  # the child finished: its summary arrives now, once
+    assert summary.parent == asked.id and summary.origin["subagent"]["tree"] == done.tree
+    assert summary.content[0]["text"].startswith("Subagent report (Count one visit.): ")
+    assert "waiting for approval" not in summary.content[0]["text"]
+    [kid] = children(loom, asked.id)
+    assert kid.summary_node == summary.id
+    assert len(loom.tree_nodes(root.tree)) == before + 1

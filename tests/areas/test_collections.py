@@ -113,3 +113,26 @@ def test_items_point_at_any_address(loom: Loom, cli: Cli) -> None:
     assert "unknown" in cli.fails("coll", "add", "all", "doc:missing")
     assert "sha256" in cli.fails("coll", "add", "all", "sha256:xyz")
     assert "kind" in cli.fails("coll", "new", "bad", "--kind", "heap")
+
+
+def test_show_names_items_by_title_not_by_raw_id(loom: Loom, cli: Cli) -> None:
+    from test_bad_input import run_cli
+
+    _, first = loom.new_tree("Where do herons nest?", session="s", title="Herons")
+    long = loom.append("s", "In colonies called heronries, high in trees near water, "
+                            "often with other wading birds nearby.", role="assistant")
+    cli("doc", "new", "field-notes", "--text", "seen at dawn")
+    cli("coll", "new", "reading")
+    items = [cli("coll", "add", "reading", e)["item"]
+             for e in (first.id, long.id, "doc:field-notes", f"tree:{first.tree}")]
+    rows = cli("coll", "show", "reading")["items"]
+    assert [r["title"] for r in rows] == [
+        "Where do herons nest?",
+        "In colonies called heronries, high in trees near water,…",
+        "field-notes", "Herons"]
+    code, out, err = run_cli(cli.db, "coll", "show", "reading")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"{items[0]}\tWhere do herons nest?\t{first.id}"
+    assert lines[2] == f"{items[2]}\tfield-notes"
+    assert lines[3] == f"{items[3]}\tHerons\ttree:{first.tree}"

@@ -20,7 +20,8 @@ from ..model import now
 from . import AGENTS
 from .identities import get_persona
 from .loop import Env, Plan, Turn, proceed, run_call, tools_of, write_results
-from .threads import thread_context, with_persona
+from .subagents import report_back
+from .threads import turn_context
 from .tools import Result
 
 if TYPE_CHECKING:
@@ -119,8 +120,8 @@ def _finish(loom: Loom, call: Pending, plan: Plan, env: Env, refusal: str | None
     from .permissions import decide
 
     persona = get_persona(loom, plan.persona) if plan.persona else None
-    box = tools_of(loom, with_persona(thread_context(loom, call.node, plan.options), persona,
-                                      plan.options)["options"], persona, env)
+    box = tools_of(loom, turn_context(loom, call.node, persona, plan.options)["options"],
+                   persona, env)
     results = []
     for c in call.calls:
         if refusal is not None and decide(persona, box.key(c["name"])) == "approve":
@@ -131,4 +132,6 @@ def _finish(loom: Loom, call: Pending, plan: Plan, env: Env, refusal: str | None
         node = write_results(loom, plan, call.node, results)
         db.execute("UPDATE agent_tool_calls SET state = ?, result_node = ?, updated_at = ? "
                    "WHERE node = ?", ("denied" if refusal else "done", node.id, now(), call.node))
-    return proceed(loom, plan, node.id, env, [node])
+    turn = proceed(loom, plan, node.id, env, [node])
+    report_back(loom, turn)  # a subagent done now reports to its parent's thread
+    return turn

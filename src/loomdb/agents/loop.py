@@ -27,7 +27,7 @@ from ..model import Node, now
 from . import AGENTS
 from .identities import Persona, binding, get_persona
 from .permissions import decide
-from .threads import thread_context, with_persona
+from .threads import thread_context, turn_context
 from .tools import Result, Toolbox, run_tool, toolbox
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def prepare_step(loom: Loom, plan: Plan, last: str, persona: Persona | None,
                  env: Env | None = None) -> tuple[Toolbox, dict[str, Any]]:
     """The toolbox and the provider context for the next step (the persona's rules
     apply before any server is started)."""
-    ctx = with_persona(thread_context(loom, last, plan.options), persona, plan.options)
+    ctx = turn_context(loom, last, persona, plan.options)
     options = dict(ctx["options"])
     box = tools_of(loom, options, persona, env or Env())
     offered = [n for n, t in box.tools.items() if decide(persona, t.key) != "deny"]

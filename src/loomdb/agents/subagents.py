@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..content import plain_text
 from ..errors import InvalidInput
-from ..model import new_id, now
+from ..model import Node, new_id, now
 from . import AGENTS
 from .identities import bind_session, binding, get_persona
 from .loop import DEFAULT_MAX_STEPS, Env, Plan, Turn, check_steps, run_turn
-from .threads import spawn_depth
+from .threads import spawn_depth, spawned_from
 from .tools import Result
 
 #: how deep subagents may nest (a guard against a model spawning without end)
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Spawned:
     """A finished (or paused) subagent: its tree and session, its summary, where the
-    summary landed in the parent's thread (None when it came back as a tool result)."""
+    summary landed in the parent's thread (None when it came back as a tool result, or
+    while the child waits for an approval: nothing is written to the parent then)."""
 
     tree: str
     session: str
@@ -87,20 +88,42 @@ def spawn(
     max_tokens: int | None = None, config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
 ) -> Spawned:
-    """Run `task` in a child of the thread at `at`; its summary is appended there (a
-    session named as `at` moves to it)."""
+    """Run `task` in a child of the thread at `at`; its summary is appended there when
+    the child is done (a session named as `at` moves to it). A child that stops for an
+    approval writes nothing there yet: approving (or denying) its call lets it finish,
+    and the summary arrives then."""
     check_steps(max_steps)
     tree, session = start_child(loom, at, task, persona)
     turn = run_turn(loom, session, models=models, max_steps=max_steps, max_tokens=max_tokens,
                     config=config, environ=environ, tools=tools)
-    summary = summary_of(loom, turn)
-    origin = {"subagent": {"tree": tree, "session": session, "task": task}}
-    with loom.unit(AGENTS) as db:
-        node = loom.append(at, f"Subagent report ({task}): {summary}", role="user",
-                           source="agent", author=f"subagent:{session}", origin=origin)
+    report = report_back(loom, turn)
+    return Spawned(tree, session, summary_of(loom, turn),
+                   report.id if report is not None else None, turn)
+
+
+def report_back(loom: Loom, turn: Turn) -> Node | None:
+    """The child's summary as a node in its parent's thread, once the child's turn is
+    done (an answer, or the step limit); None while it waits for an approval (the
+    summary arrives when an approval lets it finish: `approvals` calls this again),
+    or when the turn is not a spawned child's with a summary still to deliver (a
+    child a model spawned reports as that tool call's result instead)."""
+    if turn.pending is not None or turn.session is None:
+        return None
+    with loom.unit(AGENTS) as db:  # one transaction: the check, the node, the mark
+        row = db.one("SELECT child_tree, parent_node, task FROM agent_spawns "
+                     "WHERE session = ? AND summary_node IS NULL", (turn.session,))
+        if row is None:
+            return None
+        tree, parent_node, task = row
+        parent = spawned_from(loom, tree) or {}
+        at = str(parent.get("session") or parent_node)
+        origin = {"subagent": {"tree": tree, "session": turn.session, "task": task}}
+        node = loom.append(at, f"Subagent report ({task}): {summary_of(loom, turn)}",
+                           role="user", source="agent", author=f"subagent:{turn.session}",
+                           origin=origin)
         db.execute("UPDATE agent_spawns SET summary_node = ? WHERE child_tree = ?",
                    (node.id, tree))
-    return Spawned(tree, session, summary, node.id, turn)
+    return node
 
 
 def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) -> Result:

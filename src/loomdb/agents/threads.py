@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import deep_merge
 from ..headish import Position
+from . import AGENTS
+from .identities import binding, get_persona
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -38,6 +40,27 @@ def thread_context(
     inherited = {k: v for k, v in above["options"].items() if k != "tool_choice"}
     return {"messages": above["messages"] + ctx["messages"],
             "options": deep_merge(inherited, ctx["options"])}
+
+
+def turn_context(
+    loom: Loom, at: str | Position, persona: Persona | None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The context an agent's turn sends at `at` (before its toolbox is resolved): the
+    thread with a spawned tree's parent prefix, the persona's identity leading."""
+    return with_persona(thread_context(loom, at, options), persona, options)
+
+
+def context_at(
+    loom: Loom, at: str | Position, options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What a model is sent at `at`: `turn_context` with the persona bound to the
+    position's session, if any. `context` on every edge (CLI, HTTP, MCP) answers this,
+    so it never differs from what a turn there sends."""
+    pos = at if isinstance(at, Position) else loom.resolve(at)
+    # a store that never used agents has no personas: reading it creates no tables
+    name = binding(loom, pos.session).persona if loom.has_area(AGENTS) else None
+    return turn_context(loom, pos, get_persona(loom, name) if name else None, options)
 
 
 def spawn_depth(loom: Loom, tree: str) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -116,11 +116,20 @@ def coll_show(ctx: click.Context, name: str, tag: str | None, where: list[str],
 
     out = K.show(loom(ctx), name, tag=tag, where=K.pairs(where, "--where"), group_by=group_by)
     if "groups" in out:
-        text = "\n".join(f"[{g}]\n" + "\n".join(f"  {r['id']}\t{r['entity']}" for r in rows)
+        text = "\n".join(f"[{g}]\n" + "\n".join(f"  {_line(r)}" for r in rows)
                          for g, rows in out["groups"].items())
     else:
-        text = "\n".join("  " * r["depth"] + f"{r['id']}\t{r['entity']}" for r in out["items"])
+        text = "\n".join("  " * r["depth"] + _line(r) for r in out["items"])
     emit(as_json, out, text)
+
+
+def _line(row: dict[str, Any]) -> str:
+    """An item as a person reads it: its id (for move, tag, rm), its entity's title,
+    then the address (when it says more than the title)."""
+    parts = [row["id"], row["title"]]
+    if row["entity"] not in (row["title"], f"doc:{row['title']}", f"coll:{row['title']}"):
+        parts.append(row["entity"])
+    return "\t".join(parts) + ("\t(dangling)" if row.get("dangling") else "")
 
 
 @coll_app.command("rm")

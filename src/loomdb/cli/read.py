@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from .. import content as C
+from ..shapes import node_json
 from . import JSON, argument, emit, loom
 from . import root as app
 
@@ -101,7 +102,7 @@ def show(ctx: click.Context, node: str, logprobs: bool, as_json: bool) -> None:
         _show_logprobs(lm, n, as_json)
         return
     meta = lm.meta(n.id)
-    data = {**n.to_json(), "meta": meta.to_json()}
+    data = node_json(n, meta)
     text = (f"node    {n.id}\ntree    {n.tree}\nparent  {n.parent or '-'}\nrole    {n.role}"
             f"  kind {n.kind}  author {n.author}  source {n.source}\ncreated {n.created_at}\n"
             f"hash    {n.chain_hash}\n"

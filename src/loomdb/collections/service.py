@@ -302,8 +302,11 @@ def ordered(loom: Loom, name: str) -> tuple[Collection, list[Item]]:
 def show(loom: Loom, name: str, *, tag: str | None = None,
          where: Mapping[str, str] | None = None, group_by: str | None = None) -> dict[str, Any]:
     """`{"items": [...]}` in order, filtered by tag and fields; with `group_by`,
-    `{"groups": {value: [...]}}` (items without the field under "")."""
+    `{"groups": {value: [...]}}` (items without the field under ""). Each item
+    carries the `title` a person knows its entity by (a message's first words, a
+    document's name)."""
     from ..references.address import show as show_address
+    from ..references.address import title
 
     coll, found = ordered(loom, name)
     keep = [it for it in found
@@ -312,7 +315,8 @@ def show(loom: Loom, name: str, *, tag: str | None = None,
     rows = []
     for it in keep:
         row = it.to_json()
-        row["entity"], dangling = show_address(loom, it.entity_key, it.entity)
+        shown, dangling = show_address(loom, it.entity_key, it.entity)
+        row["entity"], row["title"] = shown, title(loom, it.entity_key, shown, dangling)
         if dangling:
             row["dangling"] = True
         rows.append(row)

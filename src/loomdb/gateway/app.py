@@ -7,9 +7,10 @@
 Bodies are read as bytes and parsed once with the stdlib (no request model: a
 2,000-message history must not be validated field by field twice). The work runs in
 a worker thread; the event loop only moves bytes. Errors leave in OpenAI's shape,
-`{"error": {"message", "type", "param", "code"}}`: 400 for bad input, 404 for an
-unknown model or node, and an upstream model's failure with the status it gave (502
-when it gave none). Nothing is written for any of them.
+`{"error": {"message", "type", "param", "code"}}`, with the status of the one error
+mapper (`loomdb.edge`: 400 for bad input, 404 for an unknown model or node, 503 for a
+busy store...) and an upstream model's failure with the status it gave (502 when it
+gave none). Nothing is written for any of them.
 
 `X-Loomdb-Session: NAME` moves (or creates) that session to the first answer and
 restricts path matching to its tree.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,8 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import InvalidInput, LoomError, NotFound, ProviderError, RefConflict
+from ..edge import failure
+from ..errors import InvalidInput, LoomError, NotFound, ProviderError
 from .convert import finish_reason, tool_call
 from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
@@ -35,25 +38,32 @@ if TYPE_CHECKING:
     from ..loom import Loom
     from ..providers.config import ProvidersConfig
 
+log = logging.getLogger(__name__)
 SESSION_HEADER = "x-loomdb-session"
 _TYPES = {400: "invalid_request_error", 401: "authentication_error",
           403: "permission_error", 404: "not_found_error", 409: "conflict_error",
+          413: "invalid_request_error", 422: "invalid_request_error",
           429: "rate_limit_error"}
 
 
-def error_body(exc: LoomError) -> tuple[int, dict[str, Any]]:
-    """A typed error -> (HTTP status, OpenAI error body)."""
-    status = 400
-    param = getattr(exc, "where", None)
+def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
+    """Any error -> (HTTP status, OpenAI error body). The status and the message come
+    from the one error mapper (`loomdb.edge`), so a busy store is a 503 here as on the
+    API; `code` is the mapper's error type (`model_not_found` for an unknown model, as
+    OpenAI names it), and a bug's message stays hidden."""
+    found = failure(exc)
+    status = found.upstream or found.status
+    param = getattr(exc, "where", None) if isinstance(exc, LoomError) else None
+    code: str | None = found.type
     if isinstance(exc, NotFound):
-        status, param = 404, exc.what if exc.what == "model" else None
-    elif isinstance(exc, RefConflict):
-        status = 409
-    elif isinstance(exc, ProviderError):
-        status = int(getattr(exc, "status", 0) or 502)
-    kind = _TYPES.get(status, "upstream_error" if isinstance(exc, ProviderError) else "api_error")
-    code = "model_not_found" if status == 404 and param == "model" else None
-    return status, {"error": {"message": str(exc), "type": kind, "param": param, "code": code}}
+        param = exc.what if exc.what == "model" else None
+        code = "model_not_found" if param == "model" else code
+    if status in _TYPES:
+        kind = _TYPES[status]
+    else:
+        kind = "upstream_error" if isinstance(exc, ProviderError) else "api_error"
+    return status, {"error": {"message": found.message, "type": kind, "param": param,
+                              "code": code}}
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -61,7 +71,9 @@ def _json(value: Any, status: int = 200) -> Response:
                     media_type="application/json")
 
 
-def _failed(exc: LoomError) -> Response:
+def _failed(exc: BaseException) -> Response:
+    if not isinstance(exc, LoomError):  # a bug: the client sees only that it is one
+        log.error("gateway request failed", exc_info=exc)
     status, body = error_body(exc)
     return _json(body, status)
 
@@ -107,7 +119,7 @@ def gateway_router(
                 return json.dumps(out, ensure_ascii=False).encode()
 
             return Response(await run_in_threadpool(work), media_type="application/json")
-        except LoomError as exc:
+        except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
             return _failed(exc)
 
     @router.post("/v1/responses")
@@ -118,7 +130,7 @@ def gateway_router(
             body = await _body(request)
             session = request.headers.get(SESSION_HEADER)
             return _json(await run_in_threadpool(respond, gw, body, session))
-        except LoomError as exc:
+        except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
             return _failed(exc)
 
     @router.post("/v1/completions")
@@ -129,7 +141,7 @@ def gateway_router(
             body = await _body(request)
             session = request.headers.get(SESSION_HEADER)
             return _json(await run_in_threadpool(complete, gw, body, session))
-        except LoomError as exc:
+        except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
             return _failed(exc)
 
     return router
@@ -189,25 +201,23 @@ async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, 
                 put({**_chunk(ex, 0, {}), "choices": [], "usage": usage(answers, rec)})
         except LoomError as exc:
             put(exc)
-        except Exception as exc:  # noqa: BLE001 - reported to the client, then re-raised
+        except Exception as exc:  # noqa: BLE001 - a bug: logged here, the client told
+            log.error("gateway stream failed", exc_info=exc)
             put(exc)
-            raise
         finally:
             put(_DONE)
 
     threading.Thread(target=work, name="loomdb-gateway-stream", daemon=True).start()
     first = await queue.get()
-    if isinstance(first, LoomError):
-        return _failed(first)
+    if isinstance(first, Exception):
+        status, error = error_body(first)  # logged by the worker
+        return _json(error, status)
 
     async def events() -> AsyncIterator[bytes]:
         item = first
         while item is not _DONE:
-            if isinstance(item, LoomError):
+            if isinstance(item, Exception):
                 yield _sse(error_body(item)[1])
-            elif isinstance(item, Exception):
-                yield _sse({"error": {"message": "internal error", "type": "api_error",
-                                      "param": None, "code": None}})
             else:
                 yield _sse(item)
             item = await queue.get()

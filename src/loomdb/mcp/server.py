@@ -1,56 +1,38 @@
 """The MCP server (official `mcp` SDK, stdio transport).
 
-Tools: `search`, `context`, `append`, `fork`, `log`, `tree`, `generate`, `spawn`.
-Resources: `loomdb://trees`, `loomdb://tree/{tree}`, `loomdb://sessions`,
-`loomdb://session/{name}`. Every tool answers JSON text; a loomdb error comes back as
-a tool error naming what and where, and the server keeps serving.
-
-`search` is a plain full-text scan (every word of the query, case-insensitive) over
-node text, newest trees first: enough for a small store, and the place a search
-index plugs in when the store has one.
+Tools: `context`, `append`, `fork`, `log`, `tree`, `generate`, `spawn`, and the memory
+an agent keeps (`tools_memory`: `show`, `edit`, `bookmark`, `tag`, `search`, documents,
+collections, links and backlinks, pending approvals). Resources: `loomdb://trees`,
+`loomdb://tree/{tree}`, `loomdb://sessions`, `loomdb://session/{name}`,
+`loomdb://documents`, `loomdb://document/{name}`. Every tool answers JSON text; an
+error comes back through the one error mapper (`answers`), and the server keeps
+serving. `context` answers what a model is sent there (`Loom.request`, as the CLI and
+the HTTP API do), a node the one shape of `loomdb.shapes`.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..content import plain_text
-from ..errors import InvalidInput, LoomError, MissingExtra
+from ..errors import MissingExtra
+from ..shapes import node_json
+from . import tools_memory
+from .answers import resource, tool
 
 if TYPE_CHECKING:
     from ..agents.config import ToolsConfig
-    from ..loom import Loom
+    from ..api import Loom
     from ..providers.config import ProvidersConfig
 
 #: how many characters of a node's text a listing shows
 PREVIEW = 200
 
 
-def _node(n: Any) -> dict[str, Any]:
-    return {"id": n.id, "parent": n.parent, "role": n.role, "author": n.author,
-            "kind": n.kind, "text": plain_text(n.content), "content": n.content,
-            "created_at": n.created_at, "origin": n.origin}
-
-
-def search(loom: Loom, query: str, limit: int = 10) -> list[dict[str, Any]]:
-    """Nodes whose text holds every word of `query`, newest trees first."""
-    words = [w.lower() for w in query.split()]
-    if not words:
-        raise InvalidInput("search", "give some words")
-    hits: list[dict[str, Any]] = []
-    for tree in loom.trees():
-        for node in reversed(loom.tree_nodes(tree.id)):
-            text = plain_text(node.content)
-            low = text.lower()
-            if all(w in low for w in words):
-                hits.append({"node": node.id, "tree": tree.id, "role": node.role,
-                             "text": text[:PREVIEW]})
-                if len(hits) >= limit:
-                    return hits
-    return hits
+def nodes_json(loom: Loom, headish: str) -> list[dict[str, Any]]:
+    """The path to `headish`, each node in the one shape (with its overlay)."""
+    return [node_json(n, loom.meta(n.id)) for n in loom.nodes(loom.path(headish))]
 
 
 def tree_json(loom: Loom, name: str) -> dict[str, Any]:
@@ -66,7 +48,7 @@ def tree_json(loom: Loom, name: str) -> dict[str, Any]:
 def session_json(loom: Loom, name: str) -> dict[str, Any]:
     """A session: where it points and the conversation up to there."""
     ref = loom.ref(name)
-    return {**ref.to_json(), "nodes": [_node(n) for n in loom.nodes(loom.path(name))]}
+    return {**ref.to_json(), "nodes": nodes_json(loom, name)}
 
 
 def build(loom: Loom, config: ProvidersConfig | None = None,
@@ -75,37 +57,22 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
     the programs (tools.toml) an agent's turn may run."""
     try:
         from mcp.server.mcpserver import MCPServer
-        from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
         raise MissingExtra("the MCP server", "mcp") from None
     from ..agents.loop import run_turn
     from ..agents.subagents import spawn as run_spawn
-    from ..agents.threads import thread_context
 
-    server = MCPServer("loomdb", log_level="WARNING", instructions="Branching conversation memory: "
-                            "read a thread's context, append to it, fork it, generate, spawn.")
+    server = MCPServer("loomdb", log_level="WARNING", instructions=(
+        "Branching conversation memory: read a thread's context, append to it, fork it, "
+        "generate, spawn; keep documents (versioned), collections, links, bookmarks and "
+        "tags; search by words or meaning."))
 
-    def answer(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    def guarded(fn: Any) -> Any:
-        """Tools answer JSON; a loomdb error becomes a tool error with its message."""
-        @functools.wraps(fn)
-        def call(*args: Any, **kwargs: Any) -> str:
-            try:
-                return answer(fn(*args, **kwargs))
-            except LoomError as exc:
-                raise ToolError(f"loomdb: {exc}") from None
-
-        return call
-
-    def search_tool(query: str, limit: int = 10) -> Any:
-        """Find messages containing every word of the query."""
-        return {"hits": search(loom, query, limit)}
-
-    def context_tool(headish: str) -> Any:
-        """The normalized context (messages + options) a model sees at a node or session."""
-        return thread_context(loom, headish)
+    def context_tool(headish: str, format: str = "normalized", model: str | None = None) -> Any:
+        """What a model is sent at a node or session (a persona's system prompt and a
+        subagent's inherited path included): normalized, or as an `openai`,
+        `anthropic` or `completion` request body."""
+        return loom.request(headish, format=format, model=model, config=config,
+                            environ=environ)
 
     def append_tool(headish: str, text: str, role: str = "user", author: str | None = None,
                     options: dict[str, Any] | None = None) -> Any:
@@ -122,7 +89,7 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
 
     def log_tool(headish: str) -> Any:
         """The conversation from the root to a node or session."""
-        return {"nodes": [_node(n) for n in loom.nodes(loom.path(headish))]}
+        return {"nodes": nodes_json(loom, headish)}
 
     def tree_tool(tree: str) -> Any:
         """A tree: its nodes, sessions and leaves."""
@@ -161,29 +128,32 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
 
         return {"lines": F.log(loom, limit=limit, tree=tree)}
 
-    for name, fn in (("search", search_tool), ("context", context_tool),
-                     ("append", append_tool), ("fork", fork_tool), ("log", log_tool),
-                     ("tree", tree_tool), ("generate", generate_tool), ("spawn", spawn_tool),
-                     ("delete", delete_tool), ("redact", redact_tool),
+    for name, fn in (("context", context_tool), ("append", append_tool), ("fork", fork_tool),
+                     ("log", log_tool), ("tree", tree_tool), ("generate", generate_tool),
+                     ("spawn", spawn_tool), ("delete", delete_tool), ("redact", redact_tool),
                      ("forgotten", forgotten_tool)):
-        server.add_tool(guarded(fn), name=name, description=fn.__doc__,
-                        structured_output=False)
+        server.add_tool(tool(fn), name=name, description=fn.__doc__, structured_output=False)
+    tools_memory.register(server, loom)
 
     @server.resource("loomdb://trees", mime_type="application/json")
-    def trees_resource() -> str:
-        return answer([t.to_json() for t in loom.trees()])
+    @resource
+    def trees_resource() -> Any:
+        return [t.to_json() for t in loom.trees()]
 
     @server.resource("loomdb://tree/{tree}", mime_type="application/json")
-    def tree_resource(tree: str) -> str:
-        return answer(tree_json(loom, tree))
+    @resource
+    def tree_resource(tree: str) -> Any:
+        return tree_json(loom, tree)
 
     @server.resource("loomdb://sessions", mime_type="application/json")
-    def sessions_resource() -> str:
-        return answer([r.to_json() for r in loom.refs("session")])
+    @resource
+    def sessions_resource() -> Any:
+        return [r.to_json() for r in loom.refs("session")]
 
     @server.resource("loomdb://session/{name}", mime_type="application/json")
-    def session_resource(name: str) -> str:
-        return answer(session_json(loom, name))
+    @resource
+    def session_resource(name: str) -> Any:
+        return session_json(loom, name)
 
     return server
 

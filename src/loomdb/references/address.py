@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..content import plain_text
 from ..errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
@@ -107,6 +108,36 @@ def show(loom: Loom, key: str, written: str) -> tuple[str, bool]:
         return _show(loom, key), False
     except NotFound:
         return written, True
+
+
+#: how many characters of a message a title shows
+TITLE_CHARS = 60
+
+
+def title(loom: Loom, key: str, shown: str, dangling: bool = False) -> str:
+    """What a person calls the thing an address names (`shown`, as `show` reads it):
+    a message's first words, a tree's title, a document's or collection's name; the
+    address itself for anything else, or when it is gone."""
+    scheme, _, rest = key.partition(":")
+    if dangling:
+        return shown
+    if scheme == "node":
+        node = loom.node(rest)
+        return first_words(plain_text(node.content)) or f"({node.role} message)"
+    if scheme == "tree":
+        return loom.tree(rest).title or shown
+    if shown.startswith(("doc:", "coll:")):
+        return shown.partition(":")[2]
+    return shown
+
+
+def first_words(text: str, limit: int = TITLE_CHARS) -> str:
+    """Text on one line, cut at a word before `limit` characters (marked with …)."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
+    return cut + "…"
 
 
 def _show(loom: Loom, key: str) -> str:

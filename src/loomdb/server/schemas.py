@@ -365,6 +365,7 @@ class Removed(BaseModel):
 class ItemRow(BaseModel):
     id: str
     entity: str
+    title: str
     parent: str | None
     depth: int
     tags: list[str]

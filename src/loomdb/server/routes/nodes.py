@@ -7,12 +7,13 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from ... import shapes
 from ...api import Loom
 from ...errors import InvalidInput
 from ...users import Access
 from ..render import blocks_html
 from ..schemas import ERRORS, AppendIn, EditIn, MetaOut, NodeId, NodeIds, NodeOut, OverlayIn
-from ..state import ServerState, access, state_of
+from ..state import access, state_of
 
 router = APIRouter(prefix="/api/nodes", responses=ERRORS, tags=["nodes"])
 
@@ -22,7 +23,7 @@ Format = Literal["normalized", "openai", "anthropic", "completion"]
 def node_json(lm: Loom, node_id: str) -> dict[str, Any]:
     """A node as `show --json` prints it: the node with its overlay."""
     n = lm.node(node_id)
-    return {**n.to_json(), "meta": lm.meta(n.id).to_json()}
+    return shapes.node_json(n, lm.meta(n.id))
 
 
 def content_of(text: str | None, content: list[dict[str, Any]] | None) -> Any:
@@ -84,35 +85,8 @@ def context(headish: str, request: Request, format: Format = "normalized",
     """The context window at `headish`, normalized or as a provider's request body."""
     state = state_of(request)
     with state.using() as lm:
-        normalized = lm.context(who.position(headish))
-        tokens = None
-        if budget is not None:
-            from ...providers.budget import fit
-
-            normalized, tokens = fit(normalized, budget, strategy)
-        body = render_context(state, normalized, format, model)
-    if tokens is not None:
-        body = {**body, "tokens": tokens}
-    return body
-
-
-def render_context(state: ServerState, normalized: dict[str, Any], format: str,
-                   model: str | None) -> dict[str, Any]:
-    """The normalized context in a provider's format (as `loomdb context --format`)."""
-    from ...generation import pick_models
-    from ...providers import requests as openai_req
-    from ...providers.requests_anthropic import anthropic_request
-
-    if format == "normalized":
-        return normalized
-    if format == "completion":
-        return openai_req.completion_prompt(normalized)
-    spec = pick_models(state.loom, [model] if model else [], normalized, state.config,
-                       state.environ)[0]
-    if format == "openai":
-        return openai_req.openai_chat_request(normalized, model=spec.model,
-                                              blob_reader=state.loom.blob)
-    return anthropic_request(normalized, model=spec.model, blob_reader=state.loom.blob)
+        return lm.request(who.position(headish), format=format, model=model, budget=budget,
+                          strategy=strategy, config=state.config, environ=state.environ)
 
 
 @router.get("/{headish:path}/thread", tags=["page"])
