@@ -12,10 +12,10 @@ opening a store stays cheap.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .headish import Position
 from .loom import Loom as CoreLoom
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from . import buffer as B
     from .chat import Turn
     from .generation import Generated, Stream
-    from .interop.report import ImportReport
+    from .interop.report import ImportReport, Outcome
     from .interop.watch import Watcher
     from .providers.config import ModelSpec, ProvidersConfig
     from .transfer import CopyReport
@@ -234,13 +234,21 @@ class Loom(CoreLoom):
         *,
         stop_on_error: bool = False,
         progress: Progress | None = None,
+        files: str | os.PathLike[str] | None | Literal["beside"] = "beside",
+        in_unit: Callable[[Outcome], None] | None = None,
     ) -> ImportReport:
-        """Import every conversation of an export file, one transaction each."""
+        """Import every conversation of an export file, one transaction each.
+
+        `files`: where files the export names (a dataset's images) may be read from:
+        "beside" (its own folder), another folder, or None (none: an upload). `in_unit`
+        runs inside each conversation's transaction with what it wrote."""
         from .agents.subagents import record_imported
+        from .interop.files import BESIDE
         from .interop.importer import import_file
 
         return import_file(self, path, format, stop_on_error=stop_on_error, progress=progress,
-                           on_spawn=lambda spawned: record_imported(self, spawned))
+                           on_spawn=lambda spawned: record_imported(self, spawned),
+                           files=BESIDE if files == "beside" else files, in_unit=in_unit)
 
     def watcher(self, folder: str | os.PathLike[str]) -> Watcher:
         """A follower of a folder of agent session files: each `step()` imports the

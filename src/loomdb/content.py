@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import rfc8785
 
 from .errors import InvalidInput, TooLarge
+from .jsondepth import check_depth
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 HASH_PREFIX = "sha256:"
 #: default upper bound on one node's canonical content, in bytes (configurable per store)
 DEFAULT_MAX_CONTENT_BYTES = 4 * 1024 * 1024
+#: default nesting depth of content: `loomdb.limits`' default (a test pins the two);
+#: a store's own is `loom.limits.json_depth`
+DEFAULT_JSON_DEPTH = 64
 
 BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", "thinking")
 #: blocks whose payload lives in the blob store
@@ -43,12 +47,17 @@ def _adapter() -> TypeAdapter[list[Any]]:
     return adapter()
 
 
-def validate_blocks(raw: Any, where: str = "content") -> list[dict[str, Any]]:
-    """Check `raw` against the block union; return plain dicts or raise InvalidInput."""
+def validate_blocks(raw: Any, where: str = "content",
+                    max_depth: int = DEFAULT_JSON_DEPTH) -> list[dict[str, Any]]:
+    """Check `raw` against the block union; return plain dicts or raise InvalidInput.
+
+    Content nested deeper than `max_depth` (a tool call's input is any JSON) is refused
+    before the schema walks it: every read of it would have to walk it too."""
     if not isinstance(raw, list):
         raise InvalidInput(where, f"content must be a list of blocks, got {type(raw).__name__}")
     if not raw:
         raise InvalidInput(where, "content must hold at least one block")
+    check_depth(raw, max_depth, where)
     from pydantic import ValidationError
 
     try:

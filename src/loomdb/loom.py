@@ -23,9 +23,10 @@ from .blobs import BlobStore, check_id
 from .chain import chain_hash
 from .context import assemble
 from .context import context_rows as _context_rows
-from .errors import InvalidInput, NotFound, RefConflict, check_choice
+from .errors import InvalidInput, NotFound, RefConflict, TooLarge, check_choice
 from .graph import resolve_path, selection_delta
 from .headish import Position, parse, resolve_base
+from .jsondepth import check_depth
 from .limits import DEFAULT as DEFAULT_LIMITS
 from .limits import Limits
 from .model import (
@@ -159,7 +160,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
             return C.text(value)
         if isinstance(value, list):
             value = [self._inline_blob(b, f"{where}[{i}]") for i, b in enumerate(value)]
-        blocks = C.validate_blocks(value, where)
+        blocks = C.validate_blocks(value, where, self.limits.json_depth)
         for ref in C.blob_refs(blocks):
             if self.backend.get_blob_meta(ref) is None and not self.blobs.has(ref):
                 raise InvalidInput(where, f"blob {ref} is not in the store; put it first")
@@ -182,7 +183,11 @@ class Loom(RefOps, OverlayOps, StorageOps):
         return {**rest, "ref": self.put_blob(data, mime), "mime_type": mime}
 
     def put_blob(self, data: bytes, mime_type: str = "application/octet-stream") -> str:
-        """Store bytes once; returns `sha256:<hex>` to reference from a block."""
+        """Store bytes once; returns `sha256:<hex>` to reference from a block. Bytes
+        over `limits.blob` are refused (TooLarge), whoever brings them."""
+        if len(data) > self.limits.blob:
+            raise TooLarge("blob", f"{len(data)} bytes is over the limit of "
+                           f"{self.limits.blob} bytes (LOOMDB_LIMIT_BLOB)")
         bid = self.blobs.put(data)
         with self.backend.transaction():
             self.backend.put_blob_meta(bid, len(data), mime_type, now())
@@ -258,6 +263,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
             raise InvalidInput("options", "must be a JSON object")
         check_tool_options(options, "options")
         check_tool_options(node_options, "node options")
+        self.check_values(options=options, lineage=lineage)
         if session is not None:
             R.check_name(session)
         for name, value in (("title", title), ("system", system)):
@@ -474,6 +480,12 @@ class Loom(RefOps, OverlayOps, StorageOps):
                 self._select(pos.ref.name, node)
         return node
 
+    def check_values(self, **values: Any) -> None:
+        """Refuse (InvalidInput naming it) a JSON value nested deeper than
+        `limits.json_depth`: options, provenance, origins, lineage."""
+        for name, value in values.items():
+            check_depth(value, self.limits.json_depth, name)
+
     def write_node(self, **fields: Any) -> Node:
         """Insert one node with its chain hash, inside the caller's transaction.
 
@@ -515,6 +527,8 @@ class Loom(RefOps, OverlayOps, StorageOps):
         check_choice("kind", kind, KINDS)
         if options is not None and not isinstance(options, dict):
             raise InvalidInput("options", "must be a JSON object")
+        if options or provenance or origin:
+            self.check_values(options=options, provenance=provenance, origin=origin)
         cid, body = C.encode(blocks, self.max_content_bytes)
         selections = selections or {}
         wanted = [s for s, _ in sources] + list(selections.values())

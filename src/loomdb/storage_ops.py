@@ -175,6 +175,7 @@ class StorageOps(LoomParts):
     def write_tree(self, tree: Tree) -> None:
         """Write a tree row as given, inside the caller's transaction (for importers
         that write the root node themselves with `write_node`)."""
+        self.check_values(**{"tree.options": tree.options, "tree.lineage": tree.lineage})
         self.backend.insert_tree(tree)
 
     # == forgetting (loomdb.forget) ====================================================

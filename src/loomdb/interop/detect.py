@@ -11,7 +11,6 @@ files' lines say so.
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
 from collections.abc import Callable, Iterator
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..jsondepth import TooDeep
+from ..limits import DEFAULT, Limits
 from . import (
     chatbot_ui,
     chatgpt,
@@ -34,8 +35,9 @@ from . import (
     pi,
     sharegpt,
 )
+from .files import BESIDE, Beside
 from .model import ImportedConversation, ParseError
-from .stream import CountingReader, Input, first_char, json_stream
+from .stream import Input, first_char, json_stream, loads
 from .values import read_values
 
 Parser = Callable[[Input], Iterator[ImportedConversation | ParseError]]
@@ -70,13 +72,15 @@ _DECISIVE = {
 
 
 def parse_file(
-    path: str | os.PathLike[str], format: str = "auto"
+    path: str | os.PathLike[str], format: str = "auto", *,
+    files: Path | Beside | None = BESIDE, limits: Limits = DEFAULT,
 ) -> Iterator[ImportedConversation | ParseError]:
-    """Every conversation of an export file, as ImportedConversation or ParseError."""
+    """Every conversation of an export file, as ImportedConversation or ParseError.
+    `files`: where files it names may be read from (see `loomdb.interop.files`)."""
     if format == "auto":
-        fmt, inp = open_source(path)
+        fmt, inp = open_source(path, files=files, limits=limits)
     elif format in FORMATS:
-        fmt, inp = format, _document(Path(path))
+        fmt, inp = format, _document(Path(path), files, limits)
     else:
         raise InvalidInput(
             "format", f"unknown format {format!r}; supported: auto, {', '.join(FORMATS)}"
@@ -84,9 +88,12 @@ def parse_file(
     return FORMATS[fmt](inp)
 
 
-def open_source(path: str | os.PathLike[str]) -> tuple[str, Input]:
+def open_source(
+    path: str | os.PathLike[str], *, files: Path | Beside | None = BESIDE,
+    limits: Limits = DEFAULT,
+) -> tuple[str, Input]:
     """(format name, the document to parse) for an export file, judged by its content."""
-    inp = _document(Path(path))
+    inp = _document(Path(path), files, limits)
     return detect(inp), inp
 
 
@@ -104,7 +111,7 @@ def detect(inp: Input) -> str:
         if agent is not None:
             return agent
     if _is_jsonl(inp, head):
-        found = _classify(_first_line(head), jsonl=True)
+        found = _classify(_first_line(head, inp), jsonl=True)
     elif kind == "[":
         found = _classify(_first_item(inp), jsonl=False)
     elif kind == "{":
@@ -137,15 +144,19 @@ def _supported() -> str:
     return "supported formats: " + ", ".join(FORMATS)
 
 
-def _document(path: Path) -> Input:
+def _document(path: Path, files: Path | Beside | None = BESIDE,
+              limits: Limits = DEFAULT) -> Input:
     if not path.exists():
         raise InvalidInput(str(path), "no such file")
     if path.is_dir():
-        return Input(path)  # a folder of session files (see `_detect_folder`)
+        return Input(path, None, files, limits)  # a folder of session files (see `_detect_folder`)
     if not zipfile.is_zipfile(path):
-        return Input(path)
-    with zipfile.ZipFile(path) as zf:
-        names = [n for n in zf.namelist() if not n.endswith("/")]
+        return Input(path, None, files, limits)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [n for n in zf.namelist() if not n.endswith("/")]
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InvalidInput(path.name, f"cannot read the zip: {exc}") from None
     exports = sorted((n for n in names if os.path.basename(n) == "conversations.json"), key=len)
     documents = [
         n
@@ -153,9 +164,9 @@ def _document(path: Path) -> Input:
         if n.endswith((".json", ".jsonl")) and not os.path.basename(n).startswith(".")
     ]
     if exports:
-        return Input(path, exports[0])
+        return Input(path, exports[0], files, limits)
     if len(documents) == 1:
-        return Input(path, documents[0])
+        return Input(path, documents[0], files, limits)
     raise InvalidInput(
         path.name, "the zip holds no conversations.json (nor a single JSON/JSONL file)"
     )
@@ -184,16 +195,18 @@ def _is_jsonl(inp: Input, head: bytes) -> bool:
     if len(lines) < 2 or not lines[1].lstrip().startswith(b"{"):
         return False
     try:
-        return isinstance(json.loads(lines[0]), dict)
+        return isinstance(loads(lines[0], inp.limits), dict)
     except ValueError:
         return False
 
 
-def _first_line(head: bytes) -> Any:
+def _first_line(head: bytes, inp: Input) -> Any:
     for line in head.split(b"\n"):
         if line.strip():
             try:
-                return json.loads(line)
+                return loads(line, inp.limits)
+            except TooDeep:
+                raise
             except ValueError:
                 return None
     return None
@@ -203,7 +216,7 @@ def _first_item(inp: Input) -> Any:
     stream = json_stream()
     with inp.open() as fh:
         try:
-            return next(iter(stream.items(CountingReader(fh), "item", use_float=True)), None)
+            return next(iter(stream.items(inp.reader(fh), "item", use_float=True)), None)
         except stream.JSONError as exc:
             raise InvalidInput(
                 inp.name,
@@ -220,7 +233,7 @@ def _top_keys(inp: Input) -> dict[str, Any]:
     stream = json_stream()
     with inp.open() as fh:
         try:
-            for prefix, event, value in stream.parse(CountingReader(fh)):
+            for prefix, event, value in stream.parse(inp.reader(fh)):
                 if prefix == "history" and event in ("start_array", "start_map"):
                     keys["history"] = [] if event == "start_array" else {}  # Chatbot UI: a list
                     break

@@ -1,12 +1,19 @@
 """The import driver: an export file in, every conversation written, a report out.
 
-    import_file(loom, path, format="auto", stop_on_error=False) -> ImportReport
+    import_file(loom, path, format="auto", stop_on_error=False, files=BESIDE,
+                in_unit=None) -> ImportReport
 
 It finds the format (loomdb's own export first, then the parsers of
 `loomdb.interop.detect`), reads the file unit by unit and gives each unit to its
 writer (`writer.write_conversation`, or `native.import_tree` for loomdb's own
 export), each inside its own transaction: a unit that fails leaves nothing and
-becomes an entry in `errors` while the others land.
+becomes an entry in `errors` while the others land. `in_unit(outcome)` runs inside
+that transaction after the unit's writes, so what a caller records about them (the
+HTTP import: whose trees they are) commits or rolls back with them.
+
+Every read is bounded by `loom.limits` (see `stream`); `files` says where the files
+an export names may be read from (`loomdb.interop.files`: the export's own folder by
+default, None for an upload, which reads no file of the server).
 """
 
 from __future__ import annotations
@@ -19,8 +26,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, LoomError
-from . import claude_code, native
+from ..limits import DEFAULT, Limits
+from . import claude_code, links, native
 from .detect import FORMATS, _document, detect
+from .files import BESIDE, Beside
 from .model import EmptyConversation, ImportedConversation, ParseError
 from .report import ImportReport, Outcome
 from .spawns import Written
@@ -34,6 +43,8 @@ if TYPE_CHECKING:
 NATIVE = "loomdb"
 
 Progress = Callable[[ImportReport, int, int], None]
+#: run inside each unit's transaction with what the unit wrote (see the module docstring)
+InUnit = Callable[[Outcome], None]
 
 
 # ---------------------------------------------------------------- reading
@@ -103,7 +114,7 @@ def _size_of(inp: Input) -> int:
     import zipfile
 
     with zipfile.ZipFile(inp.path) as zf:
-        return zf.getinfo(inp.member).file_size
+        return min(zf.getinfo(inp.member).file_size, inp.limits.zip_member)
 
 
 def resolve_format(name: str) -> str:
@@ -117,11 +128,14 @@ def resolve_format(name: str) -> str:
     return fmt
 
 
-def open_export(path: str | os.PathLike[str], format: str = "auto") -> tuple[str, _TrackedInput]:
+def open_export(
+    path: str | os.PathLike[str], format: str = "auto", *,
+    files: Path | Beside | None = BESIDE, limits: Limits = DEFAULT,
+) -> tuple[str, _TrackedInput]:
     """(format, the document to read) for an export file: native first, then the parsers."""
     fmt = resolve_format(format)
-    doc = _document(Path(path))
-    inp = _TrackedInput(doc.path, doc.member)
+    doc = _document(Path(path), files, limits)
+    inp = _TrackedInput(doc.path, doc.member, files, limits)
     if fmt == "auto":
         folder = inp.member is None and inp.path.is_dir()
         fmt = NATIVE if not folder and native.is_native(inp) else detect(inp)
@@ -142,6 +156,8 @@ def import_file(
     progress: Progress | None = None,
     on_spawn: Callable[[dict[str, Any]], None] | None = None,
     complete_only: bool = False,
+    files: str | os.PathLike[str] | Beside | None = BESIDE,
+    in_unit: InUnit | None = None,
 ) -> ImportReport:
     """Import every conversation of an export file; see the module docstring.
 
@@ -151,14 +167,14 @@ def import_file(
     stops at the first one (conversations imported before it stay: each is its own
     transaction). A file that breaks off half-way keeps the conversations before the
     break and reports the break as the last error."""
-    fmt, inp = open_export(path, format)
-    inp.limits = loom.limits
+    folder = files if files is None or isinstance(files, Beside) else Path(files)
+    fmt, inp = open_export(path, format, files=folder, limits=loom.limits)
     report = ImportReport(format=fmt)
     total = _size_of(inp)
+    run = links.Run()  # what a native import brought so far (its links may end there)
     if fmt == NATIVE:
         units: Iterator[tuple[str, Any]] = native.read_units(inp)
-        trees: set[str] = set()
-        write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, trees)  # noqa: E731
+        write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, run)  # noqa: E731
     else:
         units = _labelled(_parse(loom, fmt, inp, complete_only), inp.name)
         seen: dict[str, tuple[str, str]] = {}
@@ -176,10 +192,15 @@ def import_file(
                         outcome = write(item)
                         if outcome.spawned is not None and on_spawn is not None:
                             on_spawn(outcome.spawned)
+                        if in_unit is not None:
+                            in_unit(outcome)
                 except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
                     report.error(where, _reason(exc))
+                    landed = False
                 else:
                     report.add(outcome, where)
+                    landed = True
+                run.settle(landed)
             if progress is not None:
                 progress(report, inp.counter.read, total)
             if stop_on_error and report.errors:
@@ -188,6 +209,7 @@ def import_file(
         if report.conversations == 0:
             raise
         report.error(exc.where, exc.why)
+    _late_links(loom, run, report)
     return report
 
 
@@ -200,14 +222,27 @@ def _parse(
     return FORMATS[fmt](inp)
 
 
-def _native_tree(loom: Loom, doc: Any, trees: set[str]) -> Outcome:
+def _native_tree(loom: Loom, doc: Any, run: links.Run) -> Outcome:
     """One tree document of a loomdb export; a tree met again in the same file that adds
     nothing is a copy, said in a warning (one that adds nodes completes the tree)."""
-    outcome = native.import_tree(loom, doc)
-    if outcome.tree in trees and not outcome.nodes:
+    outcome = native.import_tree(loom, doc, run)
+    if outcome.tree in run.trees and not outcome.nodes:
         outcome.warnings.append(f"a copy of tree {outcome.tree} earlier in this file; skipped")
-    trees.add(outcome.tree)
+    run.trees.add(outcome.tree)
     return outcome
+
+
+def _late_links(loom: Loom, run: links.Run, report: ImportReport) -> None:
+    """Link edges to trees that came later in the file, written once those landed (in
+    one transaction); a link to a node this import did not bring is left out."""
+    if not run.waiting:
+        return
+    with loom.transaction():
+        for where, edge, why in links.late_links(loom, run):
+            if why is not None:
+                report.warn(where, why)
+            elif edge is not None:
+                loom.restore_edge(edge)
 
 
 def _labelled(

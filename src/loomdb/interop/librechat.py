@@ -33,7 +33,7 @@ from .model import (
     text_block,
     to_datetime,
 )
-from .stream import Input, as_input, iter_documents
+from .stream import Input, as_input, iter_documents, loads
 
 FORMAT = "librechat"
 NO_PARENT = "00000000-0000-0000-0000-000000000000"
@@ -183,8 +183,8 @@ def _tool_call(call: dict[str, Any]) -> Blocks:
     args = call.get("args")
     if isinstance(args, str):
         try:
-            args = json.loads(args)
-        except ValueError:
+            args = loads(args)
+        except ValueError:  # not JSON, or nested too deeply: kept as the string
             pass
     blocks: Blocks = [
         {

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from .. import jsondepth
 from ..content import validate_blocks
 from ..errors import InvalidInput
+from ..limits import DEFAULT
 
 ROLES = ("user", "assistant", "system", "tool")
 ATTACHMENT_PREFIX = "attachment:"
@@ -301,8 +303,8 @@ def tool_use_block(tool_id: str, name: str, arguments: Any) -> dict[str, Any]:
     """A tool_use block; JSON-string arguments are decoded, non-objects wrapped."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+            arguments = jsondepth.loads(arguments, DEFAULT.json_depth) if arguments.strip() else {}
+        except ValueError:  # not JSON, or nested too deeply: kept as the string
             return {
                 "type": "tool_use",
                 "id": tool_id,

@@ -18,7 +18,15 @@ piece by piece (never one big string) and read back tree by tree with ijson.
 
 Reading recomputes every node through the Loom (same id, same fields) and compares the
 result with the exported content id and chain hash: a mismatch is tamper evidence and
-fails that tree with an error naming the node. Importing what is already there adds
+fails that tree with an error naming the node (saying "does not match", never the value
+computed: a computed chain hash is all a forger needs).
+
+A tree document names only its own nodes: every `parent`, `edited_from`, source,
+selection, ref target, overlay entry, edge end and provenance record must be a node of
+this tree (in the document, or stored in this very tree), else the tree fails and
+nothing of it is written. One exception keeps a whole-store export whole: a `link`
+edge may end in another tree that this same import brings (a later tree's links are
+written once it landed, see `Run`); a link to any other node is left out, with a warning. Importing what is already there adds
 nothing (nodes, refs, edges and records are matched by id/name); a ref name that the
 store uses for another tree is an error, never silently renamed.
 """
@@ -34,13 +42,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import content as C
 from .. import refs as R
-from ..errors import CycleError, IntegrityError, InvalidInput, NotFound
-from ..model import EDGE_TYPES, MODES, REF_KINDS, Edge, Node, Ref, RefMove, Tree, now
+from ..errors import CycleError, InvalidInput, NotFound
+from ..model import MODES, REF_KINDS, Node, Ref, RefMove, Tree, now
 from ..tool_options import import_warnings
 from . import tombstones as T
+from .links import Run, check_records, edges
 from .model import expect
 from .report import Outcome
-from .stream import CountingReader, Input, json_stream
+from .stream import Input, json_stream
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -206,7 +215,7 @@ def read_units(inp: Input) -> Iterator[tuple[str, Any]]:
     stream = json_stream()
     prefix = _layout(inp, stream)
     with inp.open() as fh:
-        counted = CountingReader(fh)
+        counted = inp.reader(fh)
         index = -1
         try:
             for index, doc in enumerate(stream.items(
@@ -228,7 +237,7 @@ def _layout(inp: Input, stream: Any) -> str:
     """"trees.item" for a `json` export, "" for `jsonl` (one tree document per value)."""
     with inp.open() as fh:
         try:
-            for prefix, event, value in stream.parse(CountingReader(fh), multiple_values=True):
+            for prefix, event, value in stream.parse(inp.reader(fh), multiple_values=True):
                 if event == "map_key" and prefix == "":
                     if value == "trees":
                         return "trees.item"
@@ -239,8 +248,9 @@ def _layout(inp: Input, stream: Any) -> str:
     raise InvalidInput(inp.name, "a loomdb export without trees")
 
 
-def import_tree(loom: Loom, doc: Any) -> Outcome:
+def import_tree(loom: Loom, doc: Any, run: Run | None = None) -> Outcome:
     """Write one tree document (inside the caller's transaction); see the module docstring."""
+    run = run if run is not None else Run()
     doc = expect(doc, dict, "tree document", optional=False)
     if doc.get(MARKER) != VERSION:
         raise InvalidInput(MARKER, f"unsupported export version {doc.get(MARKER)!r} (this is {VERSION})")
@@ -256,8 +266,8 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
     if existing_tree is not None and raw_tree.get("root") != existing_tree.root:
         # same tree id, another first message: another tree, not more of this one
         raise InvalidInput(
-            f"tree {tid}", f"exists here with another root ({existing_tree.root}, not "
-            f"{raw_tree.get('root')}): a different tree under the same id; nothing imported")
+            f"tree {tid}", "exists here with another root: a different tree under the same "
+            "id; nothing imported")
     _blobs(loom, _list(doc, "blobs"), outcome)
     nodes, added = _nodes(loom, tid, _list(doc, "nodes"), outcome)
     gone = {n for r in _list(doc, "nodes") if isinstance(r, dict)
@@ -271,11 +281,12 @@ def import_tree(loom: Loom, doc: Any) -> Outcome:
         raise InvalidInput(f"tree {tid}", f"exists here as a {existing_tree.mode} tree")
     _refs(loom, tid, _kept(_list(doc, "refs"), gone, "node", "selections"))
     _meta(loom, tid, _kept(_list(doc, "meta"), gone, "node"), nodes, added)
-    _edges(loom, tid, _kept(_list(doc, "edges"), gone, "target", "sources"))
+    edges(loom, tid, _kept(_list(doc, "edges"), gone, "target", "sources"), nodes, run)
     used = {g for n in nodes.values() if isinstance(g := (n.provenance or {}).get("generation"), str)}
-    _records(loom, tid, [g for g in _list(doc, "generations") if not gone
-                         or (isinstance(g, dict) and g.get("id") in used)],
-             _kept(_list(doc, "compactions"), gone, "node_id"))
+    check_records(loom, tid, [g for g in _list(doc, "generations") if not gone
+                              or (isinstance(g, dict) and g.get("id") in used)],
+                  _kept(_list(doc, "compactions"), gone, "node_id"), nodes)
+    run.pending_nodes = set(nodes)
     outcome.warnings += import_warnings(  # stored as data; nothing runs them
         raw_tree.get("options") if outcome.created else None,
         ((n, nodes[n].options) for n in sorted(added)))
@@ -321,9 +332,8 @@ def _blobs(loom: Loom, blobs: list[Any], outcome: Outcome) -> None:
             data = base64.b64decode(_str(rec.get("data"), f"{where}.data"), validate=True)
         except (binascii.Error, ValueError):
             raise InvalidInput(f"{where}.data", "is not valid base64") from None
-        got = C.digest(data)
-        if got != bid:
-            raise IntegrityError(f"blob {bid}", bid, got)
+        if C.digest(data) != bid:
+            raise InvalidInput(f"{where}.data", f"does not match its id {bid}")
         known = loom.blob_known(bid)
         loom.put_blob(data, expect(rec.get("mime_type"), str, f"{where}.mime_type")
                       or "application/octet-stream")
@@ -356,9 +366,9 @@ def _nodes(
     stored = loom.nodes_by_id(sorted(wanted))
     for nid, ds in deps.items():
         for d in ds:
-            if d not in records and d not in stored:
-                raise InvalidInput(f"node {nid}",
-                                   f"was created from {d}, which is neither in the export nor here")
+            if d not in records and (d not in stored or stored[d].tree != tid):
+                raise InvalidInput(f"node {nid}", f"was created from {d}, which is neither "
+                                   "in the export nor a node of this tree here")
     inside = {nid: [d for d in ds if d in records] for nid, ds in deps.items()}
     nodes: dict[str, Node] = {}
     added: set[str] = set()
@@ -367,10 +377,10 @@ def _nodes(
         have = stored.get(nid)
         if have is not None:
             if have.tree != tid:
-                raise InvalidInput(f"node {nid}", f"exists here in another tree ({have.tree})")
+                raise InvalidInput(f"node {nid}", "exists here in another tree")
             if have.chain_hash != rec.get("chain_hash"):
-                raise IntegrityError(f"node {nid} (a different node has this id here)",
-                                     str(rec.get("chain_hash")), have.chain_hash)
+                raise InvalidInput(f"node {nid}", "its chain hash does not match the node "
+                                   "stored under this id here (a different node)")
             nodes[nid] = have
             outcome.skipped += 1
             continue
@@ -432,12 +442,11 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
     else:
         node = loom.write_node(**fields)
     if node.content_id != rec.get("content_id"):
-        raise IntegrityError(f"node {nid}: its content does not match its content id",
-                             str(rec.get("content_id")), node.content_id)
+        raise InvalidInput(f"node {nid}", "its content does not match its content id "
+                           "(the export was altered)")
     if node.chain_hash != rec.get("chain_hash"):
-        raise IntegrityError(
-            f"node {nid}: its chain hash does not match its fields and parents "
-            "(the export was altered)", str(rec.get("chain_hash")), node.chain_hash)
+        raise InvalidInput(f"node {nid}", "its chain hash does not match its fields and "
+                           "parents (the export was altered)")
     return node
 
 
@@ -477,7 +486,7 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
                 continue
             raise InvalidInput(
                 f"ref {name!r}",
-                f"already names a {have.kind} of tree {have.tree} in this store; "
+                f"already names a {have.kind} of another tree in this store; "
                 "rename or delete it, then import again",
             )
         node = _str(rec.get("node"), f"{where}.node")
@@ -525,35 +534,3 @@ def _meta(
             "label": expect(rec.get("label"), str, f"{where}.label"),
             "pruned": int(bool(rec.get("pruned"))), "excluded": int(bool(rec.get("excluded"))),
         }, tags)
-
-
-def _edges(loom: Loom, tid: str, edges: list[Any]) -> None:
-    for i, raw in enumerate(edges):
-        where = f"edges[{i}]"
-        rec = expect(raw, dict, where, optional=False)
-        eid = _str(rec.get("id"), f"{where}.id")
-        etype = rec.get("type")
-        if etype not in EDGE_TYPES[1:]:
-            raise InvalidInput(f"{where}.type", f"{etype!r} is not annotation or link")
-        sources = tuple(
-            (_str(s.get("node"), f"{where}.sources.node"), _str(s.get("role"), f"{where}.sources.role"))
-            for s in (expect(rec.get("sources"), list, f"{where}.sources") or [])
-            if isinstance(s, dict)
-        )
-        if not sources:
-            raise InvalidInput(f"{where}.sources", "an edge needs a source")
-        if any(e.id == eid for e in loom.node_edges(sources[0][0])):
-            continue
-        loom.restore_edge(Edge(eid, tid, etype, sources, _str(rec.get("target"), f"{where}.target"),
-                                 _str(rec.get("created_at"), f"{where}.created_at")))
-
-
-def _records(loom: Loom, tid: str, generations: list[Any], compactions: list[Any]) -> None:
-    for i, raw in enumerate(generations):
-        rec = expect(raw, dict, f"generations[{i}]", optional=False)
-        if loom.generation(_str(rec.get("id"), f"generations[{i}].id")) is None:
-            T.record_generation(loom, rec)
-    for i, raw in enumerate(compactions):
-        rec = expect(raw, dict, f"compactions[{i}]", optional=False)
-        if loom.compaction(_str(rec.get("node_id"), f"compactions[{i}].node_id")) is None:
-            loom.record_compaction(rec)

@@ -14,7 +14,6 @@ and the active branch follows the best-ranked reply at each step.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -40,6 +39,7 @@ from .stream import (
     iter_documents,
     iter_lines,
     line_offsets,
+    loads,
     read_lines_at,
 )
 
@@ -162,7 +162,7 @@ def _parse_flat(inp: Input) -> Iterator[ImportedConversation | ParseError]:
     groups: dict[str, list[int]] = {}
     truncated: InvalidInput | None = None
     for lineno, offset, raw in line_offsets(inp):
-        key = _tree_key(raw, lineno)
+        key = _tree_key(raw, lineno, inp)
         if key is None:
             truncated = InvalidInput(
                 f"{inp.name} line {lineno} (byte {offset})",
@@ -176,10 +176,10 @@ def _parse_flat(inp: Input) -> Iterator[ImportedConversation | ParseError]:
         raise truncated
 
 
-def _tree_key(raw: bytes, lineno: int) -> str | None:
+def _tree_key(raw: bytes, lineno: int, inp: Input) -> str | None:
     """The line's tree id; None for an incomplete last line (a truncated file)."""
     try:
-        record = json.loads(raw)
+        record = loads(raw, inp.limits)
     except ValueError:
         return None if not raw.endswith(b"\n") else f"(line {lineno}: not JSON)"
     tree_id = record.get("message_tree_id") if isinstance(record, dict) else None
@@ -192,7 +192,7 @@ def _convert_flat(inp: Input, tree_id: str, offsets: list[int]) -> ImportedConve
     for offset, line in zip(offsets, read_lines_at(inp, offsets), strict=True):
         where = f"byte {offset}"
         try:
-            msg = json.loads(line)
+            msg = loads(line, inp.limits, where)
         except ValueError as exc:
             raise InvalidInput(where, f"not JSON: {exc}") from None
         msg = expect(msg, dict, where, optional=False)

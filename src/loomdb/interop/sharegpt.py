@@ -7,7 +7,8 @@ A record is `{"conversations": [{"from", "value"}], "system", "tools", "images"}
 following `observation` turn becomes their tool_result. Each `<image>` (and
 `<audio>`) placeholder takes the next entry of `images` (`audios`) in order: an
 image block whose attachment holds the file's bytes when it sits beside the dataset
-(or in the same zip), else None. Records without an `id` are named by content hash.
+(or in the same zip), else None. Files are read only through `Input.read_beside`
+(see `loomdb.interop.files`): an entry that may not be read is a warning. Records without an `id` are named by content hash.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from .model import (
     tool_result_block,
     tool_use_block,
 )
-from .stream import Input, as_input, first_char, iter_documents, iter_lines
+from .stream import Input, as_input, first_char, iter_documents, iter_lines, loads
 
 FORMAT = "sharegpt"
 _ROLES = {
@@ -114,6 +115,7 @@ def convert(raw: Any, inp: Input) -> ImportedConversation:
         attachments=builder.attachments.to_list(),
         system=system,
         metadata={"tools": record["tools"]} if record.get("tools") else {},
+        warnings=builder.warnings,
     )
 
 
@@ -130,6 +132,7 @@ class _Builder:
         }
         self.used = {field: 0 for field in self.media}
         self.pending: list[tuple[str, str]] = []  # (tool_use id, name) awaiting a result
+        self.warnings: list[str] = []  # media files named but not read, and why
 
     def add(self, turn: dict[str, Any], keys: tuple[str, str, str], where: str) -> None:
         speaker = expect(turn.get(keys[0]), str, f"{where}.{keys[0]}", optional=False)
@@ -181,7 +184,11 @@ class _Builder:
             or mimetypes.guess_type(entry)[0]
             or "application/octet-stream"
         )
-        data = decoded[1] if decoded else (None if "://" in entry else self.inp.read_beside(entry))
+        data, why = decoded[1] if decoded else None, None
+        if decoded is None and "://" not in entry:
+            data, why = self.inp.read_beside(entry)
+        if why is not None:
+            self.warnings.append(f"{where}: {field}[{index}] {entry!r}: {why}")
         key = self.attachments.add(
             f"{self.conv_id}/{field}/{index}" if decoded else entry,
             data,
@@ -199,7 +206,7 @@ class _Builder:
 
     def _calls(self, value: Any, where: str, mid: str) -> Blocks:
         try:
-            calls = json.loads(value) if isinstance(value, str) else value
+            calls = loads(value, self.inp.limits, where) if isinstance(value, str) else value
         except ValueError as exc:
             raise InvalidInput(
                 where, f"a function_call must hold JSON {{name, arguments}}: {exc}"

@@ -6,12 +6,18 @@ dataset). Iteration is streamed with ijson (the array of conversations item by i
 or line by line for JSONL, so memory is bounded by the largest single conversation.
 A file that ends early yields every good conversation first and then raises
 `InvalidInput` naming the byte offset and the conversation index.
+
+Every byte read is bounded by the input's `limits` (`loomdb.limits`): the JSON passes
+a depth scan before the parser sees it (`loomdb.jsondepth`: ijson names every event
+by its path, so nesting alone would cost memory in the square of the file's size); a
+zip member is refused when its header declares more than `zip_member` bytes and cut
+off when it yields more than that (or than what is left of `zip_total`, the budget of
+the whole archive); files beside a dataset are read only through `files.read_neighbour`.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import zipfile
 from collections.abc import Iterator
@@ -19,9 +25,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from zlib import error as zlib_error
 
-from ..errors import InvalidInput, MissingExtra
-from ..limits import Limits
+from .. import jsondepth
+from ..errors import InvalidInput, MissingExtra, TooLarge
+from ..limits import DEFAULT, Limits
+from .files import BESIDE, Beside, Neighbour, read_neighbour
 
 try:
     import ijson
@@ -30,6 +39,10 @@ except ImportError:  # pragma: no cover - depends on the installed extras
 
 _PEEK = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
+#: the nesting an export's own framing adds around the values it holds (a ChatGPT
+#: conversation's `mapping.<id>.message.content.parts`, a native export's
+#: `trees[].nodes[].content`): a document may nest this much deeper than a value
+FRAMING = 8
 
 
 class RecordingDict(dict):  # type: ignore[type-arg]
@@ -51,19 +64,95 @@ def duplicate_keys(obj: Any) -> list[str]:
     return list(getattr(obj, "duplicate_keys", ()))
 
 
+class ZipBudget:
+    """What the members of one zip archive have yielded so far, against `zip_total`
+    (a member read again, the document by each pass over it, counts once)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.used = 0
+        self._by_member: dict[str, int] = {}
+
+    def left(self, member: str) -> int:
+        return self.total - self.used + self._by_member.get(member, 0)
+
+    def take(self, member: str, count: int) -> None:
+        before = self._by_member.get(member, 0)
+        if count > before:
+            self._by_member[member] = count
+            self.used += count - before
+
+
+class _Capped(io.RawIOBase):
+    """A zip member's stream that refuses (TooLarge) to yield more than its caps:
+    never trust the header, count what comes out."""
+
+    def __init__(self, fh: IO[bytes], name: str, member: str, cap: int,
+                 budget: ZipBudget) -> None:
+        self._fh = fh
+        self._name = name
+        self._member = member
+        self._cap = cap
+        self._budget = budget
+        self._count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        limit = min(self._cap, self._budget.left(self._member)) - self._count
+        want = limit + 1 if size is None or size < 0 else min(size, limit + 1)
+        data = self._fh.read(want)
+        self._count += len(data)
+        if len(data) > limit:
+            raise TooLarge(self._name, "the zip member yields more than the zip limits "
+                           f"allow (zip_member {self._cap} bytes, zip_total "
+                           f"{self._budget.total} bytes); nothing more was read")
+        self._budget.take(self._member, self._count)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
 @dataclass
 class Input:
-    """One JSON/JSONL document to parse: a file, or `member` of the zip at `path`."""
+    """One JSON/JSONL document to parse: a file, or `member` of the zip at `path`.
+
+    `files` is where the files it names may be read from (`files.read_neighbour`):
+    BESIDE (the export's own folder), another folder, or None (nowhere: an upload).
+    Inside a zip they come from the zip. `limits` bounds every read."""
 
     path: Path
     member: str | None = None
+    files: Path | Beside | None = BESIDE
+    limits: Limits = DEFAULT
     _zip_names: list[str] | None = field(default=None, repr=False)
-    #: the store's input limits, set by the importer (the defaults until then)
-    limits: Limits = field(default_factory=Limits, repr=False)
+    budget: ZipBudget | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.budget is None:
+            self.budget = ZipBudget(self.limits.zip_total)
 
     @property
     def name(self) -> str:
         return f"{self.path.name}:{self.member}" if self.member else self.path.name
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder neighbour files come from (None: none may be read)."""
+        return self.path.parent if isinstance(self.files, Beside) else self.files
+
+    @property
+    def depth(self) -> int:
+        """How deeply the document may nest: a value's limit plus the export's framing."""
+        return self.limits.json_depth + FRAMING
 
     @contextmanager
     def open(self) -> Iterator[IO[bytes]]:
@@ -72,14 +161,30 @@ class Input:
                 with open(self.path, "rb") as fh:
                     yield fh
             else:
-                with zipfile.ZipFile(self.path) as zf, zf.open(self.member) as fh:
-                    yield fh
+                with zipfile.ZipFile(self.path) as zf:
+                    with self._open_member(zf, self.member) as fh:
+                        yield fh
         except FileNotFoundError:
             raise InvalidInput(str(self.path), "no such file") from None
         except IsADirectoryError:
             raise InvalidInput(str(self.path), "is a directory, not an export file") from None
-        except (zipfile.BadZipFile, KeyError) as exc:
+        except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError,
+                zlib_error) as exc:
             raise InvalidInput(self.name, f"cannot read the zip: {exc}") from None
+
+    def _open_member(self, zf: zipfile.ZipFile, member: str) -> IO[bytes]:
+        """A member's stream, refused by its declared size and capped by its actual one."""
+        info = zf.getinfo(member)
+        cap = self.limits.zip_member
+        where = f"{self.path.name}:{member}"
+        if info.file_size > cap:
+            raise TooLarge(where, f"the zip member declares {info.file_size} bytes, over the "
+                           f"zip_member limit of {cap} bytes; nothing was read")
+        assert self.budget is not None
+        if info.file_size > self.budget.left(member):
+            raise TooLarge(where, f"the zip's members declare more than the zip_total limit "
+                           f"of {self.budget.total} bytes; nothing more was read")
+        return io.BufferedReader(_Capped(zf.open(info), where, member, cap, self.budget))
 
     def peek(self, size: int = _PEEK) -> bytes:
         with self.open() as fh:
@@ -95,20 +200,37 @@ class Input:
         return self._zip_names
 
     def read_zip_member(self, name: str) -> bytes:
-        with zipfile.ZipFile(self.path) as zf:
-            return zf.read(name)
+        """A member's bytes, within the zip limits and the blob limit (else TooLarge)."""
+        try:
+            with zipfile.ZipFile(self.path) as zf, self._open_member(zf, name) as fh:
+                data = fh.read(self.limits.blob + 1)
+        except (zipfile.BadZipFile, KeyError, EOFError, NotImplementedError,
+                zlib_error) as exc:
+            raise InvalidInput(f"{self.path.name}:{name}", f"cannot read the zip: {exc}") from None
+        if len(data) > self.limits.blob:
+            raise TooLarge(f"{self.path.name}:{name}",
+                           f"over the blob limit of {self.limits.blob} bytes")
+        return data
 
-    def read_beside(self, relative: str, max_bytes: int = 64 * 1024 * 1024) -> bytes | None:
-        """Bytes of a file named relative to the document (in the zip, or on disk)."""
-        rel = relative.replace("\\", "/").lstrip("/")
-        if self.member is not None:
-            base = os.path.dirname(self.member)
-            wanted = os.path.normpath(os.path.join(base, rel)).replace("\\", "/")
-            return self.read_zip_member(wanted) if wanted in self.zip_names() else None
-        candidate = (self.path.parent / rel).resolve()
-        if not candidate.is_file() or candidate.stat().st_size > max_bytes:
-            return None
-        return candidate.read_bytes()
+    def read_beside(self, relative: str) -> Neighbour:
+        """A file named relative to the document: from the zip when the document is in
+        one, else from `folder` under the rules of `files.read_neighbour`.
+        (bytes, None), (None, None) when absent, or (None, why it was not read)."""
+        if self.member is None:
+            return read_neighbour(self.folder, relative, self.limits.blob)
+        rel = relative.replace("\\", "/")
+        parts = rel.split("/")
+        if rel.startswith("/") or ".." in parts:
+            return None, "names a file outside the export's folder in the zip; not read"
+        base = os.path.dirname(self.member)
+        wanted = os.path.normpath(os.path.join(base, rel)).replace("\\", "/")
+        if wanted not in self.zip_names():
+            return None, None
+        return self.read_zip_member(wanted), None
+
+    def reader(self, fh: IO[bytes]) -> CountingReader:
+        """`fh` for the JSON parser: its offset counted and its depth bounded."""
+        return CountingReader(fh, self.depth, self.name)
 
 
 def json_stream() -> Any:
@@ -119,6 +241,7 @@ def json_stream() -> Any:
 
 
 def as_input(source: str | os.PathLike[str] | Input) -> Input:
+    """An Input for a path (files beside it readable, default limits), or as given."""
     return source if isinstance(source, Input) else Input(Path(source))
 
 
@@ -138,7 +261,7 @@ def iter_documents(inp: Input, *, map_type: type = dict) -> Iterator[tuple[int, 
     prefix = "item" if kind == "[" else ""
     stream = json_stream()
     with inp.open() as fh:
-        counted = CountingReader(fh)
+        counted = inp.reader(fh)
         index = -1
         try:
             for index, value in enumerate(
@@ -162,11 +285,14 @@ def _broken(inp: Input, offset: int, index: int, is_array: bool, exc: Exception)
 
 class CountingReader(io.RawIOBase):
     """Counts the bytes the JSON parser has consumed (to name where a file breaks),
-    and drops a UTF-8 byte order mark, which the JSON parser would refuse."""
+    drops a UTF-8 byte order mark, which the JSON parser would refuse, and refuses
+    (TooDeep) a chunk that nests deeper than `depth` before the parser sees it."""
 
-    def __init__(self, fh: IO[bytes]) -> None:
+    def __init__(self, fh: IO[bytes], depth: int = DEFAULT.json_depth + FRAMING,
+                 name: str = "JSON") -> None:
         self._fh = fh
         self.offset = 0
+        self._scan = jsondepth.DepthScanner(depth, name)
 
     def readable(self) -> bool:
         return True
@@ -176,6 +302,7 @@ class CountingReader(io.RawIOBase):
         if self.offset == 0 and data.startswith(_BOM):
             self.offset = len(_BOM)
             data = data[len(_BOM) :]
+        self._scan.feed(data)
         self.offset += len(data)
         return data
 
@@ -198,7 +325,10 @@ def iter_lines(inp: Input) -> Iterator[tuple[int, Any | InvalidInput]]:
             if not raw.strip():
                 continue
             try:
-                yield lineno, json.loads(raw)
+                yield lineno, loads(raw, inp.limits, f"{inp.name} line {lineno}")
+            except jsondepth.TooDeep as exc:
+                yield lineno, exc
+                continue
             except (ValueError, UnicodeDecodeError) as exc:
                 error = InvalidInput(f"{inp.name} line {lineno} (byte {start})", f"not JSON: {exc}")
                 if not raw.endswith(b"\n"):
@@ -207,6 +337,12 @@ def iter_lines(inp: Input) -> Iterator[tuple[int, Any | InvalidInput]]:
                         f"the file is truncated: the last line is incomplete JSON ({exc})",
                     ) from None
                 yield lineno, error
+
+
+def loads(data: bytes | str, limits: Limits = DEFAULT, where: str = "JSON") -> Any:
+    """`json.loads` of one value taken in from an import (a JSONL line, a JSON string
+    inside a record), refusing (TooDeep) one nested deeper than `json_depth`."""
+    return jsondepth.loads(data, limits.json_depth + FRAMING, where)
 
 
 def line_offsets(inp: Input) -> Iterator[tuple[int, int, bytes]]:

@@ -117,7 +117,7 @@ def write_conversation(
     subagent's run read later (`conv.spawn`) finds the node that spawned it."""
     if not conv.messages:
         return Outcome(tree_id_for(conv), skipped=1,
-                       warnings=["the conversation has no messages to import"])
+                       warnings=[*conv.warnings, "the conversation has no messages to import"])
     writer = _ConversationWriter(loom, conv, seen)
     if conv.spawn is not None:
         writer.spawned = with_session(loom, spawned_lineage(conv, written or {}))
@@ -179,7 +179,7 @@ class _ConversationWriter:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")
         for node in existing.values():
             if node.tree != self.tree_id:
-                raise InvalidInput(f"node {node.id}", f"exists in another tree ({node.tree})")
+                raise InvalidInput(f"node {node.id}", "exists in another tree")
         skip = self._forgotten(ids)
         if skip is None:
             return self.outcome

@@ -6,15 +6,20 @@ import io
 import os
 import re
 import tempfile
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, File, Query, Request, UploadFile
 from fastapi.responses import Response
 
-from ...errors import InvalidInput
+from ...errors import InvalidInput, TooLarge
+from ...limits import DEFAULT, Limits
 from ...users import Access
 from ..schemas import ERRORS, Created, ImportOut, NewTree, TreesOut
 from ..state import access, state_of
+
+if TYPE_CHECKING:
+    from ...interop.report import Outcome
 
 router = APIRouter(prefix="/api", responses=ERRORS, tags=["trees"])
 
@@ -63,36 +68,64 @@ def export_tree(request: Request, tree: str,
 @router.post("/import", response_model=ImportOut, status_code=201)
 def import_upload(request: Request, file: UploadFile = File(...),
                   format: str = Query("auto"), who: Access = Depends(access)) -> dict[str, Any]:
-    """Every conversation of an uploaded export, one tree each (the caller's)."""
+    """Every conversation of an uploaded export, one tree each (the caller's).
+
+    An upload reads no file of the server (`files=None`: a dataset's images named by
+    path are not read, each a warning); each conversation's trees are recorded as the
+    caller's inside that conversation's own transaction."""
     name = os.path.basename(file.filename or "upload.json")
     suffix = m.group(0) if (m := _SUFFIX.search(name)) else ".json"
     fd, tmp = tempfile.mkstemp(prefix="loomdb-import-", suffix=suffix)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            while chunk := file.file.read(1 << 20):
-                fh.write(chunk)
         with state_of(request).using() as lm:
+            with os.fdopen(fd, "wb") as fh:
+                _copy_capped(file, fh, lm.limits.upload)
             if who.user is not None:
-                refuse_foreign(who, trees_in_file(tmp, format))
-            report = lm.import_file(tmp, format)
+                refuse_foreign(who, trees_in_file(tmp, format, lm.limits))
+            report = lm.import_file(tmp, format, files=None, in_unit=_claiming(who))
             summary = report.to_json()
             with who.atomic():
-                who.claim(report.trees)
                 who.record_import(name, summary)
     finally:
         os.unlink(tmp)
     return summary
 
 
-def trees_in_file(path: str, format: str) -> set[str]:
+def _copy_capped(file: UploadFile, out: Any, limit: int) -> None:
+    """The upload into `out`, refused (TooLarge, 413) past `limit` bytes."""
+    size = 0
+    while chunk := file.file.read(1 << 20):
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge("upload", f"over the limit of {limit} bytes (LOOMDB_LIMIT_UPLOAD); "
+                           "nothing was imported")
+        out.write(chunk)
+
+
+def _claiming(who: Access) -> Callable[[Outcome], None]:
+    """Run inside each imported conversation's transaction: a new tree becomes the
+    caller's there and then; one that grew must already be theirs (else the
+    conversation rolls back)."""
+    def claim(outcome: Outcome) -> None:
+        with who.atomic():
+            if outcome.created:
+                who.claim([outcome.tree])
+            elif not who.sees(outcome.tree):
+                raise InvalidInput("import", "this conversation belongs to another user of "
+                                   "this store; it was not imported")
+    return claim
+
+
+def trees_in_file(path: str, format: str, limits: Limits = DEFAULT) -> set[str]:
     """The ids of the trees an import of `path` would write or grow. Imported ids derive
-    from the source, so the same export imported by two users names the same trees."""
+    from the source, so the same export imported by two users names the same trees.
+    Read as an upload is: no file of the server besides it, within `limits`."""
     from ...interop.detect import FORMATS
     from ...interop.importer import NATIVE, open_export
     from ...interop.model import ParseError
     from ...interop.writer import tree_id_for
 
-    fmt, inp = open_export(path, format)
+    fmt, inp = open_export(path, format, files=None, limits=limits)
     if fmt == NATIVE:
         from ...interop import native
 
