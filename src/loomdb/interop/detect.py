@@ -35,6 +35,7 @@ from . import (
     pi,
     sharegpt,
 )
+from .events import values, walk
 from .files import BESIDE, Beside
 from .model import ImportedConversation, ParseError
 from .stream import Input, first_char, json_stream, loads
@@ -213,10 +214,12 @@ def _first_line(head: bytes, inp: Input) -> Any:
 
 
 def _first_item(inp: Input) -> Any:
+    """The first item of a top-level array. Read in memory linear in its nesting (any
+    input may come here before its format is known; see `events`)."""
     stream = json_stream()
     with inp.open() as fh:
         try:
-            return next(iter(stream.items(inp.reader(fh), "item", use_float=True)), None)
+            return next(iter(values(inp.reader(fh, deep=True), ("item",))), None)
         except stream.JSONError as exc:
             raise InvalidInput(
                 inp.name,
@@ -233,18 +236,19 @@ def _top_keys(inp: Input) -> dict[str, Any]:
     stream = json_stream()
     with inp.open() as fh:
         try:
-            for prefix, event, value in stream.parse(inp.reader(fh)):
-                if prefix == "history" and event in ("start_array", "start_map"):
+            for path, event, value in walk(inp.reader(fh, deep=True)):
+                if path == ["history"] and event in ("start_array", "start_map"):
                     keys["history"] = [] if event == "start_array" else {}  # Chatbot UI: a list
                     break
-                if event == "map_key" and prefix == "":
+                if event == "map_key" and len(path) == 1:
                     keys[value] = None
                     if value in _DECISIVE and value != "history":
                         break
-                elif event == "map_key" and prefix == "messages.item" and not first_done:
-                    first[value] = None
-                elif event == "end_map" and prefix == "messages.item":
-                    first_done = True
+                elif len(path) == 3 and path[0] == "messages" and path[1] == "item":
+                    if event == "map_key" and not first_done:
+                        first[value] = None
+                    elif event == "end_map":
+                        first_done = True
         except stream.JSONError as exc:
             reason = str(exc).splitlines()[0]
             raise InvalidInput(inp.name, f"JSON is malformed or truncated ({reason})") from None

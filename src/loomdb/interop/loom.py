@@ -46,7 +46,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     title = (
         inp.path.stem if inp.member is None else os.path.splitext(os.path.basename(inp.member))[0]
     )
-    for index, raw in iter_documents(inp):
+    for index, raw in iter_documents(inp, deep=True):  # a save nests with its story
         yield guarded(source_label(inp.name, index), convert, raw, title)
 
 

@@ -379,8 +379,8 @@ def _nodes(
             if have.tree != tid:
                 raise InvalidInput(f"node {nid}", "exists here in another tree")
             if have.chain_hash != rec.get("chain_hash"):
-                raise InvalidInput(f"node {nid}", "its chain hash does not match the node "
-                                   "stored under this id here (a different node)")
+                raise InvalidInput(f"node {nid}", "a different node has this id here (its "
+                                   "chain hash does not match)")
             nodes[nid] = have
             outcome.skipped += 1
             continue

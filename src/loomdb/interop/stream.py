@@ -43,6 +43,10 @@ _BOM = b"\xef\xbb\xbf"
 #: conversation's `mapping.<id>.message.content.parts`, a native export's
 #: `trees[].nodes[].content`): a document may nest this much deeper than a value
 FRAMING = 8
+#: a format whose nesting grows with the conversation (socketteer/loom saves, two levels
+#: a turn) may nest this many times `json_depth` (32768 levels by default), read by
+#: `events.values`, whose cost grows only linearly with the depth
+DEEP = 512
 
 
 class RecordingDict(dict):  # type: ignore[type-arg]
@@ -149,10 +153,10 @@ class Input:
         """The folder neighbour files come from (None: none may be read)."""
         return self.path.parent if isinstance(self.files, Beside) else self.files
 
-    @property
-    def depth(self) -> int:
-        """How deeply the document may nest: a value's limit plus the export's framing."""
-        return self.limits.json_depth + FRAMING
+    def depth(self, deep: bool = False) -> int:
+        """How deeply the document may nest: a value's limit plus the export's framing;
+        `deep` for a reader linear in the depth (`events`): `DEEP` times as much."""
+        return self.limits.json_depth * DEEP if deep else self.limits.json_depth + FRAMING
 
     @contextmanager
     def open(self) -> Iterator[IO[bytes]]:
@@ -228,9 +232,10 @@ class Input:
             return None, None
         return self.read_zip_member(wanted), None
 
-    def reader(self, fh: IO[bytes]) -> CountingReader:
-        """`fh` for the JSON parser: its offset counted and its depth bounded."""
-        return CountingReader(fh, self.depth, self.name)
+    def reader(self, fh: IO[bytes], deep: bool = False) -> CountingReader:
+        """`fh` for the JSON parser: its offset counted and its depth bounded (see
+        `depth`: `deep` only for the readers of `events`)."""
+        return CountingReader(fh, self.depth(deep), self.name)
 
 
 def json_stream() -> Any:
@@ -251,8 +256,11 @@ def first_char(data: bytes) -> str:
     return chr(text[0]) if text else ""
 
 
-def iter_documents(inp: Input, *, map_type: type = dict) -> Iterator[tuple[int, Any]]:
-    """(index, value) for each item of a top-level array, or (0, value) for one object."""
+def iter_documents(
+    inp: Input, *, map_type: type = dict, deep: bool = False
+) -> Iterator[tuple[int, Any]]:
+    """(index, value) for each item of a top-level array, or (0, value) for one object.
+    `deep`: a format whose nesting grows with its content (see `DEEP`)."""
     kind = first_char(inp.peek(4096))
     if kind == "":
         raise InvalidInput(inp.name, "the file is empty")
@@ -261,12 +269,16 @@ def iter_documents(inp: Input, *, map_type: type = dict) -> Iterator[tuple[int, 
     prefix = "item" if kind == "[" else ""
     stream = json_stream()
     with inp.open() as fh:
-        counted = inp.reader(fh)
+        counted = inp.reader(fh, deep)
         index = -1
+        if deep:
+            from .events import values
+
+            found = values(counted, (prefix,) if prefix else (), map_type=map_type)
+        else:
+            found = stream.items(counted, prefix, map_type=map_type, use_float=True)
         try:
-            for index, value in enumerate(
-                stream.items(counted, prefix, map_type=map_type, use_float=True)
-            ):
+            for index, value in enumerate(found):
                 yield index, value
         except stream.JSONError as exc:
             raise _broken(inp, counted.offset, index + 1, kind == "[", exc) from None
