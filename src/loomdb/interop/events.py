@@ -14,6 +14,7 @@ values found at one path with ijson's `ObjectBuilder` (no recursion).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -23,7 +24,7 @@ _OPEN = frozenset({"start_map", "start_array"})
 _CLOSE = frozenset({"end_map", "end_array"})
 
 
-def walk(reader: IO[bytes]) -> Iterator[tuple[list[str | None], str, Any]]:
+def walk(reader: io.RawIOBase | IO[bytes]) -> Iterator[tuple[list[str | None], str, Any]]:
     """(path, event, value) for every event: `path` holds, per open container, the key
     being read (a map: its last key, None before the first; an array: "item"). The
     list is live: read it at once, never keep it."""
@@ -41,7 +42,7 @@ def walk(reader: IO[bytes]) -> Iterator[tuple[list[str | None], str, Any]]:
             path.append("item")
 
 
-def values(reader: IO[bytes], at: tuple[str, ...], *, map_type: type = dict,
+def values(reader: io.RawIOBase | IO[bytes], at: tuple[str, ...], *, map_type: type = dict,
            multiple_values: bool = False) -> Iterator[Any]:
     """Each value found at path `at` (`("item",)`: the items of a top-level array;
     `()`: the document itself), like ijson's `items` without its paths."""

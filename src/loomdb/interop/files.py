@@ -53,9 +53,9 @@ def read_neighbour(folder: Path | None, name: str, max_bytes: int) -> Neighbour:
     posix = name.replace("\\", "/")
     parts = PurePosixPath(posix).parts
     if posix.startswith(("/", "~")) or _DRIVE.match(posix):
-        return None, "an absolute path; only files inside the dataset's folder are read"
+        return None, _outside("an absolute path")
     if ".." in parts:
-        return None, "names a parent folder (..); only files inside the dataset's folder are read"
+        return None, _outside("names a parent folder (..)")
     try:
         root = folder.resolve(strict=True)
         found = root.joinpath(*parts).resolve(strict=True)
@@ -64,7 +64,7 @@ def read_neighbour(folder: Path | None, name: str, max_bytes: int) -> Neighbour:
     except (OSError, RuntimeError) as exc:  # a symlink loop, a permission
         return None, f"cannot be resolved ({type(exc).__name__}); not read"
     if not found.is_relative_to(root) or found == root:
-        return None, "leads outside the dataset's folder (a symlink); not read"
+        return None, _outside("leads outside the dataset's folder (a symlink)")
     return _read_regular(found, max_bytes)
 
 
@@ -86,6 +86,10 @@ def _read_regular(path: Path, max_bytes: int) -> Neighbour:
     if len(data) > max_bytes:
         return None, _too_big(len(data), max_bytes)
     return data, None
+
+
+def _outside(why: str) -> str:
+    return f"{why}; not read (only files inside the dataset's folder are)"
 
 
 def _too_big(size: int, limit: int) -> str:

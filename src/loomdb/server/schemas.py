@@ -250,6 +250,8 @@ class ImportOut(BaseModel):
     blobs: int
     skipped: int
     errors: list[Any]
+    #: what the import says although nothing failed (a file the upload named, not read)
+    warnings: list[Any] = []
 
 
 class SpanOut(BaseModel):
