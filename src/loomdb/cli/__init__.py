@@ -10,6 +10,7 @@ stderr, or `{"error": ...}` on stdout when `--json` was given; nothing is writte
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -59,8 +60,10 @@ class State:
         """The store, opened (and migrated) on first use: `--help` never opens it."""
         if self._loom is None:
             from ..api import open as open_store
+            from ..limits import Limits
 
-            self._loom = open_store(self.db)
+            # the edge reads the limits an operator set (LOOMDB_LIMIT_<NAME>)
+            self._loom = open_store(self.db, limits=Limits.from_environ(os.environ))
         return self._loom
 
     def close(self) -> None:

@@ -337,7 +337,7 @@ def iter_lines(inp: Input) -> Iterator[tuple[int, Any | InvalidInput]]:
             if not raw.strip():
                 continue
             try:
-                yield lineno, loads(raw, inp.limits, f"{inp.name} line {lineno}")
+                yield lineno, loads(raw, inp.limits, f"byte {start}")
             except jsondepth.TooDeep as exc:
                 yield lineno, exc
                 continue
