@@ -49,10 +49,11 @@ def sharegpt(images: list[str], text: str = "What is in <image>?") -> list[dict[
         {"role": "assistant", "content": "A picture."}]}]
 
 
-def upload(base: str, name: str, data: bytes, token: str | None = None) -> Any:
+def upload(base: str, name: str, data: bytes, token: str | None = None,
+           format: str = "auto") -> Any:
     """POST /api/import of one file; the response."""
     with client(base, token) as c:
-        return c.post("/api/import", files={"file": (name, data)})
+        return c.post("/api/import", files={"file": (name, data)}, params={"format": format})
 
 
 def dumps(value: Any) -> bytes:
