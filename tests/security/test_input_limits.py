@@ -353,3 +353,10 @@ def test_the_cli_reads_its_limits_from_the_environment(tmp_path: Path) -> None:
     )
     assert run.returncode == 2 and "zip_member" in run.stderr, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_the_content_default_depth_is_the_limits_default() -> None:
+    from loomdb.content import DEFAULT_JSON_DEPTH
+    from loomdb.limits import DEFAULT
+
+    assert DEFAULT_JSON_DEPTH == DEFAULT.json_depth
