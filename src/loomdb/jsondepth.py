@@ -122,8 +122,11 @@ def loads(data: bytes | str, limit: int, where: str = "JSON") -> Any:
 
 
 def depth(value: Any, stop: int | None = None) -> int:
-    """How deeply a built value nests (lists, tuples and dicts), without recursion;
-    counting stops once `stop` is passed (the answer is then `stop + 1`)."""
+    """How deeply a built value nests (lists, tuples and dicts); counting stops once
+    `stop` is passed (the answer is then `stop + 1`). Recursive only as far as `stop`
+    (the few levels of a limit, walked fastest by calls), else with a stack of its own."""
+    if stop is not None and stop <= _RECURSE:
+        return _bounded(value, stop)
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
@@ -140,9 +143,32 @@ def depth(value: Any, stop: int | None = None) -> int:
             deepest = level
             if stop is not None and deepest > stop:
                 return deepest
-        stack.extend((child, level) for child in children
-                     if type(child) in (dict, list, tuple))
+        stack.extend((child, level) for child in children if type(child) in _CONTAINERS)
     return deepest
+
+
+_CONTAINERS = (dict, list, tuple)
+#: limits up to this many levels are checked by recursion (well inside Python's own)
+_RECURSE = 256
+
+
+def _bounded(value: Any, left: int) -> int:
+    kind = type(value)
+    if kind is dict:
+        children: Any = value.values()
+    elif kind is list or kind is tuple:
+        children = value
+    else:
+        return 0
+    if left <= 0:
+        return 1  # one level more than allowed: the caller has its answer
+    deepest = 0
+    for child in children:
+        if type(child) in _CONTAINERS:
+            found = _bounded(child, left - 1)
+            if found > deepest:
+                deepest = found
+    return deepest + 1
 
 
 def check_depth(value: Any, limit: int, where: str) -> None:
