@@ -18,6 +18,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,3 +183,46 @@ def test_an_uploaded_zip_reads_its_own_files_and_nothing_outside(
     tree = out["trees"][0]
     refs = [b["ref"] for n in lm.tree_nodes(tree) for b in n.content if b["type"] == "image"]
     assert [lm.blob(ref) for ref in refs] == [INSIDE]
+
+
+def other_formats(secret: Path) -> dict[str, Any]:
+    """Every other format with an attachment named by the secret's path (each names a
+    file the export does not hold; none may read it)."""
+    path, url = str(secret), f"file://{secret}"
+    when = 1700000000
+    return {
+        "chatgpt.json": [{"id": "c1", "title": "t", "create_time": when, "current_node": "m", "mapping": {
+            "r": {"id": "r", "message": None, "parent": None, "children": ["m"]},
+            "m": {"id": "m", "parent": "r", "children": [], "message": {
+                "id": "m", "author": {"role": "user"}, "create_time": when,
+                "metadata": {"attachments": [{"id": path, "name": path}]},
+                "content": {"content_type": "multimodal_text", "parts": [
+                    {"content_type": "image_asset_pointer", "asset_pointer": url}, "x"]}}}}}],
+        "claude.json": [{"uuid": "c2", "name": "t", "created_at": "2024-01-01T00:00:00Z",
+                         "chat_messages": [{"uuid": "m", "sender": "human", "text": "x",
+                                            "files": [{"file_name": path, "file_uuid": path}],
+                                            "created_at": "2024-01-01T00:00:00Z"}]}],
+        "openwebui.json": [{"id": "c3", "title": "t", "chat": {"history": {"currentId": "m",
+            "messages": {"m": {"id": "m", "parentId": None, "childrenIds": [], "role": "user",
+                               "content": "x", "files": [{"type": "image", "url": url,
+                                                          "name": path}]}}}}}],
+        "librechat.json": {"conversationId": "c4", "title": "t", "messages": [
+            {"messageId": "m", "parentMessageId": None, "sender": "User", "isCreatedByUser": True,
+             "text": "x", "files": [{"file_id": path, "filename": path, "filepath": path,
+                                    "type": "image/png"}]}]},
+    }
+
+
+@pytest.mark.parametrize("name", sorted(other_formats(Path("/x"))))
+def test_no_other_format_reads_a_file_an_export_names(
+    loom: Loom, tmp_path: Path, name: str
+) -> None:
+    """A guard: these formats never read a file by a name the export gives."""
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(SECRET)
+    path = tmp_path / "ds" / name
+    path.parent.mkdir()
+    path.write_text(json.dumps(other_formats(secret)[name]))
+    report = loom.import_file(path)
+    assert report.errors == [] and len(report.trees) == 1, report.to_json()
+    assert blob_bytes(loom) == []
