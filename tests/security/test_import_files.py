@@ -226,3 +226,26 @@ def test_no_other_format_reads_a_file_an_export_names(
     report = loom.import_file(path)
     assert report.errors == [] and len(report.trees) == 1, report.to_json()
     assert blob_bytes(loom) == []
+
+
+def test_an_uploaded_claude_code_session_reads_no_subagent_file_beside_it(
+    loom: Loom, tmp_path: Path
+) -> None:
+    """A session file named as Claude Code names it reads its subagents' files beside
+    it, from the command line; as an upload (`files=None`) it reads nothing else."""
+    sys.path.insert(0, str(Path(__file__).parent.parent / "interop"))
+    from claude_code_lines import SessionWriter, call, text
+
+    folder = tmp_path / "-work-project"
+    w = SessionWriter(folder / "s1.jsonl", "s1")
+    u = w.user(None, "research this")
+    a = w.reply(u, "m1", call("t1", "Task", prompt="look it up", description="research"))
+    w.result(a, "t1", "found it", toolUseResult={"agentId": "abc123", "content": []})
+    sub = SessionWriter(folder / "agent-abc123.jsonl", "s1")
+    q = sub.user(None, SECRET.decode(), isSidechain=True, agentId="abc123")
+    sub.reply(q, "m5", text("found it"), isSidechain=True)
+    report = loom.import_file(folder / "s1.jsonl", "claude-code", files=None)
+    assert report.errors == [] and len(report.trees) == 1
+    texts = [b.get("text", "") for t in loom.trees() for n in loom.tree_nodes(t.id)
+             for b in n.content]
+    assert not any(SECRET.decode() in t for t in texts)

@@ -147,7 +147,9 @@ def parse(
         except InvalidInput as exc:
             yield ParseError(file.name, str(exc))
             continue
-        if folders or read.named:  # a file laid out by Claude Code: its subagents beside it
+        if (folders or read.named) and inp.folder is not None:
+            # a file laid out by Claude Code: its subagents beside it (never for an
+            # upload, which reads no file of the server: see `loomdb.interop.files`)
             sid = read.session.session_id
             if file.parent not in beside:
                 beside[file.parent] = _owned(_agents(file.parent), opts)
