@@ -35,7 +35,7 @@ from . import (
     pi,
     sharegpt,
 )
-from .events import values, walk
+from .events import walk
 from .files import BESIDE, Beside
 from .model import ImportedConversation, ParseError
 from .stream import Input, first_char, json_stream, loads
@@ -213,45 +213,61 @@ def _first_line(head: bytes, inp: Input) -> Any:
     return None
 
 
-def _first_item(inp: Input) -> Any:
-    """The first item of a top-level array. Read in memory linear in its nesting (any
-    input may come here before its format is known; see `events`)."""
-    stream = json_stream()
-    with inp.open() as fh:
-        try:
-            return next(iter(values(inp.reader(fh, deep=True), ("item",))), None)
-        except stream.JSONError as exc:
-            raise InvalidInput(
-                inp.name,
-                f"JSON is malformed or truncated in its first record ({str(exc).splitlines()[0]})",
-            ) from None
+def _first_item(inp: Input) -> dict[str, Any] | None:
+    """A stand-in for the first item of a top-level array (see `_top_keys`); None when
+    it is not an object."""
+    return _keys_at(inp, ("item",))
 
 
 def _top_keys(inp: Input) -> dict[str, Any]:
     """A stand-in for one big object: its top-level keys, with `messages` holding the
     first message's keys. Streamed, and stopped at the first key that decides."""
+    return _keys_at(inp, ()) or {}
+
+
+def _keys_at(inp: Input, at: tuple[str, ...]) -> dict[str, Any] | None:
+    """The keys of the object at path `at`, with `messages` holding the first message's
+    keys: all `_classify` reads. Nothing is built (any input may come here before its
+    format is known: memory stays bounded, see `events`), and reading stops at the
+    first key that decides or at the end of that object."""
+    target, n = list(at), len(at)
     keys: dict[str, Any] = {}
     first: dict[str, None] = {}
-    first_done = False
+    first_done = started = False
     stream = json_stream()
     with inp.open() as fh:
         try:
             for path, event, value in walk(inp.reader(fh, deep=True)):
-                if path == ["history"] and event in ("start_array", "start_map"):
+                if not started:
+                    if len(path) == n and path == target and event != "end_array":
+                        if event != "start_map":
+                            return None
+                        started = True
+                    elif event == "end_array" and len(path) < n:
+                        return None  # the array ended before an item
+                    continue
+                inside = len(path) > n and path[:n] == target
+                if (inside and len(path) == n + 1 and path[n] == "history"
+                        and event in ("start_array", "start_map")):
                     keys["history"] = [] if event == "start_array" else {}  # Chatbot UI: a list
                     break
-                if event == "map_key" and len(path) == 1:
+                if event == "map_key" and len(path) == n + 1 and inside:
                     keys[value] = None
                     if value in _DECISIVE and value != "history":
                         break
-                elif len(path) == 3 and path[0] == "messages" and path[1] == "item":
-                    if event == "map_key" and not first_done:
+                elif (inside and len(path) >= n + 2 and path[n] == "messages"
+                      and path[n + 1] == "item" and not first_done):
+                    if event == "map_key" and len(path) == n + 3:
                         first[value] = None
-                    elif event == "end_map":
+                    elif event == "end_map" and len(path) == n + 2:
                         first_done = True
+                elif event == "end_map" and len(path) == n:
+                    break  # the object ended
         except stream.JSONError as exc:
             reason = str(exc).splitlines()[0]
             raise InvalidInput(inp.name, f"JSON is malformed or truncated ({reason})") from None
+    if not started:
+        return None
     if "messages" in keys:
         keys["messages"] = [first] if first else []
     return keys
