@@ -89,7 +89,7 @@ def by_generation(doc: Doc, victim: dict[str, str]) -> None:
     doc["generations"].append({
         "id": GENERATION, "tree_id": victim["tree"], "created_at": doc["tree"]["created_at"],
         "provider": "x", "model": "x", "request": "{}", "provider_request": "{}",
-        "raw_response": "{}", "response_hash": BOGUS, "usage": None, "latency_ms": None,
+        "raw_response": "{}", "response_hash": BOGUS, "usage": None, "latency_ms": 1,
         "status": "ok"})
 
 
