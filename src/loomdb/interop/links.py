@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import EDGE_TYPES, Edge, Node
+from . import tombstones as T
 from .model import expect
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def check_records(loom: Loom, tid: str, generations: list[Any], compactions: lis
         if rec.get("tree_id") != tid:
             raise InvalidInput(f"generations[{i}].tree_id", "is not this tree")
         if loom.generation(_str(rec.get("id"), f"generations[{i}].id")) is None:
-            loom.record_generation(rec)
+            T.record_generation(loom, rec)  # a redacted one stays noted so
     for i, raw in enumerate(compactions):
         rec = expect(raw, dict, f"compactions[{i}]", optional=False)
         node = _str(rec.get("node_id"), f"compactions[{i}].node_id")
