@@ -16,7 +16,7 @@ import loomdb  # noqa: E402
 from loomdb import Loom  # noqa: E402
 
 # the tests run two workers on two cores, plus servers they start: a model (llama.cpp,
-# or torch's OpenMP for embeddings) on one thread each does not spin against the other
+# or ONNX Runtime for embeddings) on one thread each does not spin against the other
 # worker (set before any model loads; subprocesses inherit it)
 os.environ.setdefault("LOOMDB_MODEL_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")

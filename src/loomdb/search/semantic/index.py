@@ -1,7 +1,13 @@
 """Writing vectors: entries queued by a trigger (see the migrations) are embedded in
 batches before a semantic query, never on the append path. Embedding runs outside any
 transaction; the vectors of a batch are then written in one, for the queued entries
-that are still there."""
+that are still there.
+
+Every vector carries the id of the model that made it (`model.MODEL_ID`). Before it
+embeds the queue, a semantic query looks for vectors of another model (two probes of
+an index) and queues their entries again: a store embedded by an older model is
+re-embedded by the first semantic query that runs the new one, and until then the
+old vectors still rank (never a mix: the whole queue is embedded before ranking)."""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from typing import TYPE_CHECKING
 from ...store.areas import Unit
 from .. import index as text_index
 from . import SEMANTIC
-from .model import MAX_CHARS, embed
+from .model import MAX_CHARS, MODEL_ID, embed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,6 +49,7 @@ def catch_up(loom: Loom) -> int:
     """Index new messages for full text, then embed every queued entry; how many."""
     text_index.catch_up(loom)
     _drop_gone(loom)
+    requeue_other_models(loom)
     done = 0
     while True:
         with loom.unit(SEMANTIC) as db:
@@ -67,6 +74,21 @@ def reindex(loom: Loom) -> int:
     return catch_up(loom)
 
 
+def requeue_other_models(loom: Loom, model: str = MODEL_ID) -> int:
+    """Queue again the entries whose vectors another model made; how many. Cheap when
+    there are none: `model < ?` and `model > ?` are each one probe of an index."""
+    with loom.unit(SEMANTIC) as db:
+        if (db.one("SELECT 1 FROM search_vectors WHERE model < ? LIMIT 1", (model,)) is None
+                and db.one("SELECT 1 FROM search_vectors WHERE model > ? LIMIT 1",
+                           (model,)) is None):
+            return 0
+        stale = "SELECT seq FROM search_vectors WHERE model < ? OR model > ?"
+        n = db.one(f"SELECT count(*) FROM ({stale}) s", (model, model))
+        db.execute(f"INSERT INTO search_vec_pending (seq) {stale} ON CONFLICT DO NOTHING",
+                   (model, model))
+        return int(n[0]) if n else 0
+
+
 def _drop_gone(loom: Loom) -> None:
     """Drop the vec0 rows of deleted entries (SQLite; see the migration)."""
     with loom.unit(SEMANTIC) as db:
@@ -82,7 +104,8 @@ def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
     marks = ",".join("?" * len(seqs))
     queued = {int(r[0]) for r in db.execute(
         f"SELECT seq FROM search_vec_pending WHERE seq IN ({marks})", list(seqs))}
-    rows = [(s, v.tobytes()) for s, v in zip(seqs, vectors, strict=True) if s in queued]
+    rows = [(s, v.tobytes(), MODEL_ID) for s, v in zip(seqs, vectors, strict=True)
+            if s in queued]
     if not rows:
         return
     db.execute(f"DELETE FROM search_vec_pending WHERE seq IN ({marks})", list(seqs))
@@ -92,16 +115,16 @@ def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
         if db.dialect == "sqlite":
             last = db.execute("UPDATE search_vec_clock SET last = last + ? WHERE id = 1 "
                               "RETURNING last", (len(part),))[0][0]
-            args = [v for i, (s, e) in enumerate(part)
-                    for v in (s, int(last) - len(part) + 1 + i, e)]
-            db.execute("INSERT OR REPLACE INTO search_vectors (seq, vseq, embedding) VALUES "
-                       + ",".join(["(?, ?, ?)"] * len(part)), args)
+            args = [v for i, (s, e, m) in enumerate(part)
+                    for v in (s, int(last) - len(part) + 1 + i, e, m)]
+            db.execute("INSERT OR REPLACE INTO search_vectors (seq, vseq, embedding, model) "
+                       "VALUES " + ",".join(["(?, ?, ?, ?)"] * len(part)), args)
             _store_index(db, [row[0] for row in part])
             continue
-        db.execute("INSERT INTO search_vectors (seq, vseq, embedding) VALUES "
-                   + ",".join(["(?, nextval('search_vectors_vseq'), ?)"] * len(part))
+        db.execute("INSERT INTO search_vectors (seq, vseq, embedding, model) VALUES "
+                   + ",".join(["(?, nextval('search_vectors_vseq'), ?, ?)"] * len(part))
                    + " ON CONFLICT (seq) DO UPDATE SET vseq = excluded.vseq, "
-                   "embedding = excluded.embedding", args)
+                   "embedding = excluded.embedding, model = excluded.model", args)
 
 
 def _store_index(db: Unit, seqs: Sequence[int]) -> None:
