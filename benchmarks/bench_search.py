@@ -4,6 +4,7 @@ costs an append.
     python benchmarks/bench_search.py [--backends sqlite,postgres] [--budget 60]
         [--semantic-messages 100000] [--embed-budget 60]
     python benchmarks/bench_search.py --scale 1000000 [--backends sqlite,postgres]
+    python benchmarks/bench_search.py --model [--baseline-src OLD_LOOMDB/src]
 
 For each backend: a corpus of ~500-character messages (Zipf-distributed words from a
 fixed vocabulary, seeded) is appended through a session, 500 per transaction, for at
@@ -16,16 +17,21 @@ most `--budget` seconds of setup (the largest that fits is reported), then index
 
 * semantic query p50: a corpus of `--semantic-messages` messages (same generator),
   indexed for full text, then embedded: with the real model for `--embed-budget`
-  seconds (all-MiniLM-L6-v2 on this CPU embeds ~60 messages of 500 characters a
-  second, so 100k would take about half an hour), the rest with random unit vectors
+  seconds (all-MiniLM-L6-v2 on this CPU embeds some tens of messages of 500
+  characters a second, so 100k would take about half an hour), the rest with random unit vectors
   (synthetic: the ranking is an exact scan, so its cost does not depend on the
   values); then 60 queries, each embedded by the real model inside the timing,
   `limit 20`, semantic and hybrid, on one store handle (a long-lived process: the
   in-memory ranking); and a fresh handle's first query (a one-shot process: SQLite's
   vec0 scan, PostgreSQL's matrix load). The model is loaded before timing.
 
+`--model` instead compares the embedding model with the one before it, side by side:
+retrieval recall@5/@10 on paraphrased questions over real conversations, documents per
+second, and a fresh `loomdb search --semantic` process (see `semantic_model.py`).
+
 Targets: query p50 <= 20 ms; append with the index <= 1.5x append without; semantic
-query p50 <= 50 ms over 100k messages.
+query p50 <= 50 ms over 100k messages; a fresh semantic search process <= 1 s, recall
+and documents per second at least the torch model's.
 """
 
 from __future__ import annotations
@@ -296,7 +302,16 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=0,
                     help="instead: full text over exactly N messages (SQLite, then "
                     "copied to PostgreSQL)")
+    ap.add_argument("--model", action="store_true",
+                    help="instead: the embedding model beside the one before it")
+    ap.add_argument("--baseline-src", default=None,
+                    help="with --model: also time a fresh process of the loomdb source here")
     args = ap.parse_args()
+    if args.model:
+        import semantic_model
+
+        semantic_model.report(args.baseline_src)
+        return
     if args.scale:
         at_scale(args.scale, args.backends.split(","))
         return

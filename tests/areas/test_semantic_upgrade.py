@@ -44,6 +44,7 @@ def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(folder)
         return
     import psycopg
+
     from pg import fresh_postgres_url
 
     dump = (FIXTURES / "store-semantic-v1.pg.sql").read_text("utf-8")
