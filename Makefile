@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
 PORT ?= 8000
 
-.PHONY: install run test lint bench pg-up chromium clean
+.PHONY: install run test lint bench footprint pg-up chromium clean
 
 install: $(STAMP) chromium
 
@@ -55,6 +55,12 @@ bench: install pg-up
 	$(PY) benchmarks/bench_tokens.py
 	$(PY) benchmarks/bench_http.py
 	$(PY) benchmarks/bench_cli.py
+	$(PY) benchmarks/bench_search.py --model
+	$(PY) benchmarks/footprint.py $(VENV)
+
+# the size of the environment `make install` built (every extra, the test tools)
+footprint: install
+	$(PY) benchmarks/footprint.py $(VENV)
 
 clean:
 	rm -rf $(VENV) .loomdb .loomdb-demo .pytest_cache .hypothesis

