@@ -337,3 +337,20 @@ def test_the_first_query_and_the_cached_ranking_agree(loom: Loom, store_url: str
     agree()
     hits = S.search(loom, S.Query("mechanic fixing a motor", mode="semantic", kind="item"))
     assert [h["entity"] for h in hits] == [f"coll:shelf/{newer}"]
+
+
+def test_parallel_batches_give_each_text_its_own_vector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts are sorted by length into batches run on several threads at once; each
+    text still gets the vector it gets alone (padding is masked), in the order given."""
+    import numpy as np
+
+    from loomdb.search.semantic import model as M
+
+    texts = [("word " * n).strip() + f" {n}" for n in (40, 1, 300, 7, 12, 90, 3, 55, 2, 600)]
+    alone = np.stack([M.embed([t])[0] for t in texts])
+    monkeypatch.setattr(M._load(), "threads", 3)
+    together = M.embed(texts)
+    assert together.shape == (len(texts), M.DIMS) and together.dtype == np.float32
+    assert np.allclose(together, alone, atol=1e-5)
+    assert np.allclose(np.linalg.norm(together, axis=1), 1, atol=1e-5)
+    assert M.embed([]).shape == (0, M.DIMS)
