@@ -76,7 +76,9 @@ class _Model:
         """Mean-pooled, unit-length vectors of texts that are at most one batch."""
         import numpy as np
 
-        pieces = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        # one text at a time: encode_batch's own thread pool would make the tokenizers
+        # package warn in any process that forks afterwards (a server, a test run)
+        pieces = [self.tokenizer.encode(t).ids for t in texts]
         width = max(len(p) for p in pieces)
         ids = np.zeros((len(pieces), width), dtype=np.int64)
         mask = np.zeros_like(ids)
