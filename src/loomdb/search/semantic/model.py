@@ -5,10 +5,10 @@ vocabulary (`vocab.txt` beside this module: bert-base-uncased's, Apache-2.0).
 
 Why not torch, as before: the same model run by sentence-transformers on torch cost
 an install of 2.1 GB and 8.7 s of imports in every process that embedded one query;
-ONNX Runtime is a runtime made for inference (about 60 MB installed) and loads this
-graph in a fraction of a second. The int8 vectors are within 0.998 cosine of the
-float32 ones and rank the retrieval benchmark at least as well
-(`benchmarks/bench_search.py --quality`).
+ONNX Runtime is a runtime made for inference (77 MB installed) and loads this graph
+in about a third of a second of CPU. The int8 weights give vectors within 0.995
+cosine of the float32 ones, and the retrieval benchmark ranks as well with either
+(`benchmarks/bench_search.py --model`; figures in docs/documents.md).
 
 Loaded once per process, on the first semantic query (importing this module loads
 nothing). Vectors carry `MODEL_ID`: a store whose vectors another model made is
