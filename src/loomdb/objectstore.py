@@ -48,8 +48,9 @@ class ObjectBlobStore:
         hexd = check_id(bid)[len(HASH_PREFIX):]
         return f"{self.root}/{hexd[:2]}/{hexd[2:4]}/{hexd}"
 
-    def put(self, data: bytes) -> str:
-        bid = blob_id(data)
+    def put(self, data: bytes, bid: str | None = None) -> str:
+        """Store `data` under its id (`bid`, when the caller hashed it already)."""
+        bid = bid or blob_id(data)
         key = self._key(bid)
         if self.fs.exists(key):
             return bid

@@ -451,6 +451,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     # -- trees: their statistics in one lateral scan ------------------------------------
     TREE_STATS = _TREE_SELECT
+    BLOB_BODIES = "SELECT body FROM contents WHERE body LIKE '%sha256:%'"
 
     # -- content ---------------------------------------------------------------------
     def get_content(self, content_id: str) -> bytes | None:

@@ -339,6 +339,7 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
         return [r[0] for r in rows]
 
     # -- trees: their statistics read the segments ------------------------------------
+    BLOB_BODIES = "SELECT body FROM nodes WHERE body IS NOT NULL AND body LIKE '%sha256:%'"
     TREE_STATS = (
         TREE_COLUMNS + f" (SELECT count(*) FROM {_tree_rows('t.id')}),"
         f" (SELECT max(n.created_at) FROM {_tree_rows('t.id')}) FROM trees t "
