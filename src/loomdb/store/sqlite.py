@@ -39,6 +39,7 @@ from .overlay import MetaSQL
 from .provenance import ProvenanceSQL
 from .refs import RefSQL, refs_from_rows
 from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes
+from .text import CheckedConnection
 from .trees import TREE_COLUMNS, TreeSQL
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
@@ -191,7 +192,7 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
             raise InvalidInput("store", f"{self.url} is closed")
         # never shared: check_same_thread is off only so that close() can close it
         db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
-                             timeout=self.timeout)
+                             timeout=self.timeout, factory=CheckedConnection)
         for pragma in (
             "journal_mode=WAL",
             f"synchronous={self.synchronous.upper()}",
