@@ -17,7 +17,7 @@ def user_app() -> None:
 
 @app.command()
 @click.option("--host", default="127.0.0.1", help="Address to bind.")
-@click.option("--port", default=8000, help="Port to listen on.")
+@click.option("--port", default=8000, type=click.IntRange(1, 65535), help="Port to listen on.")
 @JSON
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, as_json: bool) -> None:

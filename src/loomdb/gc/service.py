@@ -29,12 +29,15 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import content as C
+from ..errors import InvalidInput
 from ..model import iso
 
 if TYPE_CHECKING:
     from ..loom import Loom
 
 DEFAULT_GRACE = timedelta(hours=1)
+#: the longest grace period (a hundred years: "keep everything" without overflowing)
+MAX_GRACE = timedelta(days=36500)
 _UNUSED = ("FROM doc_contents c WHERE c.created_at < ? AND NOT EXISTS "
            "(SELECT 1 FROM doc_revisions r WHERE r.content_id = c.id)")
 
@@ -43,6 +46,8 @@ def collect(loom: Loom, *, dry_run: bool = False,
             grace: timedelta = DEFAULT_GRACE) -> dict[str, int]:
     """Delete (or with `dry_run`, count) unreachable contents and blobs:
     `{"contents", "blobs", "bytes"}`."""
+    if not timedelta(0) <= grace <= MAX_GRACE:
+        raise InvalidInput("grace", f"must be from 0 to {MAX_GRACE.days} days, got {grace}")
     cutoff = iso(datetime.now(UTC) - grace)
     held = _held_keys(loom)
     garbage, freed = _contents(loom, cutoff, held, dry_run)

@@ -31,6 +31,7 @@ from .base import (
     locked_callback,
     provider_error,
     run_alternatives,
+    token_limit,
     with_defaults,
 )
 from .config import ModelSpec
@@ -131,6 +132,7 @@ class OpenAIClient:
     ) -> dict[str, Any]:
         """The body `complete` would send for one alternative (after the spec's defaults)."""
         ctx = with_defaults(ctx, self.spec)
+        token_limit(max_tokens)
         if choose_mode(mode, ctx["options"], self.spec) == "completion":
             body = openai_completion_request(ctx, model=self.spec.model)
         else:
@@ -257,7 +259,7 @@ class AnthropicClient:
         return anthropic_request(
             with_defaults(ctx, self.spec),
             model=self.spec.model,
-            max_tokens=max_tokens,
+            max_tokens=token_limit(max_tokens),
             blob_reader=blob_reader or self.blob_reader,
         )
 
@@ -384,6 +386,7 @@ def complete_many(
     raised after every job has finished.
     """
     env = os.environ if environ is None else environ
+    token_limit(max_tokens)
     callback = locked_callback(stream) if stream else None
 
     def job(number: int, item: Job) -> list[Completion]:

@@ -63,7 +63,7 @@ from .refs import REF_LOG, RefSQL, refs_from_rows
 from .replicas import CONNECT_TIMEOUT, ReplicaOptions, Router, parse_options
 from .replicas import OPTIONS as REPLICA_OPTIONS
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
-from .text import unstorable
+from .unstorable import unstorable
 from .trees import TREE_COLUMNS, TreeSQL
 
 try:
@@ -260,7 +260,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             if self._router.active and not self._local.pinned:
                 return self._router.read(work, self._on_primary)
             return self._on_primary(work)
-        except (UnicodeEncodeError, psycopg.DataError) as exc:
+        except (UnicodeEncodeError, OverflowError, psycopg.DataError) as exc:
             raise unstorable(exc) or exc from None
 
     def _write(self, work: Callable[[Any], T]) -> T:
@@ -270,7 +270,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
         if conn is not None:
             try:
                 return work(conn)
-            except (UnicodeEncodeError, psycopg.DataError) as exc:
+            except (UnicodeEncodeError, OverflowError, psycopg.DataError) as exc:
                 raise unstorable(exc) or exc from None
 
         def run(conn: Any) -> T:
@@ -278,7 +278,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
                 out = work(conn)
             except pg_errors.ReadOnlySqlTransaction as exc:
                 raise ReadOnlyStore("postgresql", str(exc).strip()) from exc
-            except (UnicodeEncodeError, psycopg.DataError) as exc:
+            except (UnicodeEncodeError, OverflowError, psycopg.DataError) as exc:
                 raise unstorable(exc) or exc from None
             self._note_commit(conn)
             return out

@@ -39,7 +39,7 @@ from .overlay import MetaSQL
 from .provenance import ProvenanceSQL
 from .refs import RefSQL, refs_from_rows
 from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes
-from .text import CheckedConnection
+from .unstorable import CheckedConnection
 from .trees import TREE_COLUMNS, TreeSQL
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit

@@ -1,13 +1,13 @@
-"""Text a database cannot hold, refused where it meets the database: one check for every
-text column of every table, core and areas alike.
+"""Values a database cannot hold, refused where they meet the database: one check for
+every column of every table, core and areas alike.
 
 A string that is not valid Unicode (a lone surrogate: from invalid UTF-8 decoded with
-`surrogateescape`, or a JSON `"\\ud800"` escape) cannot be encoded for either database,
-and PostgreSQL's text columns cannot hold a NUL character (SQLite's can, so there it is
-kept). The drivers raise their own errors for both, deep inside a statement; each
-backend hands them here, once, where statements run, and the caller gets an
-`InvalidInput` naming the table the value was meant for. The statement's transaction
-rolls back, so nothing is written.
+`surrogateescape`, or a JSON `"\\ud800"` escape) cannot be encoded for either
+database; PostgreSQL's text columns cannot hold a NUL character (SQLite's can, so there
+it is kept); and neither holds a whole number over 64 bits. The drivers raise their own
+errors for these, deep inside a statement; each backend hands them here, once, where
+statements run, and the caller gets an `InvalidInput` naming the table the value was
+meant for (on SQLite). The statement's transaction rolls back, so nothing is written.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ def unstorable(exc: BaseException, sql: str = "") -> InvalidInput | None:
         why = "text is not valid Unicode (a lone surrogate, as invalid UTF-8 decodes to)"
     elif type(exc).__name__ == "DataError" and "NUL" in str(exc):
         why = "text contains a NUL character (\\x00), which PostgreSQL cannot store"
+    elif isinstance(exc, OverflowError) or type(exc).__name__ == "NumericValueOutOfRange":
+        why = "a number is too large to store (at most 2**63 - 1)"
     else:
         return None
     found = _TABLE.search(sql)
@@ -42,13 +44,13 @@ class CheckedConnection(sqlite3.Connection):
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         try:
             return super().execute(sql, parameters)
-        except UnicodeEncodeError as exc:
+        except (UnicodeEncodeError, OverflowError) as exc:
             raise unstorable(exc, sql) from None  # type: ignore[misc]
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
         try:
             return super().executemany(sql, parameters)
-        except UnicodeEncodeError as exc:
+        except (UnicodeEncodeError, OverflowError) as exc:
             raise unstorable(exc, sql) from None  # type: ignore[misc]
 
 
