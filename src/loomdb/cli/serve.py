@@ -60,6 +60,19 @@ def user_add(ctx: click.Context, name: str, as_json: bool) -> None:
     emit(as_json, {**user.to_json(), "token": token}, token)
 
 
+@user_app.command("token")
+@argument("name")
+@JSON
+@click.pass_context
+def user_token(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Give a user a new token and print it (shown this once); the old one stops working,
+    and their trees, documents and collections stay theirs."""
+    from ..users import rotate_token
+
+    user, token = rotate_token(loom(ctx), name)
+    emit(as_json, {**user.to_json(), "token": token}, token)
+
+
 @user_app.command("list")
 @JSON
 @click.pass_context
