@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from ..errors import InvalidInput, ProviderError
 from .config import ModelSpec
+from .redact import scrub
 from .replies import Reply
 
 #: `stream(index, text_delta)`: called with each piece of text as it arrives
@@ -83,8 +84,9 @@ class Client(Protocol):
 def provider_error(
     provider: str, why: str, *, retryable: bool = False, partial: Iterable[Completion] = ()
 ) -> ProviderError:
-    """A ProviderError carrying `partial` (see module docstring)."""
-    err = ProviderError(provider, why, retryable=retryable)
+    """A ProviderError carrying `partial` (see module docstring); any secret of an
+    endpoint the message quotes is masked (redact.py)."""
+    err = ProviderError(provider, scrub(why), retryable=retryable)
     err.partial = list(partial)  # type: ignore[attr-defined]
     return err
 
