@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from schemathesis.generation import GenerationMode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,

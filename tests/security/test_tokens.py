@@ -19,6 +19,7 @@ from loomdb.users import add_user
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
 from live import serving  # noqa: E402
+
 from test_bad_input import run_cli  # noqa: E402
 
 

@@ -47,7 +47,7 @@ def shown_url(url: str | None) -> str:
 
 def register(url: str | None, key: str | None = None) -> None:
     """Remember the secrets of one endpoint: its userinfo, query values and API key."""
-    found = [key] if key else []
+    found: list[str | None] = [key]
     if url:
         try:
             parts = urlsplit(url)

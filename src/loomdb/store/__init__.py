@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import private
 from ..blobs import BlobStore
 from ..errors import InvalidInput
-from .. import private
 from .base import Backend
 
 DB_FILE = "loom.db"

@@ -63,8 +63,8 @@ from .refs import REF_LOG, RefSQL, refs_from_rows
 from .replicas import CONNECT_TIMEOUT, ReplicaOptions, Router, parse_options
 from .replicas import OPTIONS as REPLICA_OPTIONS
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
-from .unstorable import unstorable
 from .trees import TREE_COLUMNS, TreeSQL
+from .unstorable import unstorable
 
 try:
     import psycopg

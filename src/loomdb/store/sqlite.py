@@ -39,8 +39,8 @@ from .overlay import MetaSQL
 from .provenance import ProvenanceSQL
 from .refs import RefSQL, refs_from_rows
 from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes
-from .unstorable import CheckedConnection
 from .trees import TREE_COLUMNS, TreeSQL
+from .unstorable import CheckedConnection
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 #: durability levels a store URL may ask for (`?synchronous=full`), see docs/durability.md:
