@@ -53,7 +53,16 @@ def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     with store_of(request.param, str(folder / "store")) as url, loomdb.open(url) as lm, \
             serving(create_app(lm, config=DOWN)) as base:
         seed(lm)
+        warm_up(base)
         yield lm, base
+
+
+def warm_up(base: str) -> None:
+    """Load the embedding model before fuzzing: the first semantic search of a process
+    loads it (many seconds on a busy machine), which no fuzzed request should wait on."""
+    answer = httpx.get(f"{base}/api/search", params={"q": "seed", "mode": "hybrid"},
+                       timeout=600)
+    assert answer.status_code == 200, answer.text
 
 
 def seed(lm: Loom) -> None:
@@ -120,7 +129,7 @@ def _fuzz(operation: Any, base: str, runs: dict[str, int]) -> Any:
     def call(case: Any) -> None:
         runs[operation.label] += 1
         case.headers = {**(case.headers or {}), "Host": base.removeprefix("http://")}
-        case.call_and_validate(checks=CHECKS)
+        case.call_and_validate(checks=CHECKS, timeout=120)
 
     return call
 
@@ -182,6 +191,7 @@ def _gateway_case(base: str, lm: Loom, path: str, body: dict[str, Any], raw: byt
 def test_gateway_malformed_bodies_and_strings(live: tuple[Loom, str]) -> None:
     lm, base = live
     before = len(lm.trees())
+    gateway_counts.update(dict.fromkeys(gateway_counts, 0))
     _gateway_case(base, lm)
     print(f"\ngateway: {gateway_counts['bodies']} JSON bodies, {gateway_counts['raw']} raw "
           "byte strings, no 500")
