@@ -4,7 +4,7 @@ hands over invalid UTF-8 arguments), huge and negative numbers, `inf` and `nan`,
 JSON, deep brackets. Every run exits 0 or 2, a refusal is one line on stderr, and no
 run prints a traceback. Both backends; the model behind every alias is an endpoint
 that is down, so a command that asks a model fails fast (exit 2) instead of running
-one. Commands that serve or read a terminal (serve, gateway, mcp, chat) are left out;
+one. Commands that run until stopped (serve, gateway, mcp, chat, watch) are left out;
 no string holds a `/`, so no argument names a path outside the test's folder.
 """
 
@@ -26,7 +26,7 @@ from loomdb.cli import app, main
 
 pytestmark = pytest.mark.slow
 
-SKIPPED = {"serve", "gateway", "mcp", "chat"}
+SKIPPED = {"serve", "gateway", "mcp", "chat", "watch"}
 DOWN_TOML = ('default = "down"\n[models.down]\nprovider = "openai"\n'
              'base_url = "http://127.0.0.1:1/v1"\nmodel = "m"\nmax_retries = 0\ntimeout = 5\n')
 
