@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import private
 from .blobs import BlobStore
 from .content import HASH_PREFIX
 from .errors import IntegrityError, InvalidInput
@@ -72,7 +73,10 @@ def _target(dest: str) -> tuple[Path, Path]:
         file, blobs = folder / DB_FILE, folder / "blobs"
     if file.exists():
         raise InvalidInput("DEST", f"{file} already exists; back up into a new place")
-    file.parent.mkdir(parents=True, exist_ok=True)
+    if dest.startswith("sqlite:///"):
+        file.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        private.folder(file.parent)  # the backup's own folder: its owner's alone
     return file, blobs
 
 
@@ -80,6 +84,7 @@ def _copy_database(source: Path, file: Path) -> None:
     """One-step backup from a fresh connection: one consistent snapshot."""
     tmp = file.with_name(f".{file.name}.partial")
     tmp.unlink(missing_ok=True)
+    private.file(tmp)  # 0600 before SQLite writes it (it keeps a file's mode)
     src = sqlite3.connect(str(source), timeout=60)
     try:
         dst = sqlite3.connect(str(tmp))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .content import HASH_PREFIX
 from .errors import IntegrityError, InvalidInput, NotFound
+from .private import folders, restrict
 
 _ID = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -36,18 +37,20 @@ class BlobStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        restrict(self.root)  # a blob folder made looser by hand or by an older version
 
     def _path(self, bid: str) -> Path:
         hexd = check_id(bid)[len(HASH_PREFIX):]
         return self.root / hexd[:2] / hexd[2:4] / hexd
 
-    def put(self, data: bytes) -> str:
-        bid = blob_id(data)
+    def put(self, data: bytes, bid: str | None = None) -> str:
+        """Store `data` under its id (`bid`, when the caller hashed it already)."""
+        bid = bid or blob_id(data)
         path = self._path(bid)
         if path.exists():
             return bid
-        path.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # (writers only)
+        folders(self.root, path.parent.parent.name, path.parent.name)  # 0700 each
+        import tempfile  # (writers only; its files are 0600)
 
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:

@@ -107,8 +107,15 @@ class Failure:
 
 
 def one_line(text: str) -> str:
-    """A message as one line: an edge never prints a multi-line error."""
-    return " ".join(text.split())
+    """A message as one line: an edge never prints a multi-line error. A message that
+    quotes bad input may hold a lone surrogate, which no UTF-8 output can carry: it is
+    shown escaped (`\udc80`), so the error itself never fails to print."""
+    line = " ".join(text.split())
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = line.encode("utf-8", "backslashreplace").decode("utf-8")
+    return line
 
 
 def _is_validation(exc: BaseException) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from . import content as C
 from . import refs as R
-from .blobs import BlobStore, check_id
+from .blobs import BlobStore, blob_id, check_id
 from .chain import chain_hash
 from .context import assemble
 from .context import context_rows as _context_rows
@@ -161,9 +161,13 @@ class Loom(RefOps, OverlayOps, StorageOps):
         if isinstance(value, list):
             value = [self._inline_blob(b, f"{where}[{i}]") for i, b in enumerate(value)]
         blocks = C.validate_blocks(value, where, self.limits.json_depth)
-        for ref in C.blob_refs(blocks):
-            if self.backend.get_blob_meta(ref) is None and not self.blobs.has(ref):
-                raise InvalidInput(where, f"blob {ref} is not in the store; put it first")
+        refs = C.blob_refs(blocks)
+        if refs:  # naming a blob is a use: its time moves on, so gc keeps it (gc/service)
+            at = now()
+            with self.backend.transaction():
+                for ref in refs:
+                    if not self.backend.touch_blob_meta(ref, at) and not self.blobs.has(ref):
+                        raise InvalidInput(where, f"blob {ref} is not in the store; put it first")
         return blocks
 
     def _inline_blob(self, block: Any, where: str) -> Any:
@@ -184,13 +188,16 @@ class Loom(RefOps, OverlayOps, StorageOps):
 
     def put_blob(self, data: bytes, mime_type: str = "application/octet-stream") -> str:
         """Store bytes once; returns `sha256:<hex>` to reference from a block. Bytes
-        over `limits.blob` are refused (TooLarge), whoever brings them."""
+        over `limits.blob` are refused (TooLarge), whoever brings them. Its record first,
+        then the bytes, in one transaction: a collection deleting the same blob holds its
+        record until its bytes are gone, so the bytes are written after."""
         if len(data) > self.limits.blob:
             raise TooLarge("blob", f"{len(data)} bytes is over the limit of "
                            f"{self.limits.blob} bytes (LOOMDB_LIMIT_BLOB)")
-        bid = self.blobs.put(data)
+        bid = blob_id(data)
         with self.backend.transaction():
             self.backend.put_blob_meta(bid, len(data), mime_type, now())
+            self.blobs.put(data, bid)
         return bid
 
     def blob_list(self) -> list[tuple[str, int, str]]:
@@ -198,13 +205,15 @@ class Loom(RefOps, OverlayOps, StorageOps):
         return self.backend.list_blob_meta()
 
     def delete_blob(self, ref: str, before: str) -> bool:
-        """Delete a blob recorded before `before` (an ISO time): its record, then its
-        bytes. For garbage collection, which decides that nothing uses it; a blob put
-        again later is stored again. False when the blob is newer or unknown."""
+        """Delete a blob last used before `before` (an ISO time): its record, then its
+        bytes, in one transaction (a writer putting or naming it again waits for it, and
+        then finds it gone). For garbage collection, which decides that nothing uses
+        it; a blob put again later is stored again. False when the blob is newer or
+        unknown."""
         with self.backend.transaction():
             gone = self.backend.delete_blob_meta(check_id(ref), before)
-        if gone:
-            self.blobs.delete(ref)
+            if gone:
+                self.blobs.delete(ref)
         return gone
 
     def blob(self, ref: str) -> bytes:

@@ -18,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from pathlib import Path
 from typing import Any
 
+from . import private
 from .blobs import blob_id, check_id
 from .content import HASH_PREFIX
 from .errors import IntegrityError, MissingExtra, NotFound
@@ -48,8 +50,9 @@ class ObjectBlobStore:
         hexd = check_id(bid)[len(HASH_PREFIX):]
         return f"{self.root}/{hexd[:2]}/{hexd[2:4]}/{hexd}"
 
-    def put(self, data: bytes) -> str:
-        bid = blob_id(data)
+    def put(self, data: bytes, bid: str | None = None) -> str:
+        """Store `data` under its id (`bid`, when the caller hashed it already)."""
+        bid = bid or blob_id(data)
         key = self._key(bid)
         if self.fs.exists(key):
             return bid
@@ -73,10 +76,12 @@ class ObjectBlobStore:
     def _put_local(self, key: str, data: bytes) -> None:
         """Local disk: write, fsync, then rename into place (atomic on one filesystem)."""
         parent = os.path.dirname(key)
-        os.makedirs(parent, exist_ok=True)
+        hexd = os.path.basename(key)
+        private.folders(Path(self.root), hexd[:2], hexd[2:4])  # 0700 each
         tmp = os.path.join(parent, f".tmp-{secrets.token_hex(8)}")
         try:
-            with open(tmp, "wb") as fh:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private.FILE),
+                           "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -47,6 +47,11 @@ class StorageOps(LoomParts):
         """True outside any transaction: what was read or written now is durable."""
         return self.backend.committed()
 
+    def blobs_named(self, blob_ids: Sequence[str]) -> set[str]:
+        """Which of these blob ids stored node content names (garbage collection's
+        check in its deleting transaction; any mention counts, so it errs on keeping)."""
+        return self.backend.blobs_named(blob_ids)
+
     # == trees, refs and nodes by name or id ========================================
     def tree_settings(self, name: str) -> Tree:
         """A tree's settings (mode, system, options) without counting its nodes."""

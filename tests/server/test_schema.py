@@ -30,6 +30,12 @@ def live_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     folder: Path = tmp_path_factory.mktemp("schema")
     with loomdb.open(str(folder / "store")) as lm, serving(create_app(lm)) as base:
         seed(lm)
+        # the first semantic search of a process loads the embedding model (many seconds
+        # on a busy machine, past a fuzzed request's timeout): load it before fuzzing
+        import httpx
+
+        assert httpx.get(f"{base}/api/search", params={"q": "seed", "mode": "hybrid"},
+                         timeout=600).status_code == 200
         schema = schemathesis.openapi.from_url(f"{base}/openapi.json")
         yield schema.exclude(path_regex=r"/generate$")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..context import deep_merge
+from ..errors import InvalidInput
 from ..headish import Position
 from . import AGENTS
 from .identities import binding, get_persona
@@ -27,19 +28,45 @@ def spawned_from(loom: Loom, tree: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
+#: the most spawn links a lineage is followed through (spawning stops far earlier)
+MAX_LINEAGE = 64
+
+
+def ancestry(loom: Loom, pos: Position) -> list[Position]:
+    """The spawn points above `pos`, nearest first: the node each tree was spawned from.
+
+    A lineage is data (an import may carry any), so it is followed without recursion,
+    and one that comes back to a tree it passed (a cycle), or runs longer than
+    MAX_LINEAGE, is refused with one line instead of recursing or looping forever."""
+    seen = {pos.tree}
+    chain: list[Position] = []
+    while (parent := spawned_from(loom, pos.tree)) is not None:
+        pos = loom.resolve(str(parent.get("node")))
+        if pos.tree in seen or len(chain) >= MAX_LINEAGE:
+            raise InvalidInput(
+                "lineage", f"tree {pos.tree}'s spawn lineage "
+                + ("loops back on itself" if pos.tree in seen else
+                   f"is over {MAX_LINEAGE} spawns long") + "; it cannot be followed")
+        seen.add(pos.tree)
+        chain.append(pos)
+    return chain
+
+
 def thread_context(
     loom: Loom, at: str | Position, options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """`loom.context` with the parent prefix of spawned trees (nested spawns recurse)."""
+    """`loom.context` with the parent prefix of spawned trees (nested spawns too)."""
     pos = at if isinstance(at, Position) else loom.resolve(at)
-    ctx = loom.context(pos, options)
-    parent = spawned_from(loom, pos.tree)
-    if parent is None:
-        return ctx
-    above = thread_context(loom, str(parent["node"]))
-    inherited = {k: v for k, v in above["options"].items() if k != "tool_choice"}
-    return {"messages": above["messages"] + ctx["messages"],
-            "options": deep_merge(inherited, ctx["options"])}
+    chain = ancestry(loom, pos)
+    if not chain:
+        return loom.context(pos, options)
+    ctx = loom.context(chain[-1])
+    for below in [*chain[-2::-1], pos]:  # from the first spawn point down to `pos`
+        own = loom.context(below, options) if below is pos else loom.context(below)
+        inherited = {k: v for k, v in ctx["options"].items() if k != "tool_choice"}
+        ctx = {"messages": ctx["messages"] + own["messages"],
+               "options": deep_merge(inherited, own["options"])}
+    return ctx
 
 
 def turn_context(
@@ -65,10 +92,7 @@ def context_at(
 
 def spawn_depth(loom: Loom, tree: str) -> int:
     """How many spawns deep a tree is (0 for a tree nobody spawned)."""
-    depth = 0
-    while (parent := spawned_from(loom, tree)) is not None:
-        depth, tree = depth + 1, str(parent["tree"])
-    return depth
+    return len(ancestry(loom, loom.resolve(loom.tree(tree).root or tree)))
 
 
 def with_persona(ctx: dict[str, Any], persona: Persona | None,

@@ -233,6 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the command; every error is shown by the one mapper (loomdb.edge)."""
     args = sys.argv[1:] if argv is None else argv
     try:
+        _check_utf8(args)
         code = root.main(args=args, standalone_mode=False)
     except LoomError as exc:
         _fail(exc, "--json" in args)
@@ -244,6 +245,17 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _fail(usage, "--json" in args)
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _check_utf8(args: Sequence[str]) -> None:
+    """Refuse an argument that is not valid UTF-8 (Python hands its bytes over as lone
+    surrogates): nothing could store, print or compare it faithfully."""
+    for number, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise UsageError(f"argument {number}", f"{shown!r} is not valid UTF-8") from None
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -199,7 +199,7 @@ def route_cmd(ctx: click.Context, thread: str | None, session: str | None, perso
 @click.option("--persona")
 @click.option("--max-steps", default=8)
 @click.option("-m", "--model")
-@click.option("--max-tokens", type=int)
+@click.option("--max-tokens", type=click.IntRange(min=1, max=2**31 - 1))
 @JSON
 @click.pass_context
 def spawn(ctx: click.Context, headish: str, task: str, persona: str | None, max_steps: int,

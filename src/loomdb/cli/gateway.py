@@ -16,7 +16,7 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 @app.command()
 @click.option("--host", default="127.0.0.1", help="Address to bind (loopback only).")
-@click.option("--port", default=8000)
+@click.option("--port", default=8000, type=click.IntRange(1, 65535))
 @JSON
 @click.pass_context
 def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:

@@ -38,12 +38,13 @@ def gc(ctx: click.Context, dry_run: bool, grace: float | None, older_than: str |
         return
     if tree is not None and older_than is None:
         raise InvalidInput("--tree", "goes with --older-than")
-    older_than = older_than or RT.default(lm)
-    swept = RT.sweep(lm, older_than, tree=tree, dry_run=dry_run) if older_than else None
     if grace is None:
         grace = G.DEFAULT_GRACE.total_seconds()
-    if grace < 0:
-        raise InvalidInput("--grace", "must be zero or more seconds")
+    if not 0 <= grace <= G.MAX_GRACE.total_seconds():  # (also refuses nan), before any sweep
+        raise InvalidInput("--grace", f"must be from 0 to {G.MAX_GRACE.total_seconds():.0f} "
+                           f"seconds, got {grace!r}")
+    older_than = older_than or RT.default(lm)
+    swept = RT.sweep(lm, older_than, tree=tree, dry_run=dry_run) if older_than else None
     out: dict[str, object] = dict(G.collect(lm, dry_run=dry_run, grace=timedelta(seconds=grace)))
     verb = "would free" if dry_run else "freed"
     text = f"{verb} {out['contents']} contents, {out['blobs']} blobs, {out['bytes']} bytes"

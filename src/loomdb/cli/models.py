@@ -65,7 +65,7 @@ def _printer(stream: bool) -> Any:
 @argument("headish", required=False)
 @repeatable("-m", "--model", help="Model or alias (repeatable).")
 @click.option("-n", default=1, help="Alternatives per model.")
-@click.option("--max-tokens", type=int)
+@click.option("--max-tokens", type=click.IntRange(min=1, max=2**31 - 1))
 @click.option("--stream", is_flag=True, help="Print the first answer as it arrives.")
 @click.option("--keep-partial", is_flag=True,
               help="Keep an interrupted answer, marked incomplete.")
@@ -111,7 +111,7 @@ def generate(ctx: click.Context, headish: str | None, model: list[str], n: int,
 @argument("headish")
 @click.option("--keep", default=2, help="Newest turns kept verbatim.")
 @click.option("-m", "--model")
-@click.option("--max-tokens", type=int,
+@click.option("--max-tokens", type=click.IntRange(min=1, max=2**31 - 1),
               help="Longest summary (default: half the tokens it replaces).")
 @JSON
 @click.pass_context
@@ -132,7 +132,7 @@ def compact(ctx: click.Context, headish: str, keep: int, model: str | None,
 @argument("headish", required=False, help="Where to continue (default: a new tree).")
 @click.option("-m", "--model")
 @click.option("--system", help="System context for a new tree.")
-@click.option("--max-tokens", type=int)
+@click.option("--max-tokens", type=click.IntRange(min=1, max=2**31 - 1))
 @click.option("--session", help="Session to extend or create.")
 @JSON
 @click.pass_context

@@ -17,7 +17,7 @@ def user_app() -> None:
 
 @app.command()
 @click.option("--host", default="127.0.0.1", help="Address to bind.")
-@click.option("--port", default=8000, help="Port to listen on.")
+@click.option("--port", default=8000, type=click.IntRange(1, 65535), help="Port to listen on.")
 @JSON
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
@@ -57,6 +57,19 @@ def user_add(ctx: click.Context, name: str, as_json: bool) -> None:
     from ..users import add_user
 
     user, token = add_user(loom(ctx), name)
+    emit(as_json, {**user.to_json(), "token": token}, token)
+
+
+@user_app.command("token")
+@argument("name")
+@JSON
+@click.pass_context
+def user_token(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Give a user a new token and print it (shown this once); the old one stops working,
+    and their trees, documents and collections stay theirs."""
+    from ..users import rotate_token
+
+    user, token = rotate_token(loom(ctx), name)
     emit(as_json, {**user.to_json(), "token": token}, token)
 
 

@@ -30,7 +30,8 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..edge import failure
-from ..errors import InvalidInput, LoomError, NotFound, ProviderError
+from ..errors import LoomError, NotFound, ProviderError
+from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
 from .convert import finish_reason, tool_call
 from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
@@ -67,8 +68,11 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
 
 
 def _json(value: Any, status: int = 200) -> Response:
-    return Response(json.dumps(value, ensure_ascii=False), status_code=status,
-                    media_type="application/json")
+    try:
+        data = json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate quoted from a bad request: escaped
+        data = json.dumps(value).encode()
+    return Response(data, status_code=status, media_type="application/json")
 
 
 def _failed(exc: BaseException) -> Response:
@@ -78,12 +82,9 @@ def _failed(exc: BaseException) -> Response:
     return _json(body, status)
 
 
-async def _body(request: Request) -> Any:
-    raw = await request.body()
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise InvalidInput("body", f"is not valid JSON ({exc})") from None
+async def _body(request: Request, fields: Mapping[str, Kind], loom: Loom) -> dict[str, Any]:
+    """The request's JSON object, held to its endpoint's fields (body.py)."""
+    return parse(await request.body(), fields, loom.limits.json_depth)
 
 
 def gateway_router(
@@ -107,9 +108,9 @@ def gateway_router(
     @router.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
         try:
-            body = await _body(request)
+            body = await _body(request, CHAT, loom)
             session = request.headers.get(SESSION_HEADER)
-            if isinstance(body, dict) and body.get("stream"):
+            if body.get("stream"):
                 return await _stream(gw, await run_in_threadpool(gw.exchange, body), session, body)
 
             def work() -> bytes:  # one trip to a worker thread: parse, ask, record, encode
@@ -127,7 +128,7 @@ def gateway_router(
         from .responses import respond
 
         try:
-            body = await _body(request)
+            body = await _body(request, RESPONSES, loom)
             session = request.headers.get(SESSION_HEADER)
             return _json(await run_in_threadpool(respond, gw, body, session))
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
@@ -138,7 +139,7 @@ def gateway_router(
         from .buffers import complete
 
         try:
-            body = await _body(request)
+            body = await _body(request, COMPLETIONS, loom)
             session = request.headers.get(SESSION_HEADER)
             return _json(await run_in_threadpool(complete, gw, body, session))
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper

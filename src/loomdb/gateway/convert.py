@@ -120,7 +120,7 @@ def messages(raw: Any, where: str = "messages") -> Messages:
         raise InvalidInput(where, "must be a non-empty list of messages")
     plain = _PLAIN
     roles: list[Any] = [m.get("role") if type(m) is dict and type(m.get("content")) is str
-             and m.keys() <= plain else None for m in raw]
+             and type(m.get("role")) is str and m.keys() <= plain else None for m in raw]
     if set(roles) <= _SIMPLE:  # the everyday request: roles and strings, nothing else
         if "developer" in roles:
             roles = [ROLES[r] for r in roles]
@@ -143,7 +143,8 @@ def message(msg: Any, where: str) -> Message:
     """One message of any accepted shape."""
     if not isinstance(msg, dict):
         raise InvalidInput(where, "a message must be a JSON object")
-    role = ROLES.get(msg.get("role"))  # type: ignore[arg-type]
+    given = msg.get("role")
+    role = ROLES.get(given) if isinstance(given, str) else None
     if role is None:
         raise InvalidInput(f"{where}.role", f"unknown role {msg.get('role')!r}")
     blobs: dict[str, tuple[bytes, str]] = {}

@@ -13,6 +13,14 @@ so a writer that put a blob and has not yet written the node using it keeps it. 
 delete re-checks its condition in the statement itself (`created_at < cutoff AND no
 revision uses it`), and a revision re-using an old body refreshes that body's time, so
 a concurrent commit and a collection never both win.
+
+Blobs the same way: a blob's time is its last use (putting the same bytes again, or
+naming the blob in new content, moves it forward: `store/blobmeta.py`), and the sweep
+deletes in one transaction per batch, in which it first checks again that no stored
+content, document body, collection item or link names the blob, then deletes its
+record (only when still older than the cutoff) and its bytes. A writer putting or
+naming the blob meanwhile waits on that record and then finds it gone (a put stores it
+again; naming it is refused), or moved it first, and the blob stays.
 """
 
 from __future__ import annotations
@@ -21,12 +29,15 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import content as C
+from ..errors import InvalidInput
 from ..model import iso
 
 if TYPE_CHECKING:
     from ..loom import Loom
 
 DEFAULT_GRACE = timedelta(hours=1)
+#: the longest grace period (a hundred years: "keep everything" without overflowing)
+MAX_GRACE = timedelta(days=36500)
 _UNUSED = ("FROM doc_contents c WHERE c.created_at < ? AND NOT EXISTS "
            "(SELECT 1 FROM doc_revisions r WHERE r.content_id = c.id)")
 
@@ -35,6 +46,8 @@ def collect(loom: Loom, *, dry_run: bool = False,
             grace: timedelta = DEFAULT_GRACE) -> dict[str, int]:
     """Delete (or with `dry_run`, count) unreachable contents and blobs:
     `{"contents", "blobs", "bytes"}`."""
+    if not timedelta(0) <= grace <= MAX_GRACE:
+        raise InvalidInput("grace", f"must be from 0 to {MAX_GRACE.days} days, got {grace}")
     cutoff = iso(datetime.now(UTC) - grace)
     held = _held_keys(loom)
     garbage, freed = _contents(loom, cutoff, held, dry_run)
@@ -77,13 +90,32 @@ def _blobs(loom: Loom, cutoff: str, held: set[str], dry_run: bool,
     if not candidates:
         return 0, 0
     used = _used_blobs(loom, dropped)
+    doomed = [(bid, n) for bid, n in candidates if bid not in used]
+    if dry_run:
+        return len(doomed), sum(n for _, n in doomed)
     count = size = 0
-    for bid, n in candidates:
-        if bid in used or not (dry_run or loom.delete_blob(bid, cutoff)):
-            continue
-        count += 1
-        size += n
+    for start in range(0, len(doomed), _BATCH):
+        gone = _sweep(loom, dict(doomed[start:start + _BATCH]), cutoff)
+        count += len(gone)
+        size += sum(gone.values())
     return count, size
+
+
+_BATCH = 1000
+
+
+def _sweep(loom: Loom, batch: dict[str, int], cutoff: str) -> dict[str, int]:
+    """Delete the blobs of `batch` that nothing names now, in one transaction: the
+    check and the deletes see the same store (see the module docstring)."""
+    from ..documents import DOCUMENTS
+
+    with loom.unit(DOCUMENTS) as db:
+        named = loom.blobs_named(list(batch)) | _held_keys(loom)
+        for (body,) in db.execute("SELECT body FROM doc_contents WHERE body LIKE ?",
+                                  ("%sha256:%",)):
+            named.update(bid for bid in batch if bid in body)
+        return {bid: n for bid, n in batch.items()
+                if bid not in named and loom.delete_blob(bid, cutoff)}
 
 
 def _used_blobs(loom: Loom, dropped: set[str]) -> set[str]:

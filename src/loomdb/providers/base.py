@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from ..errors import InvalidInput, ProviderError
 from .config import ModelSpec
+from .redact import scrub
 from .replies import Reply
 
 #: `stream(index, text_delta)`: called with each piece of text as it arrives
@@ -83,8 +84,9 @@ class Client(Protocol):
 def provider_error(
     provider: str, why: str, *, retryable: bool = False, partial: Iterable[Completion] = ()
 ) -> ProviderError:
-    """A ProviderError carrying `partial` (see module docstring)."""
-    err = ProviderError(provider, why, retryable=retryable)
+    """A ProviderError carrying `partial` (see module docstring); any secret of an
+    endpoint the message quotes is masked (redact.py)."""
+    err = ProviderError(provider, scrub(why), retryable=retryable)
     err.partial = list(partial)  # type: ignore[attr-defined]
     return err
 
@@ -174,8 +176,29 @@ def run_alternatives(
 
 
 def with_defaults(ctx: Mapping[str, Any], spec: ModelSpec) -> dict[str, Any]:
-    """The context with the spec's default params under its own options."""
-    return {**ctx, "options": {**spec.params, **(ctx.get("options") or {})}}
+    """The context with the spec's default params under its own options (every client
+    builds its request from this, so a bad token limit is refused here for all)."""
+    options = {**spec.params, **(ctx.get("options") or {})}
+    for key in TOKEN_LIMITS:
+        if options.get(key) is not None:
+            token_limit(options[key], key)
+    return {**ctx, "options": options}
+
+
+#: the options that bound an answer's length
+TOKEN_LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+MAX_TOKEN_LIMIT = 2**31 - 1
+
+
+def token_limit(value: Any, where: str = "max_tokens") -> int | None:
+    """A limit on an answer's tokens: None, or a whole number from 1. Zero or less would
+    mean "no limit" to some providers (llama.cpp runs to the end of the context)."""
+    if value is None:
+        return None
+    if type(value) is not int or not 1 <= value <= MAX_TOKEN_LIMIT:
+        raise InvalidInput(where, f"must be a whole number of tokens from 1 to {MAX_TOKEN_LIMIT},"
+                           f" got {value!r}")
+    return value
 
 
 def choose_mode(mode: str | None, options: Mapping[str, Any], spec: ModelSpec) -> str:

@@ -31,9 +31,11 @@ from .base import (
     locked_callback,
     provider_error,
     run_alternatives,
+    token_limit,
     with_defaults,
 )
 from .config import ModelSpec
+from .redact import register, shown_url
 from .replies import (
     OpenAIStream,
     parse_anthropic_message,
@@ -72,20 +74,21 @@ def sdk_kwargs(body: Mapping[str, Any], params_type: Any) -> dict[str, Any]:
 
 def sdk_error(provider: str, exc: Exception, sdk: Any, spec: ModelSpec) -> ProviderError:
     """The ProviderError for an exception raised by the openai or anthropic SDK."""
+    where = shown_url(spec.base_url)
     if isinstance(exc, sdk.APITimeoutError):
         return provider_error(
             provider,
-            f"timed out after {spec.timeout:g}s waiting for {spec.base_url}",
+            f"timed out after {spec.timeout:g}s waiting for {where}",
             retryable=True,
         )
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc
-        return provider_error(provider, f"cannot reach {spec.base_url}: {cause}", retryable=True)
+        return provider_error(provider, f"cannot reach {where}: {cause}", retryable=True)
     if isinstance(exc, sdk.APIStatusError):
         status, message = exc.status_code, exc.message[:MAX_MESSAGE]
-        why = f"HTTP {status} from {spec.base_url}: {message}"
+        why = f"HTTP {status} from {where}: {message}"
         if status == 429:
-            why = f"rate limited (HTTP 429) by {spec.base_url}: {message}"
+            why = f"rate limited (HTTP 429) by {where}: {message}"
         elif status == 404:
             why += f" (is the model id {spec.model!r} right?)"
         err = provider_error(provider, why, retryable=status in (408, 409, 429) or status >= 500)
@@ -114,6 +117,7 @@ class OpenAIClient:
         self.blob_reader = blob_reader
         self._openai = openai
         key = spec.api_key(environ)
+        register(spec.base_url, key)
         self._sdk = openai.OpenAI(
             base_url=spec.base_url,
             api_key=key or "no-key",
@@ -131,6 +135,7 @@ class OpenAIClient:
     ) -> dict[str, Any]:
         """The body `complete` would send for one alternative (after the spec's defaults)."""
         ctx = with_defaults(ctx, self.spec)
+        token_limit(max_tokens)
         if choose_mode(mode, ctx["options"], self.spec) == "completion":
             body = openai_completion_request(ctx, model=self.spec.model)
         else:
@@ -240,9 +245,11 @@ class AnthropicClient:
         from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
         self._params = MessageCreateParamsNonStreaming
+        key = spec.api_key(environ)
+        register(spec.base_url, key)
         self._sdk = anthropic.Anthropic(
             base_url=spec.base_url,
-            api_key=spec.api_key(environ),
+            api_key=key,
             timeout=spec.timeout,
             max_retries=spec.max_retries,
         )
@@ -257,7 +264,7 @@ class AnthropicClient:
         return anthropic_request(
             with_defaults(ctx, self.spec),
             model=self.spec.model,
-            max_tokens=max_tokens,
+            max_tokens=token_limit(max_tokens),
             blob_reader=blob_reader or self.blob_reader,
         )
 
@@ -384,6 +391,7 @@ def complete_many(
     raised after every job has finished.
     """
     env = os.environ if environ is None else environ
+    token_limit(max_tokens)
     callback = locked_callback(stream) if stream else None
 
     def job(number: int, item: Job) -> list[Completion]:

@@ -49,6 +49,7 @@ from .base import (
     guarded,
     provider_error,
     run_alternatives,
+    token_limit,
     with_defaults,
 )
 from .blocks import pick, surrogate
@@ -254,6 +255,7 @@ class LocalClient:
         self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None
     ) -> dict[str, Any]:
         ctx = with_defaults(ctx, self.spec)
+        token_limit(max_tokens)
         return local_request(
             ctx, self.spec, choose_mode(mode, ctx["options"], self.spec), max_tokens
         )

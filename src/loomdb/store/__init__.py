@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import private
 from ..blobs import BlobStore
 from ..errors import InvalidInput
 from .base import Backend
@@ -44,9 +45,10 @@ def open_store(target: str | Path | None = None) -> tuple[Backend, BlobStore]:
         folder = Path(where)
         if folder.exists() and not folder.is_dir():
             raise InvalidInput("--db", f"{where} is a file; give a folder or sqlite:///{where}")
-        folder.mkdir(parents=True, exist_ok=True)
+        private.folder(folder)
         file, blobs = folder / DB_FILE, folder / "blobs"
     file.parent.mkdir(parents=True, exist_ok=True)
+    private.database(file)
     from .sqlite import SQLiteBackend
 
     return SQLiteBackend(file, synchronous=synchronous), BlobStore(blobs)

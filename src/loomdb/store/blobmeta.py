@@ -1,10 +1,17 @@
-"""What the store knows of each blob (size, media type); the bytes live in a BlobStore.
-Interface and SQL, written once for both dialects."""
+"""What the store knows of each blob (size, media type, when it was last put or named);
+the bytes live in a BlobStore. Interface and SQL, written once for both dialects.
+
+`created_at` is the blob's last use, not its first put: putting the same bytes again
+and naming the blob in new content both move it forward, so garbage collection, which
+deletes only blobs older than its grace period, never takes one a writer has just
+started using again (see `loomdb.gc.service`)."""
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
-from typing import NamedTuple
+from collections.abc import Collection
+from typing import ClassVar, NamedTuple
 
 from .rows import bytes_to_hex, hex_to_bytes
 from .runner import SqlRunner
@@ -22,7 +29,13 @@ class BlobMetaStore(ABC):
 
     @abstractmethod
     def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
-        """Record a blob (a blob recorded already is left as it is)."""
+        """Record a blob; one recorded already keeps its size and type, and its time
+        moves forward to `at` (a put again is a new use)."""
+
+    @abstractmethod
+    def touch_blob_meta(self, blob_id: str, at: str) -> bool:
+        """Move a recorded blob's time forward to `at` (new content names it); False
+        when the store does not know it."""
 
     @abstractmethod
     def get_blob_meta(self, blob_id: str) -> BlobMeta | None:
@@ -34,18 +47,35 @@ class BlobMetaStore(ABC):
 
     @abstractmethod
     def delete_blob_meta(self, blob_id: str, before: str) -> bool:
-        """Forget a blob recorded before `before`; False when it is newer or unknown."""
+        """Forget a blob last used before `before`; False when it is newer or unknown."""
+
+    @abstractmethod
+    def blobs_named(self, blob_ids: Collection[str]) -> set[str]:
+        """Which of `blob_ids` any stored node content names (one pass over the stored
+        contents; a mention anywhere in a body counts, so the answer errs on keeping)."""
+
+
+_NAMED = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 class BlobMetaSQL(SqlRunner, BlobMetaStore):
     """`BlobMetaStore` over shared SQL."""
 
+    #: the stored content bodies that may name a blob (each dialect keeps them apart)
+    BLOB_BODIES: ClassVar[str]
+
     def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
         self.q_run(
             "INSERT INTO blobs (id, size, mime_type, created_at) VALUES (?,?,?,?)"
-            " ON CONFLICT DO NOTHING",
+            " ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at"
+            " WHERE blobs.created_at < excluded.created_at",
             (hex_to_bytes(blob_id), size, mime_type, at),
         )
+
+    def touch_blob_meta(self, blob_id: str, at: str) -> bool:
+        return self.q_run(
+            "UPDATE blobs SET created_at = CASE WHEN created_at < ? THEN ? ELSE created_at END"
+            " WHERE id = ?", (at, at, hex_to_bytes(blob_id))) > 0
 
     def get_blob_meta(self, blob_id: str) -> BlobMeta | None:
         row = self.q_one("SELECT size, mime_type FROM blobs WHERE id = ?",
@@ -59,3 +89,14 @@ class BlobMetaSQL(SqlRunner, BlobMetaStore):
     def delete_blob_meta(self, blob_id: str, before: str) -> bool:
         return self.q_one("DELETE FROM blobs WHERE id = ? AND created_at < ? RETURNING id",
                           (hex_to_bytes(blob_id), before)) is not None
+
+    def blobs_named(self, blob_ids: Collection[str]) -> set[str]:
+        wanted = set(blob_ids)
+        found: set[str] = set()
+        if not wanted:
+            return found
+        for (body,) in self.q_all(self.BLOB_BODIES):
+            found.update(wanted.intersection(_NAMED.findall(body)))
+            if found == wanted:
+                break
+        return found

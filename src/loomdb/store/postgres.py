@@ -64,6 +64,7 @@ from .replicas import CONNECT_TIMEOUT, ReplicaOptions, Router, parse_options
 from .replicas import OPTIONS as REPLICA_OPTIONS
 from .rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
 from .trees import TREE_COLUMNS, TreeSQL
+from .unstorable import unstorable
 
 try:
     import psycopg
@@ -252,25 +253,33 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
     def _read(self, work: Callable[[Any], T]) -> T:
         """The read seam: inside the thread's transaction on its connection; otherwise
         where the router says (a standby that has this store's writes, or the primary)."""
-        conn = self._local.conn
-        if conn is not None:
-            return work(conn)
-        if self._router.active and not self._local.pinned:
-            return self._router.read(work, self._on_primary)
-        return self._on_primary(work)
+        try:
+            conn = self._local.conn
+            if conn is not None:
+                return work(conn)
+            if self._router.active and not self._local.pinned:
+                return self._router.read(work, self._on_primary)
+            return self._on_primary(work)
+        except (UnicodeEncodeError, OverflowError, psycopg.DataError) as exc:
+            raise unstorable(exc) or exc from None
 
     def _write(self, work: Callable[[Any], T]) -> T:
         """The write seam outside a transaction (one autocommitted statement): always
         the primary; its WAL position is recorded for read-your-writes."""
         conn = self._local.conn
         if conn is not None:
-            return work(conn)
+            try:
+                return work(conn)
+            except (UnicodeEncodeError, OverflowError, psycopg.DataError) as exc:
+                raise unstorable(exc) or exc from None
 
         def run(conn: Any) -> T:
             try:
                 out = work(conn)
             except pg_errors.ReadOnlySqlTransaction as exc:
                 raise ReadOnlyStore("postgresql", str(exc).strip()) from exc
+            except (UnicodeEncodeError, OverflowError, psycopg.DataError) as exc:
+                raise unstorable(exc) or exc from None
             self._note_commit(conn)
             return out
 
@@ -397,7 +406,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
             return TransientConflict(type(exc).__name__)
         if _read_only(exc):
             return ReadOnlyStore("postgresql", str(exc).strip())
-        return None
+        return unstorable(exc)
 
     def migrate(self) -> list[str]:
         applied = self._migrate()
@@ -451,6 +460,7 @@ class PostgresBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftsPostgres, B
 
     # -- trees: their statistics in one lateral scan ------------------------------------
     TREE_STATS = _TREE_SELECT
+    BLOB_BODIES = "SELECT body FROM contents WHERE body LIKE '%sha256:%'"
 
     # -- content ---------------------------------------------------------------------
     def get_content(self, content_id: str) -> bytes | None:

@@ -40,6 +40,7 @@ from .provenance import ProvenanceSQL
 from .refs import RefSQL, refs_from_rows
 from .rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes
 from .trees import TREE_COLUMNS, TreeSQL
+from .unstorable import CheckedConnection
 
 _CHUNK = 900  # stay under SQLite's bound-parameter limit
 #: durability levels a store URL may ask for (`?synchronous=full`), see docs/durability.md:
@@ -191,7 +192,7 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
             raise InvalidInput("store", f"{self.url} is closed")
         # never shared: check_same_thread is off only so that close() can close it
         db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
-                             timeout=self.timeout)
+                             timeout=self.timeout, factory=CheckedConnection)
         for pragma in (
             "journal_mode=WAL",
             f"synchronous={self.synchronous.upper()}",
@@ -339,6 +340,7 @@ class SQLiteBackend(TreeSQL, MetaSQL, RefSQL, ProvenanceSQL, DraftSQL, BlobMetaS
         return [r[0] for r in rows]
 
     # -- trees: their statistics read the segments ------------------------------------
+    BLOB_BODIES = "SELECT body FROM nodes WHERE body IS NOT NULL AND body LIKE '%sha256:%'"
     TREE_STATS = (
         TREE_COLUMNS + f" (SELECT count(*) FROM {_tree_rows('t.id')}),"
         f" (SELECT max(n.created_at) FROM {_tree_rows('t.id')}) FROM trees t "

@@ -48,6 +48,19 @@ def add_user(loom: Loom, name: str) -> tuple[User, str]:
     return user, token
 
 
+def rotate_token(loom: Loom, name: str) -> tuple[User, str]:
+    """Give a user a new token (returned, never stored nor shown again): the old one stops
+    working at once, and everything they own stays theirs (ownership rows name the
+    user's id, which does not change)."""
+    token = secrets.token_urlsafe(32)
+    with loom.unit(USERS) as db:
+        row = db.one("SELECT id, name, created_at FROM users WHERE name = ?", (name,))
+        if row is None:
+            raise NotFound("user", name)
+        db.execute("UPDATE users SET token_hash = ? WHERE id = ?", (token_hash(token), row[0]))
+    return User(*row), token
+
+
 def authenticate(loom: Loom, token: str) -> User | None:
     """The user holding `token`, or None."""
     with loom.unit(USERS) as db:

@@ -1,0 +1,129 @@
+"""The one check of a gateway request body, before any endpoint reads a field of it.
+
+A body is parsed once (stdlib `json`, no request model: see app.py) and then held to
+the shape its endpoint documents: a JSON object, nested no deeper than
+`limits.json_depth`, with no `NaN` or `Infinity` (which no JSON encoder downstream
+accepts) and no lone surrogate escape (which no UTF-8 text can hold), and every field the gateway reads of the type OpenAI gives it (`n` a whole
+number, `logprobs` a boolean on chat and a number on completions, `messages` a
+list...). A field of the wrong type is an InvalidInput naming it (a 400 in OpenAI's
+error shape), so no endpoint ever works on a value it did not expect, and nothing is
+written. Fields the gateway does not read are left alone (SDKs send extras); `null`
+stands for "not given", as OpenAI's own API takes it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import InvalidInput
+
+#: a field's check: (what the message says it must be, the test)
+Kind = tuple[str, Callable[[Any], bool]]
+
+
+def _int(lo: int, hi: int) -> Kind:
+    return (f"a whole number from {lo} to {hi}",
+            lambda v: type(v) is int and lo <= v <= hi)
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float) and math.isfinite(v)
+
+
+def _strings(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, list) and all(isinstance(s, str) for s in v))
+
+
+STR: Kind = ("a string", lambda v: isinstance(v, str))
+BOOL: Kind = ("true or false", lambda v: type(v) is bool)
+NUMBER: Kind = ("a number", _is_number)
+LIST: Kind = ("a list", lambda v: isinstance(v, list))
+OBJECT: Kind = ("a JSON object", lambda v: isinstance(v, dict))
+STR_OR_LIST: Kind = ("a string or a list", lambda v: isinstance(v, (str, list)))
+STR_OR_OBJECT: Kind = ("a string or a JSON object", lambda v: isinstance(v, (str, dict)))
+STOP: Kind = ("a string or a list of strings", _strings)
+TOKENS = _int(1, 2**31 - 1)
+SEED = _int(-(2**63), 2**63 - 1)
+
+#: what every endpoint passes to the model as sampling options
+SAMPLING: dict[str, Kind] = {
+    "model": STR, "stream": BOOL, "temperature": NUMBER, "top_p": NUMBER,
+    "max_tokens": TOKENS, "stop": STOP, "seed": SEED, "frequency_penalty": NUMBER,
+    "presence_penalty": NUMBER, "logit_bias": OBJECT, "user": STR, "top_k": _int(0, 2**31 - 1),
+    "min_p": NUMBER, "repeat_penalty": NUMBER,
+}
+CHAT: dict[str, Kind] = {
+    **SAMPLING, "messages": LIST, "n": _int(1, 16), "stream_options": OBJECT,
+    "logprobs": BOOL, "top_logprobs": _int(0, 20), "max_completion_tokens": TOKENS,
+    "response_format": OBJECT, "parallel_tool_calls": BOOL, "tools": LIST,
+    "tool_choice": STR_OR_OBJECT, "reasoning_effort": STR,
+}
+RESPONSES: dict[str, Kind] = {
+    **SAMPLING, "input": STR_OR_LIST, "instructions": STR, "previous_response_id": STR,
+    "max_output_tokens": TOKENS, "tools": LIST, "tool_choice": STR_OR_OBJECT,
+    "parallel_tool_calls": BOOL, "top_logprobs": _int(0, 20),
+}
+COMPLETIONS: dict[str, Kind] = {
+    **SAMPLING, "prompt": STR_OR_LIST, "n": _int(1, 16), "echo": BOOL,
+    "logprobs": _int(0, 20), "suffix": STR,
+}
+
+
+#: a `\\uD800`-`\\uDFFF` escape in the bytes: half of a pair, or a lone one
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _constant(name: str) -> Any:
+    raise InvalidInput("body", f"{name} is not a JSON number")
+
+
+def parse(raw: bytes, fields: Mapping[str, Kind], max_depth: int) -> dict[str, Any]:
+    """The body as a checked JSON object (see the module docstring)."""
+    try:
+        body = json.loads(raw, parse_constant=_constant)
+    except RecursionError:
+        raise InvalidInput("body", f"nests deeper than {max_depth} levels") from None
+    except ValueError as exc:  # (UnicodeDecodeError is one)
+        raise InvalidInput("body", f"is not valid JSON ({exc})") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("body", "must be a JSON object")
+    check_depth(body, max_depth)
+    if _SURROGATE.search(raw):  # escaped pairs (emoji) are fine; a lone half is not
+        try:
+            json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput("body", "holds a lone surrogate (a \\udXXX escape without "
+                               "its pair): text must be valid Unicode") from None
+    for name, (must, ok) in fields.items():
+        value = body.get(name)
+        if value is not None and not ok(value):
+            raise InvalidInput(name, f"must be {must}, got {_shown(value)}")
+    return body
+
+
+def check_depth(value: Any, max_depth: int) -> None:
+    """Refuse a value whose lists and objects nest deeper than `max_depth` (walked
+    without recursion, so the check itself cannot overflow the stack)."""
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            raise InvalidInput("body", f"nests deeper than {max_depth} levels")
+        nxt: list[Any] = []
+        for item in level:
+            children = item.values() if isinstance(item, dict) else item
+            nxt.extend(c for c in children if isinstance(c, (dict, list)))
+        level = nxt
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+__all__ = ["CHAT", "COMPLETIONS", "RESPONSES", "check_depth", "parse"]
