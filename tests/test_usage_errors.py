@@ -37,6 +37,10 @@ CORPUS: list[tuple[str, ...]] = [
     ("agent", "add"), ("persona", "show", "nosuchpersona"), ("user", "add"),
     ("edges",), ("edges", NODE), ("rename",), ("rename", "nosuchtree", "title"),
     ("view", "delete", "nosuchview"), ("bookmark", "somenode"), ("bookmark", "list", "--bogus"),
+    ("delete",), ("delete", NODE), ("delete", "tree:nosuchtree", "--bogus"), ("redact",),
+    ("redact", NODE), ("forgotten", "--limit", "many"), ("watch",),
+    ("watch", "/no/such/folder"), ("watch", "{here}", "--interval", "soon"),
+    ("user", "token"), ("user", "token", "nosuchuser"),
 ]
 
 

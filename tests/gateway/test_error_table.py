@@ -29,6 +29,7 @@ TABLE: list[tuple[BaseException, int, str, str]] = [
     (errors.AmbiguousName("node", "01", ["01A", "01B"]), 404, "not_found_error",
      "AmbiguousName"),
     (errors.RefConflict("main", "A", "B"), 409, "conflict_error", "RefConflict"),
+    (errors.RefsInTheWay("01ABC", ["main"]), 409, "conflict_error", "RefsInTheWay"),
     (errors.MergeConflict("doc:plan merge", [{"base": "b", "ours": "o", "theirs": "t"}]), 409,
      "conflict_error", "MergeConflict"),
     (errors.StoreBusy("store", "locked"), 503, "api_error", "StoreBusy"),
