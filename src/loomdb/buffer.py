@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import content as C
 from . import generation as G
-from .errors import InvalidInput, MissingExtra
-from .headish import Position, parse
+from .errors import InvalidInput, MissingExtra, NotFound
+from .headish import Position, parse, same_ref
 from .model import Node, Ref
 from .store.base import BODY, ID, SLOT
 
@@ -224,6 +224,11 @@ def _require_ref(loom: Loom, at: At, pos: Position) -> Ref:
     )
 
 
+def _still(loom: Loom, ref: Ref) -> None:
+    if not same_ref(loom.ref(ref.name), ref):  # deleted and made again meanwhile
+        raise NotFound("ref", ref.name)
+
+
 def _require_buffer(loom: Loom, tree_id: str) -> None:
     tree = loom.tree_settings(tree_id)
     if tree.mode != "buffer":
@@ -398,7 +403,7 @@ def set_draft(loom: Loom, at: At, value: str) -> str:
     _require_buffer(loom, pos.tree)
     _check_text(loom, value, "draft")
     with loom.transaction():
-        loom.ref(ref.name)  # still there
+        _still(loom, ref)
         _write_draft(loom, ref.name, value)
     return value
 
@@ -410,7 +415,7 @@ def append_draft(loom: Loom, at: At, value: str) -> str:
     _require_buffer(loom, pos.tree)
     _check_text(loom, value, "draft")
     with loom.transaction():
-        loom.ref(ref.name)
+        _still(loom, ref)
         draft = _read_draft(loom, ref.name) + value
         _check_text(loom, draft, "draft")
         _write_draft(loom, ref.name, draft)

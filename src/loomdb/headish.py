@@ -10,6 +10,7 @@ does in git). Unknown and ambiguous names raise errors that list the candidates.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import AmbiguousName, InvalidInput, NotFound
@@ -33,6 +34,21 @@ class Position:
     ref: Ref | None = None
     session: str | None = None
     selections: dict[str, str] = field(default_factory=dict)
+
+
+#: resolves a base name (no `~N` / `^`) to (node id, the ref it came from, if any)
+BaseResolver = Callable[[str], tuple[str, Ref | None]]
+
+
+def looks_like_prefix(base: str) -> bool:
+    """Whether a base name could be an id prefix (long enough, of id characters)."""
+    return len(base) >= MIN_PREFIX and _ID_CHARS.match(base.upper()) is not None
+
+
+def same_ref(a: Ref, b: Ref) -> bool:
+    """Whether two reads of a name found the same ref (not one deleted and made again:
+    a name can move to another tree, and so to another owner)."""
+    return a.name == b.name and a.tree == b.tree and a.created_at == b.created_at
 
 
 def parse(text: str) -> tuple[str, int]:

@@ -25,7 +25,7 @@ from .context import assemble
 from .context import context_rows as _context_rows
 from .errors import InvalidInput, NotFound, RefConflict, TooLarge, check_choice
 from .graph import resolve_path, selection_delta
-from .headish import Position, parse, resolve_base
+from .headish import BaseResolver, Position, parse, resolve_base, same_ref
 from .jsondepth import check_depth
 from .limits import DEFAULT as DEFAULT_LIMITS
 from .limits import Limits
@@ -417,6 +417,8 @@ class Loom(RefOps, OverlayOps, StorageOps):
             else:
                 pos, parent = at, None
                 ref = self._ref_or_fail(pos.session) if pos.session is not None else None
+                if ref is not None and pos.ref is not None and not same_ref(ref, pos.ref):
+                    raise NotFound("ref", ref.name)  # the session resolved is gone
             selections = pos.selections
             if ref is not None:
                 head = self._head_of(ref)
@@ -627,13 +629,18 @@ class Loom(RefOps, OverlayOps, StorageOps):
         return self.tree(tree.id)
 
     # == reading ====================================================================
-    def resolve(self, headish: str) -> Position:
-        """A headish -> the node it names, its tree and the ref whose selections apply."""
-        return self._resolve(headish)[0]
+    def resolve(self, headish: str, *, names: BaseResolver | None = None) -> Position:
+        """A headish -> the node it names, its tree and the ref whose selections apply.
 
-    def _resolve(self, headish: str) -> tuple[Position, Node]:
+        `names` resolves the base name (before `~N` / `^`) in place of the whole store's
+        refs and ids: a caller who may see only part of the store passes its own, so a
+        name is resolved once, against what that caller sees."""
+        return self._resolve(headish, names)[0]
+
+    def _resolve(self, headish: str,
+                 names: BaseResolver | None = None) -> tuple[Position, Node]:
         base, up = parse(headish)
-        node_id, ref = resolve_base(self.backend, base)
+        node_id, ref = resolve_base(self.backend, base) if names is None else names(base)
         selections = dict(ref.selections) if ref and ref.kind != "bookmark" else {}
         session = ref.name if ref and ref.kind == "session" and up == 0 else None
         if up == 0 and not selections:

@@ -154,15 +154,17 @@ class Areas:
         return self._collections
 
     # -- addresses ------------------------------------------------------------------
-    def address(self, text: str) -> None:
-        """Refuse, as unknown, an address naming something the caller does not see
-        (the address grammar is `loomdb.references.address`; a malformed one is left
-        to the operation, which says what is wrong with it)."""
+    def address(self, text: str) -> str:
+        """The address to hand on: refused, as unknown, when it names something the
+        caller does not see (the address grammar is `loomdb.references.address`; a
+        malformed one is left to the operation, which says what is wrong with it). A
+        node or tree comes back as its whole id, resolved here once against what the
+        caller sees, so the operation cannot read the name as something else."""
         if not self.shared or not text:
-            return
+            return text
         if text.startswith("tree:"):
-            self.who.tree(text[len("tree:"):])
-        elif text.startswith("doc:"):
+            return "tree:" + self.who.tree(text[len("tree:"):]).id
+        if text.startswith("doc:"):
             self.document(D.split_spec(text[len("doc:"):])[0])
         elif text.startswith("coll:"):
             self.collection(text[len("coll:"):].partition("/")[0])
@@ -170,7 +172,8 @@ class Areas:
             if text not in self._held_contents():
                 raise NotFound("content or blob", text)
         else:
-            self.who.position(text)
+            return self.who.position(text).node
+        return text
 
     def sees(self, address: str) -> bool:
         try:
@@ -196,15 +199,13 @@ class Areas:
     # -- references and search ------------------------------------------------------
     def link(self, src: str, dst: str, type: str) -> dict[str, Any]:
         """A link between two things the caller sees (as `loomdb link --json`)."""
-        self.address(src)
-        self.address(dst)
-        return R.link(self.loom, src, dst, type)
+        return R.link(self.loom, self.address(src), self.address(dst), type)
 
     def backlinks(self, entity: str) -> list[dict[str, Any]]:
         """What references `entity`, among what the caller sees."""
         if not self.shared:
             return R.backlinks(self.loom, entity)
-        self.address(entity)
+        entity = self.address(entity)
         return [x for x in R.backlinks(self.loom, entity)
                 if self.sees(x["from"]) and self.sees(x["to"])]
 

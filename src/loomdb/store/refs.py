@@ -126,4 +126,15 @@ class RefSQL(SqlRunner, RefStore):
                           (found[0], name)) if found else []
         if not rows or rows[0][0] != 1:
             rows = self.q_all(REF_LOG + " WHERE ref_name = ? ORDER BY seq", (name,))
-        return [RefMove(*r) for r in rows]
+        return current_lines([RefMove(*r) for r in rows])
+
+
+def current_lines(moves: list[RefMove]) -> list[RefMove]:
+    """The lines of the ref that holds the name now (or held it last): from its
+    creation on. A name deleted and made again keeps one log numbering, but the
+    earlier ref's lines (another owner's nodes and times, perhaps) are not this one's."""
+    start = 0
+    for i, move in enumerate(moves):
+        if move.old is None and move.new is not None:
+            start = i
+    return moves[start:]

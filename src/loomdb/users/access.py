@@ -17,12 +17,13 @@ import json
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 
-from ..errors import NotFound
-from ..headish import Position
+from ..errors import AmbiguousName, NotFound
+from ..headish import BaseResolver, Position, looks_like_prefix
 from ..loom import Loom
 from ..model import Ref, Tree, new_id, now
 from ..store.areas import Unit
 from .accounts import USERS, User
+from .names import UserNames
 
 #: (table, id column) of each kind of owned thing besides trees
 _DOCUMENTS = ("user_documents", "document_id")
@@ -47,10 +48,6 @@ class Access:
         """One transaction over the core and the users area: a write and the ownership
         it records commit or roll back together."""
         return self.loom.unit(USERS)
-
-    def check(self, headish: str) -> None:
-        """Refuse a headish the caller may not use. The single-user store checks nothing
-        here: the operation itself reports an unknown name, without a second lookup."""
 
     def claim(self, tree_ids: Iterable[str]) -> None:
         """Record new trees as the caller's (call inside `atomic`, with the write)."""
@@ -81,10 +78,14 @@ class Access:
         """Forget the owner of a deleted document (inside `atomic`, with the delete)."""
 
     # -- lookups that hide what is not the caller's ----------------------------------
+    #: how base names resolve for this caller (None: against the whole store)
+    names: BaseResolver | None = None
+
     def position(self, headish: str) -> Position:
-        """`loom.resolve`, refusing (as unknown) a headish in a tree that is not visible."""
+        """`loom.resolve` against what the caller sees (see `.names`): resolved once,
+        so the operation takes this Position, never the text again."""
         try:
-            pos = self.loom.resolve(headish)
+            pos = self.loom.resolve(headish, names=self.names)
         except NotFound:
             if self.user is None:
                 raise
@@ -96,7 +97,7 @@ class Access:
     def tree(self, name: str) -> Tree:
         """`loom.tree` (id, prefix or headish), refusing one that is not visible."""
         try:
-            tree = self.loom.tree(name)
+            tree = self.loom.tree(self._tree_id(name))
         except NotFound:
             if self.user is None:
                 raise
@@ -117,6 +118,10 @@ class Access:
             raise NotFound("ref", name)
         return ref
 
+    def _tree_id(self, name: str) -> str:
+        """The name `loom.tree` is given: the single-user store's names as they are."""
+        return name
+
     def trees(self, archived: bool = False) -> list[Tree]:
         found = self.loom.trees(archived=archived)
         keep = self.visible(t.id for t in found)
@@ -136,13 +141,23 @@ class Owner(Access):
     """One user: sees and touches only the trees, documents and collections recorded as
     theirs."""
 
-    def check(self, headish: str) -> None:
-        self.position(headish)
-
     def __init__(self, loom: Loom, user: User) -> None:
         super().__init__(loom)
         self.user = user
         self._uid = user.id
+        self.names = UserNames(loom, user.id)
+
+    def _tree_id(self, name: str) -> str:
+        """A tree id (or prefix) among the caller's own trees, else the tree of a
+        headish the caller sees: resolved here, once, so `loom.tree` gets a whole id."""
+        assert isinstance(self.names, UserNames)
+        if looks_like_prefix(name):
+            found = self.names.tree_ids(name.upper(), AmbiguousName.LOOKUP)
+            if len(found) == 1:
+                return found[0]
+            if found:
+                raise AmbiguousName("tree", name, found)
+        return self.position(name).tree
 
     def sees(self, tree_id: str) -> bool:
         with self.loom.unit(USERS) as db:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request
 from ... import buffer as B
 from ...api import Loom
 from ...errors import InvalidInput
+from ...headish import Position
 from ...users import Access
 from ..schemas import ERRORS, BufferIn, BufferOut
 from ..state import access, state_of
@@ -17,14 +18,14 @@ from ..state import access, state_of
 router = APIRouter(prefix="/api/buffer", responses=ERRORS, tags=["buffer"])
 
 
-def document(lm: Loom, headish: str, authorship: bool) -> dict[str, Any]:
+def document(lm: Loom, headish: str | Position, authorship: bool) -> dict[str, Any]:
     """`{"text", "spans"}` with authorship (each span says if a model wrote it), else
     `{"text", "draft"}` (as `loomdb buffer --json`)."""
     if authorship:
         doc = B.document(lm, headish)
         return {"text": doc.text, "draft": doc.draft,
                 "spans": [{**s.to_json(), "model": s.model} for s in doc.spans]}
-    pos = lm.resolve(headish)
+    pos = headish if isinstance(headish, Position) else lm.resolve(headish)
     return {"text": B.text(lm, pos), "draft": B.get_draft(lm, pos, strict=False)}
 
 
@@ -33,8 +34,16 @@ def alternatives(headish: str, request: Request, index: str = "-1",
                  who: Access = Depends(access)) -> dict[str, Any]:
     """The branches and versions that could fill path position `index` (0 = root)."""
     with state_of(request).using() as lm:
-        who.check(headish)
-        return dict(B.alternatives(lm, headish, index).to_json())
+        at = index if _is_int(index) else who.position(index).node
+        return dict(B.alternatives(lm, who.position(headish), at).to_json())
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
 
 
 @router.get("/{headish:path}", response_model=BufferOut, response_model_exclude_unset=True)
@@ -42,8 +51,7 @@ def show(headish: str, request: Request, authorship: bool = False,
          who: Access = Depends(access)) -> dict[str, Any]:
     """The document at `headish` (the path's text and the ref's draft)."""
     with state_of(request).using() as lm:
-        who.check(headish)
-        return document(lm, headish, authorship)
+        return document(lm, who.position(headish), authorship)
 
 
 @router.post("/{headish:path}", response_model=BufferOut, response_model_exclude_unset=True)
@@ -53,9 +61,9 @@ def edit_draft(headish: str, body: BufferIn, request: Request, authorship: bool 
     if (body.append is None) == (body.set is None):
         raise InvalidInput("body", "give exactly one of append, set")
     with state_of(request).using() as lm:
-        who.check(headish)
+        pos = who.position(headish)  # resolved once: every step takes the Position
         if body.append is not None:
-            B.append_draft(lm, headish, body.append)
+            B.append_draft(lm, pos, body.append)
         else:
-            B.set_draft(lm, headish, body.set or "")
-        return document(lm, headish, authorship)
+            B.set_draft(lm, pos, body.set or "")
+        return document(lm, pos, authorship)

@@ -54,8 +54,8 @@ def add(name: str, body: ItemIn, request: Request,
     placed `after` one (under `parent` in a tree)."""
     with state_of(request).using() as lm, view.atomic():
         view.collection(name)
-        view.address(body.entity)
-        it = K.add(lm, name, body.entity, parent=body.parent, after=body.after,
+        entity = view.address(body.entity)
+        it = K.add(lm, name, entity, parent=body.parent, after=body.after,
                    tags=body.tags, fields=body.fields)
     return {"item": it.id}
 
