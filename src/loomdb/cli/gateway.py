@@ -30,7 +30,11 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
         from ..gateway import create_gateway_app
     except ImportError:
         raise MissingExtra("the gateway", "server") from None
-    application = create_gateway_app(loom(ctx), config=providers_config(ctx), environ=os.environ)
+    from ..guard import Trust
+
+    lm = loom(ctx)
+    application = create_gateway_app(lm, config=providers_config(ctx), environ=os.environ,
+                                     trust=Trust.configured(host, (), os.environ, lm.limits))
     url = f"http://{host}:{port}/v1"
     if as_json:
         emit(True, {"url": url})

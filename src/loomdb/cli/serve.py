@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..errors import InvalidInput
@@ -18,9 +20,14 @@ def user_app() -> None:
 @app.command()
 @click.option("--host", default="127.0.0.1", help="Address to bind.")
 @click.option("--port", default=8000, type=click.IntRange(1, 65535), help="Port to listen on.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Another name the server answers to (repeatable; also "
+              "$LOOMDB_ALLOW_HOSTS, comma-separated; '*' for any, behind a proxy that "
+              "checks names). The loopback names and --host are always allowed.")
 @JSON
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
+def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...],
+          as_json: bool) -> None:
     """Serve the store over HTTP: the JSON API under /api and the web page at /. With
     --json the start line is `{"url": ...}` on stdout."""
     from ..server.state import is_loopback
@@ -33,12 +40,14 @@ def serve(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     try:
         import uvicorn
 
+        from ..guard import Trust
         from ..server import create_app
     except ImportError:
         from ..errors import MissingExtra
 
         raise MissingExtra("loomdb serve", "server") from None
-    application = create_app(lm, config=providers_config(ctx))
+    application = create_app(lm, config=providers_config(ctx),
+                             trust=Trust.configured(host, allow_hosts, os.environ, lm.limits))
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     if as_json:

@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from ..edge import failure
 from ..errors import LoomError, NotFound, ProviderError
 from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
+from ..guard import Guard, Trust
 from .convert import finish_reason, tool_call
 from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
@@ -154,10 +155,15 @@ def create_gateway_app(
     config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None,
     clients: ClientFactory | None = None,
+    trust: Trust | None = None,
 ) -> FastAPI:
-    """A FastAPI app serving only the gateway (the main server mounts the same router)."""
-    app = FastAPI(title="loomdb gateway", version="0.1.0")
+    """A FastAPI app serving only the gateway (the main server mounts the same router),
+    behind the same `loomdb.guard` as the main server: its hosts, origins, content
+    types and body limits (`trust`; default: loopback names and the Loom's limits)."""
+    app = FastAPI(title="loomdb gateway", version="0.1.0", docs_url=None, redoc_url=None,
+                  openapi_url=None)
     app.include_router(gateway_router(loom, config=config, environ=environ, clients=clients))
+    app.add_middleware(Guard, trust=trust or Trust(limits=loom.limits))
     return app
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
 from ..gateway.app import gateway_router
-from . import errors
+from ..guard import Guard, Trust
+from . import docs, errors
 from .routes import (
     buffer,
     collections,
@@ -33,13 +35,18 @@ from .routes import (
 from .state import ServerState, single_user
 
 STATIC = Path(str(resources.files("loomdb.server") / "static"))
+#: the routes that take a raw upload (`application/octet-stream`) rather than JSON
+UPLOADS = frozenset({"/api/import"})
 
 
 def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
-               environ: Mapping[str, str] | None = None) -> FastAPI:
+               environ: Mapping[str, str] | None = None,
+               trust: Trust | None = None) -> FastAPI:
     """The app serving a Loom, or the store at a folder or URL (opened here, closed when
     the app stops). `config` is the providers config generation uses (default: the
-    built-in models); `environ` where API keys are read (default: the process's)."""
+    built-in models); `environ` where API keys are read (default: the process's);
+    `trust` the hosts it answers to and the limits of what it takes (`loomdb.guard`;
+    default: the loopback names and the Loom's limits)."""
     owned = not isinstance(loom_or_url, Loom)
     loom = loom_or_url if isinstance(loom_or_url, Loom) else Loom.open(loom_or_url)
     state = ServerState(loom, owned=owned, config=config, environ=environ)
@@ -51,8 +58,10 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
             loom.close()
 
     app = FastAPI(title="loomdb", version=_version(), lifespan=lifespan,
+                  docs_url=None, redoc_url=None,
                   description="Git for LLM conversations, over HTTP. Send "
-                  "`Authorization: Bearer TOKEN` once the store has users.")
+                  "`Authorization: Bearer TOKEN` once the store has users, and every "
+                  "POST as `application/json` (an import: `application/octet-stream`).")
     app.state.loomdb = state
     errors.install(app)
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
@@ -63,6 +72,9 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     app.include_router(gateway_router(loom, config=config, environ=environ),
                        dependencies=[Depends(_gateway_allowed)], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    docs.install(app)
+    trust = trust or Trust(limits=loom.limits)
+    app.add_middleware(Guard, trust=replace(trust, uploads=trust.uploads | UPLOADS))
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

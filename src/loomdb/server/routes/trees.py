@@ -9,8 +9,9 @@ import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Depends, File, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
 from ...errors import InvalidInput, TooLarge
 from ...limits import DEFAULT, Limits
@@ -65,41 +66,46 @@ def export_tree(request: Request, tree: str,
     return Response(out.getvalue(), media_type=EXPORT_TYPES[fmt])
 
 
-@router.post("/import", response_model=ImportOut, status_code=201)
-def import_upload(request: Request, file: UploadFile = File(...),
-                  format: str = Query("auto"), who: Access = Depends(access)) -> dict[str, Any]:
-    """Every conversation of an uploaded export, one tree each (the caller's).
+@router.post("/import", response_model=ImportOut, status_code=201,
+             openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/octet-stream": {"schema": {"type": "string",
+                                                         "format": "binary"}}}}})
+async def import_upload(request: Request, filename: str = Query("upload.json"),
+                        format: str = Query("auto"),
+                        who: Access = Depends(access)) -> dict[str, Any]:
+    """Every conversation of an uploaded export, one tree each (the caller's). The file
+    is the body itself, as `application/octet-stream` (a form cannot send that, so no
+    other site's page can post an import), at most `limits.upload` bytes; `filename`
+    names it (its suffix tells a zip).
 
     An upload reads no file of the server (`files=None`: a dataset's images named by
     path are not read, each a warning); each conversation's trees are recorded as the
     caller's inside that conversation's own transaction."""
-    name = os.path.basename(file.filename or "upload.json")
+    name = os.path.basename(filename) or "upload.json"
     suffix = m.group(0) if (m := _SUFFIX.search(name)) else ".json"
     fd, tmp = tempfile.mkstemp(prefix="loomdb-import-", suffix=suffix)
     try:
-        with state_of(request).using() as lm:
-            with os.fdopen(fd, "wb") as fh:
-                _copy_capped(file, fh, lm.limits.upload)
-            if who.user is not None:
-                refuse_foreign(who, trees_in_file(tmp, format, lm.limits))
-            report = lm.import_file(tmp, format, files=None, in_unit=_claiming(who))
-            summary = report.to_json()
-            with who.atomic():
-                who.record_import(name, summary)
+        with os.fdopen(fd, "wb") as fh:
+            async for chunk in request.stream():  # the guard refuses past the limit
+                fh.write(chunk)
+        return await run_in_threadpool(_import, request, who, tmp, name, format)
     finally:
         os.unlink(tmp)
+
+
+def _import(request: Request, who: Access, tmp: str, name: str,
+            format: str) -> dict[str, Any]:
+    with state_of(request).using() as lm:
+        if os.path.getsize(tmp) > lm.limits.upload:  # the store's own limit, too
+            raise TooLarge("upload", f"over the limit of {lm.limits.upload} bytes "
+                           "(LOOMDB_LIMIT_UPLOAD); nothing was imported")
+        if who.user is not None:
+            refuse_foreign(who, trees_in_file(tmp, format, lm.limits))
+        report = lm.import_file(tmp, format, files=None, in_unit=_claiming(who))
+        summary: dict[str, Any] = report.to_json()
+        with who.atomic():
+            who.record_import(name, summary)
     return summary
-
-
-def _copy_capped(file: UploadFile, out: Any, limit: int) -> None:
-    """The upload into `out`, refused (TooLarge, 413) past `limit` bytes."""
-    size = 0
-    while chunk := file.file.read(1 << 20):
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge("upload", f"over the limit of {limit} bytes (LOOMDB_LIMIT_UPLOAD); "
-                           "nothing was imported")
-        out.write(chunk)
 
 
 def _claiming(who: Access) -> Callable[[Outcome], None]:

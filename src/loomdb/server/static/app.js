@@ -30,12 +30,16 @@ function headers(extra = {}) {
   return token ? { ...extra, Authorization: `Bearer ${token}` } : extra;
 }
 
+// Every write goes as JSON (a file as application/octet-stream): the server refuses
+// what a plain HTML form can send, so no other site can post here.
 async function api(method, path, body) {
   const init = { method, headers: headers() };
-  if (body instanceof FormData) init.body = body;
-  else if (body !== undefined) {
+  if (body instanceof Blob) {
+    init.headers["Content-Type"] = "application/octet-stream";
+    init.body = body;
+  } else if (body !== undefined || method !== "GET") {
     init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
+    if (body !== undefined) init.body = JSON.stringify(body);
   }
   const res = await fetch(path, init);
   const type = res.headers.get("content-type") || "";
@@ -86,7 +90,8 @@ $("#new-tree").addEventListener("submit", async (ev) => {
 
 $("#import").addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  const report = await api("POST", "/api/import", new FormData(ev.target));
+  const file = new FormData(ev.target).get("file");
+  const report = await api("POST", `/api/import?filename=${enc(file.name)}`, file);
   $("#import-result").textContent =
     `imported ${report.trees.length} tree(s), ${report.nodes} node(s)` +
     (report.errors.length ? `, ${report.errors.length} error(s)` : "");
