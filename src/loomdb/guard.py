@@ -14,8 +14,8 @@ OpenAI-compatible gateway alike:
   are not browsers send no `Origin`, and pass.
 * **Nothing a form can send.** An HTML form posts `application/x-www-form-urlencoded`,
   `multipart/form-data` or `text/plain` without asking anyone; every state-changing
-  request here must be `application/json`, and an upload `application/octet-stream`
-  (415 otherwise), which a page of another site can only send after a CORS preflight
+  request here must be `application/json` (or carry no body and no type), and an
+  upload `application/octet-stream` (415 otherwise), which a page of another site can only send after a CORS preflight
   that this server never grants.
 * **Bounded bodies.** A JSON body over `limits.request_body`, an upload over
   `limits.upload` (declared by `Content-Length` or found while reading), is refused
@@ -161,10 +161,15 @@ class Guard:
         upload = scope["path"] in self.trust.uploads
         wanted = UPLOAD_TYPE if upload else JSON_TYPE
         kind = headers.get("content-type", "").partition(";")[0].strip().lower()
+        limit = self.trust.limits.upload if upload else self.trust.limits.request_body
+        if not kind and not upload:  # no body at all (a form always names its type)
+            if await read_all(receive, limit):
+                raise Refused(415, "UnsupportedMediaType",
+                              f"a body needs Content-Type: {wanted}")
+            return replay(b"", receive)
         if kind != wanted:
             raise Refused(415, "UnsupportedMediaType",
                           f"send the body as Content-Type: {wanted} (got {kind or 'none'})")
-        limit = self.trust.limits.upload if upload else self.trust.limits.request_body
         declared = headers.get("content-length")
         if declared is not None:
             if not declared.strip().isdigit():

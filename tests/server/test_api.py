@@ -11,6 +11,8 @@ import httpx
 
 from loomdb import Loom
 
+#: an import is the raw file (a form cannot send this type)
+RAW = {"content-type": "application/octet-stream"}
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "interop"
 
 
@@ -149,21 +151,21 @@ def test_export_in_every_format_and_import_it_back(http: httpx.Client, name: str
     assert json.loads(lines.text.splitlines()[0])["messages"][-1]["content"] == "# Title\n\nbody"
     chatgpt = http.get(f"/api/trees/{made['tree']}/export", params={"format": "chatgpt"}).json()
     assert chatgpt[0]["title"] == "export me"
-    again = http.post("/api/import", files={"file": ("back.json", json.dumps(chatgpt).encode(),
-                                                     "application/json")})
+    again = http.post("/api/import", content=json.dumps(chatgpt).encode(),
+                      params={"filename": "back.json"}, headers=RAW)
     assert again.status_code == 201 and again.json()["trees"]
     assert http.get(f"/api/trees/{made['tree']}/export", params={"format": "pdf"}).status_code == 400
 
 
 def test_import_a_real_sample(http: httpx.Client, name: str) -> None:
     sample = FIXTURES / "claude_export_first10.json"
-    r = http.post("/api/import", files={"file": (sample.name, sample.read_bytes())})
+    r = http.post("/api/import", content=sample.read_bytes(), params={"filename": sample.name}, headers=RAW)
     assert r.status_code == 201, r.text
     report = r.json()
     assert len(report["trees"]) == 10 and report["errors"] == []
     listed = {t["id"] for t in http.get("/api/trees").json()["trees"]}
     assert set(report["trees"]) <= listed
-    bad = http.post("/api/import", files={"file": ("x.json", b"not json at all")})
+    bad = http.post("/api/import", content=b"not json at all", params={"filename": "x.json"}, headers=RAW)
     assert bad.status_code == 400 and bad.json()["error"]["type"] == "InvalidInput"
 
 

@@ -16,6 +16,8 @@ from live import client
 from loomdb import Loom
 from loomdb.users import USERS, add_user
 
+#: an import is the raw file (a form cannot send this type)
+RAW = {"content-type": "application/octet-stream"}
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "interop"
 
 
@@ -141,7 +143,7 @@ def test_nothing_of_another_user_can_be_read_or_touched(world: World) -> None:
 def test_imports_belong_to_the_importer(world: World) -> None:
     sample = FIXTURES / "sharegpt_llamafactory_mllm_demo.json"
     with world.http("a") as a, world.http("b") as b:
-        report = a.post("/api/import", files={"file": (sample.name, sample.read_bytes())}).json()
+        report = a.post("/api/import", content=sample.read_bytes(), params={"filename": sample.name}, headers=RAW).json()
         assert report["trees"]
         b_trees = {t["id"] for t in b.get("/api/trees").json()["trees"]}
         assert not set(report["trees"]) & b_trees
@@ -155,15 +157,15 @@ def test_imports_belong_to_the_importer(world: World) -> None:
 def test_an_import_cannot_grow_another_users_trees(world: World) -> None:
     sample = FIXTURES / "oasst_en_first10_trees.jsonl"
     with world.http("a") as a, world.http("b") as b:
-        first = a.post("/api/import", files={"file": (sample.name, sample.read_bytes())})
+        first = a.post("/api/import", content=sample.read_bytes(), params={"filename": sample.name}, headers=RAW)
         assert first.status_code == 201 and first.json()["trees"]
         counts = {t: len(world.loom.tree_nodes(t)) for t in first.json()["trees"]}
-        again = b.post("/api/import", files={"file": (sample.name, sample.read_bytes())})
+        again = b.post("/api/import", content=sample.read_bytes(), params={"filename": sample.name}, headers=RAW)
         assert again.status_code == 400, again.text
         assert "another user" in again.json()["error"]["message"]
         assert b.get("/api/trees").json()["trees"] == [
             t for t in b.get("/api/trees").json()["trees"] if t["id"] not in counts]
-        same = a.post("/api/import", files={"file": (sample.name, sample.read_bytes())})
+        same = a.post("/api/import", content=sample.read_bytes(), params={"filename": sample.name}, headers=RAW)
         assert same.status_code == 201 and same.json()["trees"] == []  # idempotent for A
     assert {t: len(world.loom.tree_nodes(t)) for t in counts} == counts
 
