@@ -33,6 +33,7 @@ from ..edge import failure
 from ..errors import LoomError, NotFound, ProviderError
 from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
 from ..guard import Guard, Trust
+from ..limits import Limits
 from .convert import finish_reason, tool_call
 from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
@@ -94,9 +95,11 @@ def gateway_router(
     config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None,
     clients: ClientFactory | None = None,
+    limits: Limits | None = None,
 ) -> APIRouter:
-    """The `/v1` routes over one Loom (mount into any FastAPI app)."""
-    gw = Gateway(loom, config=config, environ=environ, clients=clients)
+    """The `/v1` routes over one Loom (mount into any FastAPI app); `limits` bound what
+    a request may ask for (default: the Loom's)."""
+    gw = Gateway(loom, config=config, environ=environ, clients=clients, limits=limits)
     router = APIRouter(tags=["openai-compatible gateway"])
 
     @router.get("/v1/models")
@@ -162,8 +165,10 @@ def create_gateway_app(
     types and body limits (`trust`; default: loopback names and the Loom's limits)."""
     app = FastAPI(title="loomdb gateway", version="0.1.0", docs_url=None, redoc_url=None,
                   openapi_url=None)
-    app.include_router(gateway_router(loom, config=config, environ=environ, clients=clients))
-    app.add_middleware(Guard, trust=trust or Trust(limits=loom.limits))
+    trust = trust or Trust(limits=loom.limits)
+    app.include_router(gateway_router(loom, config=config, environ=environ, clients=clients,
+                                      limits=trust.limits))
+    app.add_middleware(Guard, trust=trust)
     return app
 
 

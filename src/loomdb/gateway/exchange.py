@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
+from ..limits import Limits
 from ..model import new_id
 from ..providers.config import ModelSpec, ProvidersConfig, builtin_models, resolve_model
+from ..providers.served import served, served_model
 from . import convert, paths
 from .record import Recorded, record
 
@@ -64,8 +66,10 @@ class Gateway:
         config: ProvidersConfig | None = None,
         environ: Mapping[str, str] | None = None,
         clients: ClientFactory | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.loom = loom
+        self.limits = limits or loom.limits
         self.config = config or ProvidersConfig(models=builtin_models())
         self.environ = environ
         self._clients = clients
@@ -73,7 +77,8 @@ class Gateway:
         self.lock = threading.Lock()
 
     def models(self) -> list[ModelSpec]:
-        return list(self.config.models.values())
+        """The models served (see `loomdb.providers.served`)."""
+        return [self.config.models[name] for name in served(self.config)]
 
     def client(self, spec: ModelSpec) -> Client:
         if spec.name not in self._cache:
@@ -90,9 +95,10 @@ class Gateway:
         if not isinstance(name, str) or not name:
             raise InvalidInput("model", "a model name is required")
         try:
-            return resolve_model(name, self.config)
+            resolve_model(name, self.config)
         except InvalidInput:
             raise NotFound("model", name, sorted(self.config.models)) from None
+        return served_model(name, self.config)  # known, and served over HTTP
 
     def exchange(self, body: Any) -> Exchange:
         """A chat completions body -> an Exchange (typed errors name the bad field)."""
@@ -108,8 +114,9 @@ class Gateway:
         sees when it differs from them (a continued response: the path's context)."""
         spec = self.spec(body.get("model"))
         n = body.get("n") or 1
-        if type(n) is not int or not 1 <= n <= MAX_N:
-            raise InvalidInput("n", f"must be an integer from 1 to {MAX_N}")
+        most = min(MAX_N, self.limits.alternatives)
+        if type(n) is not int or not 1 <= n <= most:
+            raise InvalidInput("n", f"must be an integer from 1 to {most}")
         options = {k: body[k] for k in OPTION_KEYS if body.get(k) is not None}
         if body.get("max_completion_tokens") is not None:
             options["max_tokens"] = body["max_completion_tokens"]

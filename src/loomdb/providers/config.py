@@ -92,6 +92,8 @@ class ProvidersConfig:
     models: Mapping[str, ModelSpec]
     default: str | None = None
     path: Path | None = None
+    #: the aliases served over HTTP (`[server] models`); None: every alias (see served.py)
+    served: tuple[str, ...] | None = None
 
 
 def builtin_models() -> dict[str, ModelSpec]:
@@ -159,7 +161,27 @@ def parse_config(data: Mapping[str, Any], source: str = "providers.toml") -> Pro
     default = data.get("default")
     if default is not None and not isinstance(default, str):
         raise InvalidInput(f"{source}: default", "must be a model alias")
-    return ProvidersConfig(models=models, default=default)
+    return ProvidersConfig(models=models, default=default,
+                           served=_served(data.get("server"), models, source))
+
+
+def _served(table: Any, models: Mapping[str, ModelSpec],
+            source: str) -> tuple[str, ...] | None:
+    """`[server] models = [...]`: the aliases HTTP callers may use (each configured)."""
+    if table is None:
+        return None
+    if not isinstance(table, Mapping) or set(table) - {"models"}:
+        raise InvalidInput(f"{source}: server", "must be a table holding only `models`")
+    names = table.get("models")
+    if names is None:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InvalidInput(f"{source}: server.models", "must be a list of model aliases")
+    unknown = [n for n in names if n not in models]
+    if unknown:
+        raise InvalidInput(f"{source}: server.models",
+                           f"{', '.join(map(repr, unknown))} not configured in [models]")
+    return tuple(names)
 
 
 def load_config(path: str | Path | None) -> ProvidersConfig:
@@ -171,7 +193,8 @@ def load_config(path: str | Path | None) -> ProvidersConfig:
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(str(path), f"not valid TOML: {exc}") from None
     config = parse_config(data, str(path))
-    return ProvidersConfig(models=config.models, default=config.default, path=Path(path))
+    return ProvidersConfig(models=config.models, default=config.default, path=Path(path),
+                           served=config.served)
 
 
 def _direct(name: str) -> ModelSpec | None:

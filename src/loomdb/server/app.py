@@ -49,7 +49,9 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     default: the loopback names and the Loom's limits)."""
     owned = not isinstance(loom_or_url, Loom)
     loom = loom_or_url if isinstance(loom_or_url, Loom) else Loom.open(loom_or_url)
-    state = ServerState(loom, owned=owned, config=config, environ=environ)
+    trust = trust or Trust(limits=loom.limits)
+    state = ServerState(loom, owned=owned, config=config, environ=environ,
+                        limits=trust.limits)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -69,11 +71,11 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
                    search.router, gc.router, forget.router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
-    app.include_router(gateway_router(loom, config=config, environ=environ),
+    app.include_router(gateway_router(loom, config=config, environ=environ,
+                                      limits=trust.limits),
                        dependencies=[Depends(_gateway_allowed)], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     docs.install(app)
-    trust = trust or Trust(limits=loom.limits)
     app.add_middleware(Guard, trust=replace(trust, uploads=trust.uploads | UPLOADS))
 
     @app.get("/", include_in_schema=False)

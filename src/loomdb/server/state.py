@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import Request
 
 from ..api import Loom
+from ..limits import Limits
 from ..users import Access, Everyone, Owner, authenticate, has_users
 from .errors import Unauthorized
 
@@ -25,8 +26,11 @@ class ServerState:
     """The Loom served, the providers config, and who may use it."""
 
     def __init__(self, loom: Loom, *, owned: bool, config: Any = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None,
+                 limits: Limits | None = None) -> None:
         self.loom = loom
+        #: what callers may send (the guard's limits: the store's, or the operator's)
+        self.limits = limits or loom.limits
         self.owned = owned  # opened by the app from a URL: closed when it stops
         self.config = config
         self.environ = environ

@@ -54,14 +54,17 @@ def run(state: ServerState, pos: Position, body: GenerateIn, stream: Any) -> lis
     from ...compaction import maybe_compact
     from ...generation import generate_at, pick_models, store
     from ...providers.clients import complete_many
+    from ...providers.served import check_request
 
     with state.using() as lm:
+        ctx = lm.context(pos)
+        # only the operator's served aliases, never redirected by options, bounded
+        check_request(body.models, body.n, ctx["options"], state.config, state.limits)
         if lm.tree(pos.tree).mode == "buffer":
             result = generate_at(lm, pos, models=body.models, n=body.n,
                                  max_tokens=body.max_tokens, stream=stream,
                                  config=state.config, environ=state.environ)
             return [n.id for n in result.nodes]
-        ctx = lm.context(pos)
         specs = pick_models(lm, body.models, ctx, state.config, state.environ)
     with state.model_lock:
         results = complete_many([(spec, ctx) for spec in specs], body.n,
