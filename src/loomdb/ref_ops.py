@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import refs as R
 from .errors import InvalidInput, NotFound, RefConflict, check_choice
-from .headish import Position
+from .headish import Position, same_ref
 from .model import Meta, Node, Ref, RefMove
 from .store.nodes import SLOT
 
@@ -99,10 +99,14 @@ class RefOps(LoomParts):
             self._move(ref, last.old or ref.node, f"undo move {last.seq}")
         return self.ref(name)
 
-    def delete_ref(self, name: str) -> None:
-        """Delete a ref (its nodes stay; its log records the deletion)."""
+    def delete_ref(self, name: str, *, expect: Ref | None = None) -> None:
+        """Delete a ref (its nodes stay; its log records the deletion). With `expect`
+        (the ref as the caller read it), one deleted and made again since is refused
+        as unknown rather than deleted."""
         with self.backend.transaction():
             ref = self._ref_or_fail(name)
+            if expect is not None and not same_ref(ref, expect):
+                raise NotFound("ref", name)
             self._move(ref, None, "delete")
             self.backend.delete_ref(name)
             if ref.kind == "bookmark":

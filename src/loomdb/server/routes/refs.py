@@ -44,8 +44,9 @@ def create_ref(body: RefIn, request: Request, who: Access = Depends(access)) -> 
 def ref_log(name: str, request: Request, who: Access = Depends(access)) -> dict[str, Any]:
     """Every move of a ref: when, from, to, by whom, why."""
     with state_of(request).using() as lm:
-        who.ref(name)
-        return {"name": name, "moves": [m.to_json() for m in lm.ref_log(name)]}
+        ref = who.ref(name)  # the lines of this ref only, even if the name is made again
+        moves = [m.to_json() for m in lm.ref_log(name) if m.tree in (ref.tree, None)]
+        return {"name": name, "moves": moves}
 
 
 @router.post("/{name:path}/select", response_model=RefOut)
@@ -68,6 +69,5 @@ def show_ref(name: str, request: Request, who: Access = Depends(access)) -> dict
 def delete_ref(name: str, request: Request, who: Access = Depends(access)) -> dict[str, str]:
     """Delete a ref (its nodes stay)."""
     with state_of(request).using() as lm:
-        who.ref(name)
-        lm.delete_ref(name)
+        lm.delete_ref(name, expect=who.ref(name))  # the ref checked, not a later one
     return {"deleted": name}
