@@ -94,6 +94,13 @@ class Access:
             raise NotFound("headish", headish)
         return pos
 
+    def at(self, headish: str) -> str | Position:
+        """What an operation at `headish` is given. The single-user store checks
+        nothing, so the text goes to the library, which resolves it once (and an append
+        through a session it moved last takes its fast path); a user's name is resolved
+        here, once, against what they see, and the operation takes the Position."""
+        return headish if self.user is None else self.position(headish)
+
     def tree(self, name: str) -> Tree:
         """`loom.tree` (id, prefix or headish), refusing one that is not visible."""
         try:

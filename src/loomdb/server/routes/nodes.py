@@ -38,9 +38,9 @@ def append(headish: str, body: AppendIn, request: Request,
     """Add a message after `headish`; a session named as `headish` moves to it. With
     `expect` (a headish), a session that is no longer there is a 409."""
     with state_of(request).using() as lm:
-        pos = who.position(headish)  # resolved once: the append takes the Position
+        at = who.at(headish)  # resolved once (see Access.at)
         expect = who.position(body.expect).node if body.expect is not None else None
-        node = lm.append(pos, content_of(body.text, body.content), role=body.role,
+        node = lm.append(at, content_of(body.text, body.content), role=body.role,
                          options=body.options, expect=expect)
     return {"node": node.id}
 
