@@ -13,6 +13,8 @@ function el(tag, props = {}, ...children) {
     if (k === "class") node.className = v;
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(node.dataset, v);
+    // through the CSSOM: the Content-Security-Policy refuses style attributes
+    else if (k === "style") node.style.cssText = v;
     else node.setAttribute(k, v);
   }
   for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
