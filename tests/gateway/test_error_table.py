@@ -78,7 +78,8 @@ def test_every_error_class_answers_the_mappers_status_in_openai_shape(loom: Loom
                     assert error["message"] == " ".join(str(exc).split())
                 else:  # a bug says only that it is one
                     assert "secret" not in got.text and "Traceback" not in got.text
-        bad = http.post("/v1/chat/completions", content=b"{not json")
+        bad = http.post("/v1/chat/completions", content=b"{not json",
+                        headers={"content-type": "application/json"})
         assert bad.status_code == 400 and bad.json()["error"]["code"] == "InvalidInput"
         unknown = http.post("/v1/chat/completions", json={
             "model": "ghost-model", "messages": [{"role": "user", "content": "0"}]})
