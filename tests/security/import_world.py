@@ -53,7 +53,8 @@ def upload(base: str, name: str, data: bytes, token: str | None = None,
            format: str = "auto") -> Any:
     """POST /api/import of one file; the response."""
     with client(base, token) as c:
-        return c.post("/api/import", files={"file": (name, data)}, params={"format": format})
+        return c.post("/api/import", content=data, params={"format": format, "filename": name},
+                      headers={"content-type": "application/octet-stream"})
 
 
 def dumps(value: Any) -> bytes:
