@@ -31,9 +31,9 @@ from starlette.concurrency import run_in_threadpool
 
 from ..edge import failure
 from ..errors import LoomError, NotFound, ProviderError
-from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
 from ..guard import Guard, Trust
 from ..limits import Limits
+from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
 from .convert import finish_reason, tool_call
 from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
