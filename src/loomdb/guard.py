@@ -136,7 +136,7 @@ class Guard:
         except Refused as no:
             if started:
                 raise
-            await refuse(send_with_headers, no)
+            await refuse(send_with_headers, no, openai=scope["path"].startswith("/v1/"))
 
     async def _admit(self, scope: Scope, receive: Receive) -> Receive:
         """Check the request; returns how the app is to read its body."""
@@ -190,8 +190,13 @@ def too_large(upload: bool, limit: int) -> str:
     return f"{what} may hold {limit} bytes at most (LOOMDB_LIMIT_{var})"
 
 
-async def refuse(send: Send, no: Refused) -> None:
-    body = json.dumps({"error": {"type": no.kind, "message": no.message}}).encode()
+async def refuse(send: Send, no: Refused, *, openai: bool = False) -> None:
+    """The refusal, in the API's error shape, or OpenAI's on the gateway's `/v1`."""
+    error: dict[str, Any] = {"type": no.kind, "message": no.message}
+    if openai:
+        error = {"message": no.message, "type": "invalid_request_error", "param": None,
+                 "code": no.kind}
+    body = json.dumps({"error": error}).encode()
     await send({"type": "http.response.start", "status": no.status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()),
