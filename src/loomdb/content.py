@@ -13,21 +13,22 @@ list, so the same blocks always have the same id whoever wrote them, and are sto
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import re
 from json.encoder import encode_basestring  # a JSON string, escaped as RFC 8785 does
 from typing import TYPE_CHECKING, Any
 
-import rfc8785
-
+from .canonical import HASH_PREFIX as HASH_PREFIX
+from .canonical import canonical as canonical
+from .canonical import canonical_plain as canonical_plain
+from .canonical import digest as digest
+from .canonical import is_plain as is_plain
 from .errors import InvalidInput, TooLarge
 from .jsondepth import check_depth
+from .tool_ids import complete
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-HASH_PREFIX = "sha256:"
 #: default upper bound on one node's canonical content, in bytes (configurable per store)
 DEFAULT_MAX_CONTENT_BYTES = 4 * 1024 * 1024
 #: default nesting depth of content: `loomdb.limits`' default (a test pins the two);
@@ -68,8 +69,6 @@ def validate_blocks(raw: Any, where: str = "content",
         raise InvalidInput(f"{where}{loc}", err["msg"]) from None
     for block in blocks:
         if block["type"] in _TOOL_TYPES:
-            from .tool_ids import complete
-
             return complete(blocks, where)
     return blocks
 
@@ -80,64 +79,6 @@ _TOOL_TYPES = frozenset({"tool_use", "tool_result"})
 def text(value: str) -> list[dict[str, Any]]:
     """The content of a plain text message."""
     return [{"type": "text", "text": value}]
-
-
-def canonical(value: Any) -> bytes:
-    """RFC 8785 canonical JSON bytes; one canonical form for every hash in loomdb.
-
-    Values without floats, big integers or non-ASCII keys (nearly all content) take
-    the C encoder: for them `json.dumps(sort_keys=True, ensure_ascii=False)` writes
-    exactly the RFC 8785 bytes (same escapes, same key order). Everything else goes
-    through the `rfc8785` package. A property test pins the two paths together."""
-    if is_plain(value):
-        return canonical_plain(value)
-    try:
-        return rfc8785.dumps(value)
-    except UnicodeEncodeError as exc:
-        raise InvalidInput("content", f"text is not valid Unicode ({exc.reason})") from None
-    except rfc8785.CanonicalizationError as exc:
-        if "UTF-8" in str(exc):
-            raise InvalidInput("content", "text is not valid Unicode (lone surrogate)") from None
-        raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("content", f"cannot be canonicalized: {exc}") from None
-
-
-def canonical_plain(value: Any) -> bytes:
-    """`canonical` for a value `is_plain` accepts (callers that know it skip the check)."""
-    try:
-        return json.dumps(
-            value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
-        ).encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("content", "text is not valid Unicode (lone surrogate)") from None
-
-
-_SAFE_INT = 2**53
-
-
-def is_plain(value: Any) -> bool:
-    """True when the fast encoder is exactly RFC 8785 for `value` (see `canonical`)."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        t = type(v)
-        if t is str or t is bool or v is None:
-            continue
-        if t is int:
-            if -_SAFE_INT < v < _SAFE_INT:
-                continue
-            return False
-        if t is list:
-            stack.extend(v)
-        elif t is dict:
-            for k in v:
-                if type(k) is not str or not k.isascii():
-                    return False
-            stack.extend(v.values())
-        else:
-            return False
-    return True
 
 
 def check_text(value: str | None, where: str) -> None:
@@ -156,11 +97,6 @@ def check_text(value: str | None, where: str) -> None:
 
 #: C0 and C1 control characters but tab, newline and carriage return
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
-def digest(data: bytes) -> str:
-    """`sha256:<hex>` of bytes: the one hash function, tagged with its algorithm."""
-    return HASH_PREFIX + hashlib.sha256(data).hexdigest()
 
 
 def content_id(blocks: list[dict[str, Any]]) -> str:

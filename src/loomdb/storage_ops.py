@@ -186,7 +186,7 @@ class StorageOps(LoomParts):
     # == forgetting (loomdb.forget) ====================================================
     def forgetting(self) -> ForgetStore:
         """Deletes, redactions and their record on this store (store/forget.py)."""
-        from .store.forget import for_backend
+        from .store.forget_dialects import for_backend
 
         return for_backend(self.backend)
 

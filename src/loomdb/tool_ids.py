@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .content import canonical, digest
+from .canonical import canonical, digest
 from .errors import InvalidInput
 
 PREFIX = "toolu_"

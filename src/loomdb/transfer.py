@@ -41,7 +41,7 @@ from .errors import IntegrityError, InvalidInput
 from .model import Edge, Node, Tree
 from .store import areacopy, areas
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, Backend
-from .store.forget import for_backend
+from .store.forget_dialects import for_backend
 
 if TYPE_CHECKING:
     from .loom import Loom

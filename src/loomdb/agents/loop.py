@@ -27,6 +27,7 @@ from ..model import Node, now
 from . import AGENTS
 from .identities import Persona, binding, get_persona
 from .permissions import decide
+from .subagents import start_child, summary_of
 from .threads import thread_context, turn_context
 from .tools import Result, Toolbox, run_tool, toolbox
 
@@ -202,8 +203,6 @@ def run_call(loom: Loom, plan: Plan, box: Toolbox, persona: Persona | None,
         return call, Result(f"tool {call['name']!r} is denied by persona {plan.persona}", True)
 
     def builtin(name: str, args: dict[str, Any]) -> Result:
-        from .subagents import spawn_tool
-
         return spawn_tool(loom, plan, args, env, at)
 
     return call, run_tool(box, call["name"], call["input"], builtin)
@@ -242,3 +241,18 @@ def wants_turn(loom: Loom, at: str) -> bool:
         return True
     options = thread_context(loom, pos)["options"]
     return bool(options.get("tools") or options.get("servers"))
+
+
+def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) -> Result:
+    """`spawn_subagent` called by a model: the summary comes back as the tool's result."""
+    task = args.get("task")
+    if not isinstance(task, str) or not task.strip():
+        return Result("spawn_subagent needs a task", True)
+    try:
+        tree, session = start_child(loom, at, task, plan.persona)
+    except InvalidInput as exc:
+        return Result(str(exc), True)
+    turn = run_turn(loom, session, models=plan.models, max_steps=plan.max_steps,
+                    max_tokens=plan.max_tokens, config=env.config, environ=env.environ,
+                    tools=env.tools)
+    return Result(summary_of(loom, turn), spawned=tree)

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import LoomError, MissingExtra, ProviderError
 from .config import ServerSpec
 from .programs import environment, seconds
-from .tools import Result
+from .results import Result
 
 
 def _sdk() -> Any:

@@ -20,34 +20,14 @@ from ..errors import InvalidInput
 from ..model import Node, new_id, now
 from . import AGENTS
 from .identities import bind_session, binding, get_persona
-from .loop import DEFAULT_MAX_STEPS, Env, Plan, Turn, check_steps, run_turn
 from .threads import spawn_depth, spawned_from
-from .tools import Result
 
 #: how deep subagents may nest (a guard against a model spawning without end)
 MAX_DEPTH = 8
 
 if TYPE_CHECKING:
     from ..loom import Loom
-    from ..providers.config import ProvidersConfig
-    from .config import ToolsConfig
-
-
-@dataclass(frozen=True)
-class Spawned:
-    """A finished (or paused) subagent: its tree and session, its summary, where the
-    summary landed in the parent's thread (None when it came back as a tool result, or
-    while the child waits for an approval: nothing is written to the parent then)."""
-
-    tree: str
-    session: str
-    summary: str
-    summary_node: str | None
-    turn: Turn
-
-    def to_json(self) -> dict[str, Any]:
-        return {"tree": self.tree, "session": self.session, "summary_node": self.summary_node,
-                "summary": self.summary, "turn": self.turn.to_json()}
+    from .loop import Turn
 
 
 def start_child(loom: Loom, at: str, task: str, persona: str | None) -> tuple[str, str]:
@@ -82,25 +62,6 @@ def summary_of(loom: Loom, turn: Turn) -> str:
     return text if turn.answer is not None else f"(stopped after {turn.steps} steps) {text}"
 
 
-def spawn(
-    loom: Loom, at: str, task: str, *, persona: str | None = None,
-    max_steps: int = DEFAULT_MAX_STEPS, models: list[str] | tuple[str, ...] = (),
-    max_tokens: int | None = None, config: ProvidersConfig | None = None,
-    environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
-) -> Spawned:
-    """Run `task` in a child of the thread at `at`; its summary is appended there when
-    the child is done (a session named as `at` moves to it). A child that stops for an
-    approval writes nothing there yet: approving (or denying) its call lets it finish,
-    and the summary arrives then."""
-    check_steps(max_steps)
-    tree, session = start_child(loom, at, task, persona)
-    turn = run_turn(loom, session, models=models, max_steps=max_steps, max_tokens=max_tokens,
-                    config=config, environ=environ, tools=tools)
-    report = report_back(loom, turn)
-    return Spawned(tree, session, summary_of(loom, turn),
-                   report.id if report is not None else None, turn)
-
-
 def report_back(loom: Loom, turn: Turn) -> Node | None:
     """The child's summary as a node in its parent's thread, once the child's turn is
     done (an answer, or the step limit); None while it waits for an approval (the
@@ -124,21 +85,6 @@ def report_back(loom: Loom, turn: Turn) -> Node | None:
         db.execute("UPDATE agent_spawns SET summary_node = ? WHERE child_tree = ?",
                    (node.id, tree))
     return node
-
-
-def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) -> Result:
-    """`spawn_subagent` called by a model: the summary comes back as the tool's result."""
-    task = args.get("task")
-    if not isinstance(task, str) or not task.strip():
-        return Result("spawn_subagent needs a task", True)
-    try:
-        tree, session = start_child(loom, at, task, plan.persona)
-    except InvalidInput as exc:
-        return Result(str(exc), True)
-    turn = run_turn(loom, session, models=plan.models, max_steps=plan.max_steps,
-                    max_tokens=plan.max_tokens, config=env.config, environ=env.environ,
-                    tools=env.tools)
-    return Result(summary_of(loom, turn), spawned=tree)
 
 
 @dataclass(frozen=True)

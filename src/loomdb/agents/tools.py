@@ -28,7 +28,9 @@ from ..limits import DEFAULT as DEFAULT_LIMITS
 from ..tool_options import PROGRAM_KEYS
 from .config import ServerSpec, ToolsConfig, ToolSpec, lookup
 from .identities import Persona
+from .mcp_client import call_tool, list_tools
 from .permissions import may_start
+from .results import Result as Result
 
 SPAWN_TOOL: dict[str, Any] = {
     "name": "spawn_subagent",
@@ -64,23 +66,6 @@ class Tool:
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
                 "input_schema": self.input_schema}
-
-
-@dataclass
-class Result:
-    """What a tool call returned: text, and whether it is an error."""
-
-    text: str
-    is_error: bool = False
-    #: the child tree, when the call spawned a subagent
-    spawned: str | None = None
-
-    def block(self, call_id: str, name: str) -> dict[str, Any]:
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "name": name,
-                                 "content": [{"type": "text", "text": self.text}]}
-        if self.is_error:
-            block["is_error"] = True
-        return block
 
 
 @dataclass
@@ -178,8 +163,6 @@ def toolbox(options: Mapping[str, Any], config: ToolsConfig | None = None,
         box.tools.setdefault(tool.name, tool)
     box.servers = {s.name: s for s in servers if may_start(persona, s.name)}
     if box.servers:
-        from .mcp_client import list_tools
-
         for server, found in list_tools(box.servers, timeout, environ).items():
             for d in found:
                 box.tools.setdefault(d["name"], Tool(d["name"], d.get("description") or "",
@@ -201,8 +184,6 @@ def run_tool(box: Toolbox, name: str, args: dict[str, Any], builtin: Builtin) ->
         if tool.spec is not None:
             return _run_program(box, tool.spec, args)
         if tool.server is not None:
-            from .mcp_client import call_tool
-
             return call_tool(box.servers[tool.server], name, args, box.timeout, box.environ)
     except Exception as exc:  # a tool's failure is the model's to read, not a crash
         return Result(f"{type(exc).__name__}: {exc}", True)

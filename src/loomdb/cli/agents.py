@@ -205,7 +205,7 @@ def route_cmd(ctx: click.Context, thread: str | None, session: str | None, perso
 def spawn(ctx: click.Context, headish: str, task: str, persona: str | None, max_steps: int,
           model: str | None, max_tokens: int | None, as_json: bool) -> None:
     """Run a task in a child tree that sees this thread; its summary comes back here."""
-    from ..agents.subagents import spawn as run
+    from ..agents.spawning import spawn as run
 
     done = run(loom(ctx), headish, task, persona=persona, max_steps=max_steps,
                models=[model] if model else [], max_tokens=max_tokens,

@@ -9,12 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CycleError, InvalidInput, MissingExtra, NotFound, check_choice
+from ..errors import CycleError, InvalidInput, MissingExtra, check_choice
 from ..model import new_id, now
 from ..naming import check_name
+from ..references.address import resolve, title
+from ..references.address import show as show_address
 from ..store.areas import Unit
 from . import COLLECTIONS, KINDS
 from . import storage as S
+from .lookup import _coll, _item
+from .lookup import collection as collection
+from .lookup import collection_by_id as collection_by_id
+from .lookup import collections as collections
+from .lookup import find as find
+from .lookup import item as item
+from .lookup import item_by_id as item_by_id
 from .storage import Collection, Item
 
 if TYPE_CHECKING:
@@ -65,75 +74,12 @@ def new(loom: Loom, name: str, kind: str = "list") -> Collection:
         return coll
 
 
-def _coll(db: Unit, name: str) -> Collection:
-    coll = S.find(db, name)
-    if coll is None:
-        raise NotFound("collection", name, S.names_like(db, name))
-    return coll
-
-
-def find(loom: Loom, name: str) -> Collection | None:
-    """The collection of that name, or None."""
-    with loom.unit(COLLECTIONS) as db:
-        return S.find(db, name)
-
-
-def collection(loom: Loom, name: str) -> Collection:
-    with loom.unit(COLLECTIONS) as db:
-        return _coll(db, name)
-
-
-def collection_by_id(loom: Loom, coll_id: str) -> Collection:
-    with loom.unit(COLLECTIONS) as db:
-        coll = S.by_id(db, coll_id)
-    if coll is None:
-        raise NotFound("collection", coll_id)
-    return coll
-
-
-def collections(loom: Loom) -> list[Collection]:
-    with loom.unit(COLLECTIONS) as db:
-        return [Collection(*r) for r in db.execute(
-            "SELECT id, name, kind, created_at FROM coll_collections ORDER BY name")]
-
-
 # == items ==========================================================================
-def _item(db: Unit, coll: Collection, spec: str) -> Item:
-    found = S.item(db, coll.id, spec)
-    if found is None and len(spec) >= 4:
-        ids = S.item_ids_like(db, coll.id, spec)
-        if len(ids) > 1:
-            from ..errors import AmbiguousName
-
-            raise AmbiguousName(f"item of coll:{coll.name}", spec, ids)
-        found = S.item(db, coll.id, ids[0]) if ids else None
-    if found is None:
-        raise NotFound(f"item of coll:{coll.name}", spec)
-    return found
-
-
-def item(loom: Loom, name: str, spec: str) -> Item:
-    with loom.unit(COLLECTIONS) as db:
-        return _item(db, _coll(db, name), spec)
-
-
-def item_by_id(loom: Loom, item_id: str) -> tuple[str, str]:
-    """(collection name, item id) of an item wherever it is now."""
-    with loom.unit(COLLECTIONS) as db:
-        found = S.item_anywhere(db, item_id)
-        coll = S.by_id(db, found.collection_id) if found else None
-    if found is None or coll is None:
-        raise NotFound("collection item", item_id)
-    return coll.name, found.id
-
-
 def add(loom: Loom, name: str, entity: str, *, parent: str | None = None,
         after: str | None = None, tags: Sequence[str] = (),
         fields: Mapping[str, str] | None = None) -> Item:
     """Add an item pointing at `entity` (any address), last among its siblings unless
     placed `after` one."""
-    from ..references.address import resolve
-
     target = resolve(loom, entity)
     for t in tags:
         _check_tag(t)
@@ -305,9 +251,6 @@ def show(loom: Loom, name: str, *, tag: str | None = None,
     `{"groups": {value: [...]}}` (items without the field under ""). Each item
     carries the `title` a person knows its entity by (a message's first words, a
     document's name)."""
-    from ..references.address import show as show_address
-    from ..references.address import title
-
     coll, found = ordered(loom, name)
     keep = [it for it in found
             if (tag is None or tag in it.tags)

@@ -60,7 +60,7 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
     except ImportError:
         raise MissingExtra("the MCP server", "mcp") from None
     from ..agents.loop import run_turn
-    from ..agents.subagents import spawn as run_spawn
+    from ..agents.spawning import spawn as run_spawn
 
     server = MCPServer("loomdb", log_level="WARNING", instructions=(
         "Branching conversation memory: read a thread's context, append to it, fork it, "

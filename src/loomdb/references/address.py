@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..collections import lookup as K
 from ..content import plain_text
 from ..errors import InvalidInput, NotFound
 
@@ -74,8 +75,6 @@ def _document(loom: Loom, spec: str) -> Target:
 
 
 def _collection(loom: Loom, spec: str) -> Target:
-    from ..collections import service as K
-
     name, _, item = spec.partition("/")
     coll = K.collection(loom, name)
     if not item:
@@ -153,12 +152,8 @@ def _show(loom: Loom, key: str) -> str:
     if scheme == "doc":
         return _show_doc(loom, rest)
     if scheme == "coll":
-        from ..collections import service as K
-
         return f"coll:{K.collection_by_id(loom, rest).name}"
     if scheme == "item":
-        from ..collections import service as K
-
         coll_name, item_id = K.item_by_id(loom, rest)
         return f"coll:{coll_name}/{item_id}"
     raise NotFound("address", key)

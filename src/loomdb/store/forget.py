@@ -319,14 +319,3 @@ class ForgetStore(ABC):
 
     def forget_memory(self, ids: Iterable[str]) -> None:  # noqa: B027 (optional hook)
         """Drop what the backend remembers of deleted nodes (their places)."""
-
-
-def for_backend(backend: Backend) -> ForgetStore:
-    """The ForgetStore of a backend's dialect."""
-    if backend.dialect == "postgres":
-        from .forget_postgres import PostgresForget
-
-        return PostgresForget(backend)
-    from .forget_sqlite import SQLiteForget
-
-    return SQLiteForget(backend)
