@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..errors import LoomError, UsageError
+from ..errors import InvalidInput, LoomError, UsageError
 
 if TYPE_CHECKING:
     from ..api import Loom
@@ -282,3 +282,13 @@ def _fail(exc: BaseException, as_json: bool) -> None:
         click.echo(json.dumps(shown.to_json(), ensure_ascii=False))
     click.echo(f"loomdb: error: {shown.message}", err=True)
     raise SystemExit(shown.exit_code)
+
+
+def json_arg(name: str, value: str | None) -> Any:
+    """A JSON option's value, parsed; an error names the option and the place."""
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(name, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import InvalidInput
-from . import JSON, State, argument, emit, loom, repeatable
+from . import JSON, argument, emit, loom, repeatable
 from . import root as app
+from .settings import providers_config
+from .settings import tools_config as tools_config
 
 
 @app.group("agent")
@@ -23,26 +24,6 @@ def agent_app() -> None:
 @app.group("persona")
 def persona_app() -> None:
     """Personas: identity, tool permissions, model defaults."""
-
-
-def _providers(ctx: click.Context) -> Any:
-    from .models import providers_config
-
-    return providers_config(ctx)
-
-
-def tools_config(ctx: click.Context) -> Any:
-    """The programs a turn may run: $LOOMDB_TOOLS, else tools.toml in the store folder
-    (beside providers.toml), else none."""
-    from ..agents.config import load_tools
-
-    path = os.environ.get("LOOMDB_TOOLS")
-    if path is None:
-        state = ctx.find_object(State)
-        db = state.db if state is not None else None
-        if db and "://" not in db:
-            path = str(Path(db) / "tools.toml")
-    return load_tools(path)
 
 
 @agent_app.command("add")
@@ -154,7 +135,7 @@ def approve_cmd(ctx: click.Context, id: str, as_json: bool) -> None:
         msg, node = messages.approve(lm, id)
         emit(as_json, {"message": msg.to_json(), "node": node.id}, node.id)
         return
-    turn = approvals.approve(lm, id, config=_providers(ctx), environ=os.environ,
+    turn = approvals.approve(lm, id, config=providers_config(ctx), environ=os.environ,
                              tools=tools_config(ctx))
     emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
 
@@ -168,7 +149,7 @@ def deny_cmd(ctx: click.Context, node: str, reason: str | None, as_json: bool) -
     """Refuse a pending tool call: an error result is stored and the turn resumes."""
     from ..agents import approvals
 
-    turn = approvals.deny(loom(ctx), node, reason=reason, config=_providers(ctx),
+    turn = approvals.deny(loom(ctx), node, reason=reason, config=providers_config(ctx),
                           environ=os.environ, tools=tools_config(ctx))
     emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
 
@@ -209,7 +190,7 @@ def spawn(ctx: click.Context, headish: str, task: str, persona: str | None, max_
 
     done = run(loom(ctx), headish, task, persona=persona, max_steps=max_steps,
                models=[model] if model else [], max_tokens=max_tokens,
-               config=_providers(ctx), environ=os.environ, tools=tools_config(ctx))
+               config=providers_config(ctx), environ=os.environ, tools=tools_config(ctx))
     emit(as_json, done.to_json(), f"tree {done.tree}\nsession {done.session}\n"
          f"summary {done.summary_node}")
 
@@ -268,70 +249,3 @@ def amend(ctx: click.Context, id: str, text: str, as_json: bool) -> None:
 
     msg, node = change(loom(ctx), id, text)
     emit(as_json, {"message": msg.to_json(), "node": node.id}, node.id)
-
-
-# == hooks for add, generate and session set ====================================
-def _target(lm: Any, headish: str | None, route: str | None) -> Any:
-    from ..agents.routing import parse_route
-    from ..agents.routing import route as resolve
-
-    if (headish is None) == (route is None):
-        raise InvalidInput("headish", "give a HEADISH or --route, not both")
-    return resolve(lm, *parse_route(route)) if route is not None else None
-
-
-def routed(lm: Any, headish: str | None, route: str | None) -> Any:
-    """`add`: the append at HEADISH, or at where --route leads (a persona's first
-    message starts its session)."""
-    from ..agents.routing import write
-
-    target = _target(lm, headish, route)
-    if target is None:
-        return lambda content, **fields: lm.append(headish, content, **fields)
-    return lambda content, **fields: write(lm, target, content, **fields)
-
-
-def route_to(lm: Any, headish: str | None, route: str | None) -> str:
-    """`generate`: HEADISH, or where --route leads (it must lead to a thread)."""
-    target = _target(lm, headish, route)
-    if target is None:
-        return str(headish)
-    if target.headish is None:
-        raise InvalidInput("--route", f"{target.why}: add a message there first")
-    return str(target.headish)
-
-
-def agent_turn(lm: Any, headish: str, models: list[str], n: int, max_tokens: int | None,
-               max_steps: int | None, persona: str | None, config: Any, as_json: bool) -> bool:
-    """`generate` as an agent's turn when it is one (see `loop.wants_turn`); False
-    when plain generation should run."""
-    from ..agents.loop import DEFAULT_MAX_STEPS, run_turn, wants_turn
-
-    if max_steps is None and persona is None and not wants_turn(lm, headish):
-        return False
-    if n != 1 or len(models) > 1:
-        raise InvalidInput("-n/--model", "an agent's turn runs one model, one answer at a time")
-    turn = run_turn(lm, headish, models=models, max_steps=max_steps or DEFAULT_MAX_STEPS,
-                    persona=persona, max_tokens=max_tokens, config=config, environ=os.environ,
-                    tools=tools_config(click.get_current_context()))
-    ids = [node.id for node in turn.nodes]
-    emit(as_json, {"nodes": ids, **turn.to_json()}, "\n".join(ids) + (
-        f"\npending {turn.pending}: loomdb approve {turn.pending}" if turn.pending else ""))
-    return True
-
-
-def bind(ctx: click.Context, name: str, headish: str | None, persona: str | None,
-         agent: str | None, as_json: bool) -> None:
-    """`session set NAME [HEADISH] --persona P --agent A`."""
-    from ..agents.identities import bind_session
-
-    lm = loom(ctx)
-    if headish is None and persona is None and agent is None:
-        raise InvalidInput("session set", "give a HEADISH to move to, or --persona / --agent")
-    if headish is not None:
-        lm.set_ref(name, headish)
-    bound = bind_session(lm, name, persona=persona, agent=agent) if persona or agent else None
-    ref = lm.ref(name)
-    emit(as_json, {"name": ref.name, "node": ref.node,
-                   "persona": bound.persona if bound else None,
-                   "agent": bound.agent if bound else None}, f"{ref.name} -> {ref.node}")

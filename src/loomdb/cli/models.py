@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import InvalidInput
-from . import JSON, State, argument, emit, loom, repeatable
+from . import JSON, argument, emit, json_arg, loom, repeatable
 from . import root as app
-
-
-def providers_config(ctx: click.Context) -> Any:
-    """$LOOMDB_PROVIDERS, else providers.toml in the store folder, else the built-ins."""
-    from ..api import load_providers
-
-    path = os.environ.get("LOOMDB_PROVIDERS")
-    if path is None:
-        state = ctx.find_object(State)
-        db = state.db if state is not None else None
-        if db and "://" not in db:
-            path = str(Path(db) / "providers.toml")
-    return load_providers(path)
+from .settings import providers_config as providers_config
 
 
 @app.command()
@@ -40,12 +27,10 @@ def providers_config(ctx: click.Context) -> Any:
 def context(ctx: click.Context, headish: str, format: str, model: str | None,
             budget: int | None, strategy: str, options: str | None, as_json: bool) -> None:
     """The context window at HEADISH, normalized or as a provider request body."""
-    from .write import _json_arg
-
     lm = loom(ctx)
     config = providers_config(ctx) if format in ("openai", "anthropic") else None
     emit(True, lm.request(headish, format=format, model=model, budget=budget, strategy=strategy,
-                          options=_json_arg("--options", options), config=config,
+                          options=json_arg("--options", options), config=config,
                           environ=os.environ))
 
 
@@ -82,7 +67,7 @@ def generate(ctx: click.Context, headish: str | None, model: list[str], n: int,
              as_json: bool) -> None:
     """N alternatives per model at HEADISH as sibling nodes; a session moves to the first.
     With tools, a persona or --max-steps: the agent's tool loop (see `loomdb pending`)."""
-    from .agents import agent_turn, route_to
+    from .agent_hooks import agent_turn, route_to
 
     lm = loom(ctx)
     config = providers_config(ctx)

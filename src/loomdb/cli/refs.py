@@ -78,7 +78,7 @@ def session_set(ctx: click.Context, name: str, headish: str | None, expect: str 
     """Move a session (compare-and-swap against --expect, else its current node)."""
     lm = loom(ctx)
     if headish is None or persona or agent:
-        from .agents import bind
+        from .agent_hooks import bind
 
         return bind(ctx, name, headish, persona, agent, as_json)
     ref = lm.set_ref(name, headish, expect=lm.resolve(expect).node if expect else None)

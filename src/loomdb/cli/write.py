@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 import click
 
 from ..errors import InvalidInput, UsageError
-from . import JSON, PATH, argument, arguments, emit, loom, repeatable
+from . import JSON, PATH, argument, arguments, emit, json_arg, loom, repeatable
 from . import root as app
 
 
@@ -23,16 +22,7 @@ def _content(ctx: click.Context, text: str | None, file: Path | None, content_js
         return text
     if file is not None:
         return loom(ctx).file_content(file)
-    return _json_arg("--content-json", content_json)
-
-
-def _json_arg(name: str, value: str | None) -> Any:
-    if value is None:
-        return None
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(name, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return json_arg("--content-json", content_json)
 
 
 @app.command()
@@ -53,7 +43,7 @@ def new(ctx: click.Context, text: str | None, file: Path | None, content_json: s
     """Start a new tree with its first message."""
     tree, node = loom(ctx).new_tree(
         _content(ctx, text, file, content_json), mode=mode, title=title, system=system,
-        role=role, options=_json_arg("--options", options), session=session,
+        role=role, options=json_arg("--options", options), session=session,
     )
     emit(as_json, {"tree": tree.id, "node": node.id}, f"tree {tree.id}\nnode {node.id}")
 
@@ -84,7 +74,7 @@ def add(ctx: click.Context, headish: str | None, role: str, route: str | None,
     lm = loom(ctx)
     append: Callable[..., Any]
     if route is not None:
-        from .agents import routed
+        from .agent_hooks import routed
 
         append = routed(lm, headish, route)
     elif headish is not None:  # the everyday case: no routing to load
@@ -93,7 +83,7 @@ def add(ctx: click.Context, headish: str | None, role: str, route: str | None,
         raise InvalidInput("headish", "give a HEADISH or --route, not both")
     node = append(
         _content(ctx, text, file, content_json), role=role, author=author,
-        source=source, options=_json_arg("--options", options), cache=cache,
+        source=source, options=json_arg("--options", options), cache=cache,
         also=[(h, "context") for h in also] + [(h, "instruction") for h in instruction],
         expect=expect and lm.resolve(expect).node, policy=policy,
     )

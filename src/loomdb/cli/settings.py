@@ -1,0 +1,43 @@
+"""The files a command reads besides the store: providers.toml and tools.toml.
+
+Each is named by an environment variable, else found in the store folder. Shared by
+the command modules (`models`, `agents`, `serve`, `gateway`, `mcp`), so none borrows
+it from another.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import State
+
+
+def providers_config(ctx: click.Context) -> Any:
+    """$LOOMDB_PROVIDERS, else providers.toml in the store folder, else the built-ins."""
+    from ..api import load_providers
+
+    path = os.environ.get("LOOMDB_PROVIDERS")
+    if path is None:
+        state = ctx.find_object(State)
+        db = state.db if state is not None else None
+        if db and "://" not in db:
+            path = str(Path(db) / "providers.toml")
+    return load_providers(path)
+
+
+def tools_config(ctx: click.Context) -> Any:
+    """The programs a turn may run: $LOOMDB_TOOLS, else tools.toml in the store folder
+    (beside providers.toml), else none."""
+    from ..agents.config import load_tools
+
+    path = os.environ.get("LOOMDB_TOOLS")
+    if path is None:
+        state = ctx.find_object(State)
+        db = state.db if state is not None else None
+        if db and "://" not in db:
+            path = str(Path(db) / "tools.toml")
+    return load_tools(path)
