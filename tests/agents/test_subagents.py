@@ -8,7 +8,8 @@ from typing import Any
 
 from loomdb import Loom
 from loomdb.agents.loop import run_turn
-from loomdb.agents.subagents import children, spawn
+from loomdb.agents.spawning import spawn
+from loomdb.agents.subagents import children
 from loomdb.agents.threads import thread_context
 
 
