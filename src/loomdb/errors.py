@@ -8,16 +8,20 @@
     │   ├── CycleError              an edge that would close a cycle
     │   └── TooLarge                a payload over the configured size limit
     ├── RefConflict                 a compare-and-swap on a ref saw another value
+    │   └── RefsInTheWay            a delete that would take refs with it, not forced
     ├── MergeConflict               a merge whose two sides changed the same lines
     ├── StoreBusy                   the store stayed locked by other writers too long
+    ├── StoreUnavailable            the store named cannot be opened (says how to fix)
+    ├── ReadOnlyStore               the server refused a write: a standby, or read-only
     ├── Unauthorized                a caller without valid credentials (HTTP, MCP)
     ├── IntegrityError              stored bytes do not match their hash
     ├── MissingExtra                an optional part is not installed (says how)
     ├── NotCompacted                a compaction would not make the context smaller
     └── ProviderError               a model provider failed (down, timeout, bad reply)
 
-The edges translate these in one place, `loomdb.edge` (CLI exit code 2 and one JSON
-shape, HTTP status, MCP error); the library never prints or exits.
+A test (tests/test_docs_hold.py) holds this drawing to the classes below. The edges
+translate these in one place, `loomdb.edge` (CLI exit code 2 and one JSON shape, HTTP
+status, MCP error); the library never prints or exits.
 """
 
 from __future__ import annotations
