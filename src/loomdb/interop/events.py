@@ -18,10 +18,23 @@ import io
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .stream import json_stream
+from ..errors import MissingExtra
+
+try:
+    import ijson
+except ImportError:  # pragma: no cover - depends on the installed extras
+    ijson = None
 
 _OPEN = frozenset({"start_map", "start_array"})
 _CLOSE = frozenset({"end_map", "end_array"})
+
+
+def json_stream() -> Any:
+    """The ijson module, or MissingExtra saying how to install it (here, below
+    `stream`, which reads through `values` too)."""
+    if ijson is None:
+        raise MissingExtra("streaming JSON import", "interop")
+    return ijson
 
 
 def walk(reader: io.RawIOBase | IO[bytes]) -> Iterator[tuple[list[str | None], str, Any]]:

@@ -28,14 +28,11 @@ from typing import IO, Any
 from zlib import error as zlib_error
 
 from .. import jsondepth
-from ..errors import InvalidInput, MissingExtra, TooLarge
+from ..errors import InvalidInput, TooLarge
 from ..limits import DEFAULT, Limits
+from .events import json_stream as json_stream
+from .events import values
 from .files import BESIDE, Beside, Neighbour, read_neighbour
-
-try:
-    import ijson
-except ImportError:  # pragma: no cover - depends on the installed extras
-    ijson = None
 
 _PEEK = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
@@ -238,13 +235,6 @@ class Input:
         return CountingReader(fh, self.depth(deep), self.name)
 
 
-def json_stream() -> Any:
-    """The ijson module, or MissingExtra saying how to install it."""
-    if ijson is None:
-        raise MissingExtra("streaming JSON import", "interop")
-    return ijson
-
-
 def as_input(source: str | os.PathLike[str] | Input) -> Input:
     """An Input for a path (files beside it readable, default limits), or as given."""
     return source if isinstance(source, Input) else Input(Path(source))
@@ -272,8 +262,6 @@ def iter_documents(
         counted = inp.reader(fh, deep)
         index = -1
         if deep:
-            from .events import values
-
             found = values(counted, (prefix,) if prefix else (), map_type=map_type)
         else:
             found = stream.items(counted, prefix, map_type=map_type, use_float=True)
