@@ -59,12 +59,13 @@ def database_url(name: str) -> str:
 
 
 @contextmanager
-def fresh_postgres_url() -> Iterator[str]:
-    """A URL of a new, empty database, dropped (WITH (FORCE)) when the block ends."""
+def fresh_postgres_url(options: str = "") -> Iterator[str]:
+    """A URL of a new, empty database, dropped (WITH (FORCE)) when the block ends;
+    `options` are more CREATE DATABASE options (a locale, say)."""
     postgres_available()
     name = f"loomdb_test_{secrets.token_hex(6)}"
     with _connect(ADMIN_URL) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING \'UTF8\'')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING \'UTF8\' {options}')
     try:
         yield database_url(name)
     finally:

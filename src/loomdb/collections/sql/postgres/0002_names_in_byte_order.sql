@@ -1,0 +1,6 @@
+-- Names in byte order, as SQLite orders them (the recipe's COLLATE "C" rule, which the
+-- first script left out): on a database whose default collation is a language's
+-- (en_US, ICU), "alpha" sorted before "Beta" here and after it on SQLite.
+ALTER TABLE coll_collections ALTER COLUMN name TYPE text COLLATE "C";
+ALTER TABLE coll_tags ALTER COLUMN tag TYPE text COLLATE "C";
+ALTER TABLE coll_fields ALTER COLUMN key TYPE text COLLATE "C";
