@@ -35,7 +35,7 @@ def test_every_migration_ships_through_one_glob() -> None:
 
 
 def test_the_other_data_files_ship() -> None:
-    needed = {SRC / "py.typed", *(p for p in (SRC / "server" / "static").rglob("*")
+    needed = {SRC / "py.typed", SRC / "search" / "semantic" / "vocab.txt", *(p for p in (SRC / "server" / "static").rglob("*")
                                   if p.is_file())}
     assert sorted(str(p.relative_to(SRC)) for p in needed - shipped(_patterns())) == []
 
