@@ -4,43 +4,24 @@ backends; and MCP servers (loomdb's own) as a tool source in the tool loop."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 
 import loomdb
 from loomdb import Loom
 from loomdb.agents.config import load_tools
 from loomdb.agents.identities import bind_session, set_persona
 from loomdb.agents.loop import run_turn
+from mcp_client import SRC, server, session_with
 from tools_file import tools_toml
 
-SRC = str(Path(loomdb.__file__).parent.parent)
 TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn", "delete",
          "redact", "forgotten", "show", "edit", "bookmark", "tag", "doc_new", "doc_commit",
          "doc_show", "doc_log", "doc_diff", "coll_new", "coll_add", "coll_show", "link",
          "backlinks", "pending"}
 
-
-def server(store_url: str) -> dict[str, Any]:
-    return {"command": sys.executable, "args": ["-m", "loomdb", "--db", store_url, "mcp"],
-            "env": {"PYTHONPATH": SRC, "PATH": os.environ.get("PATH", "")}}
-
-
-def session_with(store_url: str, job: Any) -> Any:
-    spec = server(store_url)
-    params = StdioServerParameters(command=spec["command"], args=spec["args"], env=spec["env"])
-
-    async def main() -> Any:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            return await job(s)
-
-    return anyio.run(main)
 
 
 def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> None:
