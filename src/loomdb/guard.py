@@ -34,9 +34,9 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
 
+from .jsondepth import TooDeep, check_text
 from .limits import DEFAULT, Limits
 
 Scope = MutableMapping[str, Any]
@@ -277,18 +277,14 @@ def counted(receive: Receive, limit: int) -> Receive:
     return count
 
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_STEP = [0] * 256
-_STEP[ord("[")] = _STEP[ord("{")] = 1
-_STEP[ord("]")] = _STEP[ord("}")] = -1
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
-
 def too_deep(raw: bytes, limit: int) -> bool:
     """Whether JSON text nests arrays and objects deeper than `limit`, read from its
-    brackets outside strings (no value is built; a body with no more opening brackets
-    than the limit is not even scanned)."""
+    brackets outside strings (`loomdb.jsondepth`: no value is built; a body with no more
+    opening brackets than the limit is not even scanned)."""
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    shape = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    return bool(shape) and max(accumulate(map(_STEP.__getitem__, shape))) > limit
+    try:
+        check_text(raw, limit)
+    except TooDeep:
+        return True
+    return False

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import InvalidInput
+from ..jsondepth import check_text
 
 #: a field's check: (what the message says it must be, the test)
 Kind = tuple[str, Callable[[Any], bool]]
@@ -84,14 +85,12 @@ def _constant(name: str) -> Any:
 def parse(raw: bytes, fields: Mapping[str, Kind], max_depth: int) -> dict[str, Any]:
     """The body as a checked JSON object (see the module docstring)."""
     try:
+        check_text(raw, max_depth, "body")  # on the bytes, before anything deep is built
         body = json.loads(raw, parse_constant=_constant)
-    except RecursionError:
-        raise InvalidInput("body", f"nests deeper than {max_depth} levels") from None
     except ValueError as exc:  # (UnicodeDecodeError is one)
         raise InvalidInput("body", f"is not valid JSON ({exc})") from None
     if not isinstance(body, dict):
         raise InvalidInput("body", "must be a JSON object")
-    check_depth(body, max_depth)
     if _SURROGATE.search(raw):  # escaped pairs (emoji) are fine; a lone half is not
         try:
             json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -105,25 +104,9 @@ def parse(raw: bytes, fields: Mapping[str, Kind], max_depth: int) -> dict[str, A
     return body
 
 
-def check_depth(value: Any, max_depth: int) -> None:
-    """Refuse a value whose lists and objects nest deeper than `max_depth` (walked
-    without recursion, so the check itself cannot overflow the stack)."""
-    level: list[Any] = [value]
-    depth = 0
-    while level:
-        depth += 1
-        if depth > max_depth:
-            raise InvalidInput("body", f"nests deeper than {max_depth} levels")
-        nxt: list[Any] = []
-        for item in level:
-            children = item.values() if isinstance(item, dict) else item
-            nxt.extend(c for c in children if isinstance(c, (dict, list)))
-        level = nxt
-
-
 def _shown(value: Any) -> str:
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-__all__ = ["CHAT", "COMPLETIONS", "RESPONSES", "check_depth", "parse"]
+__all__ = ["CHAT", "COMPLETIONS", "RESPONSES", "parse"]
