@@ -8,7 +8,13 @@ PORT ?= 8000
 
 .PHONY: install run test lint bench footprint pg-up chromium clean
 
-install: $(STAMP) chromium
+WEB := src/loomdb/server/static/app/index.html
+
+install: $(STAMP) $(WEB) chromium
+
+# the web app: Svelte components built by Vite from the lockfile (npm ci) into the package
+$(WEB): web/package.json web/package-lock.json web/vite.config.js web/svelte.config.js web/index.html $(shell find web/src -type f 2>/dev/null)
+	cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent
 
 # the browser tests drive Debian's Chromium (never a downloaded browser build)
 chromium:

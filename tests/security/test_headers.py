@@ -100,7 +100,7 @@ def test_the_page_and_docs_work_under_the_policy(browser_page: Any) -> None:
     violations: list[str] = []
     page.on("console", lambda m: violations.append(m.text)
             if "Content Security Policy" in m.text else None)
-    page.goto("/")
+    page.goto("/classic")
     form = page.get_by_test_id("new-tree")
     form.locator("textarea[name=text]").fill("Under a strict policy")
     form.locator("input[name=session]").fill("strict")

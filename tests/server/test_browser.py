@@ -51,7 +51,7 @@ def page(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 def test_the_page_from_a_new_tree_to_an_import(page: Any) -> None:
     from playwright.sync_api import expect
 
-    page.goto("/")
+    page.goto("/classic")
     form = page.get_by_test_id("new-tree")
     form.locator("textarea[name=text]").fill("What is the capital of France?")
     form.locator("input[name=session]").fill("trip")
@@ -107,7 +107,7 @@ def test_the_page_from_a_new_tree_to_an_import(page: Any) -> None:
 def test_markdown_is_rendered_and_sanitized(page: Any, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    page.goto("/")
+    page.goto("/classic")
     form = page.get_by_test_id("new-tree")
     form.locator("textarea[name=text]").fill(
         "**bold** <script>window.pwned = 1</script> <img src=x onerror=\"window.pwned=2\">")
@@ -122,7 +122,7 @@ def test_markdown_is_rendered_and_sanitized(page: Any, tmp_path: Path) -> None:
 def test_a_buffer_document_with_its_draft_and_continuations(page: Any) -> None:
     from playwright.sync_api import expect
 
-    page.goto("/")
+    page.goto("/classic")
     form = page.get_by_test_id("new-tree")
     form.locator("textarea[name=text]").fill("The lighthouse keeper")
     form.locator("input[name=session]").fill("tale")

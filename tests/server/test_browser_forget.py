@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 def test_redact_and_delete_ask_first(page: Any) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
-    page.goto("/")
+    page.goto("/classic")
     form = page.get_by_test_id("new-tree")
     form.locator("textarea[name=text]").fill("page q0")
     form.locator("input[name=session]").fill("pg")

@@ -53,7 +53,7 @@ def test_the_page_colours_each_token_by_its_probability(
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             tab = browser.new_page(base_url=base)
-            tab.goto("/#/h/s")
+            tab.goto("/classic#/h/s")
             expect(tab.locator("body[data-shown=s]")).to_have_count(1)
             messages = tab.get_by_test_id("message")
             expect(messages).to_have_count(2)

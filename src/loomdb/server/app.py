@@ -15,6 +15,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
+from ..errors import MissingExtra
 from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
 from . import docs, errors
@@ -80,9 +81,22 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+        return _app_page()
+
+    @app.get("/classic", include_in_schema=False)
+    def classic() -> FileResponse:
+        return FileResponse(STATIC / "classic.html", media_type="text/html")
 
     return app
+
+
+def _app_page() -> FileResponse:
+    """The web app (built from `web/` by `make install` into `static/app/`)."""
+    built = STATIC / "app" / "index.html"
+    if not built.is_file():
+        raise MissingExtra("the web app is not built: run `make install` "
+                           "(npm ci && npm run build in web/)")
+    return FileResponse(built, media_type="text/html")
 
 
 def _gateway_allowed(request: Request) -> None:

@@ -1,0 +1,27 @@
+// Hash routing: every view has an address that can be bookmarked, reloaded and shared.
+// `#/trees`, `#/thread/<headish>`, `#/search?q=...`, `#/documents/<name>`, ...
+// A share link's page is served at /s/<token>; its views live under the same hash.
+
+function parse() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [path, query = ""] = raw.split("?");
+  const parts = path ? path.split("/").map(decodeURIComponent) : [];
+  return { view: parts[0] || "trees", args: parts.slice(1), params: new URLSearchParams(query) };
+}
+
+export const route = $state(parse());
+
+window.addEventListener("hashchange", () => Object.assign(route, parse()));
+
+export function href(view, ...args) {
+  return "#/" + [view, ...args.map(encodeURIComponent)].join("/");
+}
+
+export function go(view, ...args) {
+  location.hash = href(view, ...args).slice(1);
+}
+
+export function shareToken() {
+  const m = location.pathname.match(/^\/s\/([^/]+)/);
+  return m ? decodeURIComponent(m[1]) : null;
+}
