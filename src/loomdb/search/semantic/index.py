@@ -11,6 +11,7 @@ old vectors still rank (never a mix: the whole queue is embedded before ranking)
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -46,10 +47,15 @@ def pending(db: Unit, n: int) -> list[tuple[int, str]]:
 
 
 def catch_up(loom: Loom) -> int:
-    """Index new messages for full text, then embed every queued entry; how many."""
+    """Index new messages for full text, then embed every queued entry; how many.
+
+    Vectors another model made are queued again once per handle (the first semantic
+    query of a process re-embeds an upgraded store's; later queries skip the probe)."""
     text_index.catch_up(loom)
     _drop_gone(loom)
-    requeue_other_models(loom)
+    if loom not in _requeued:
+        requeue_other_models(loom)
+        _requeued.add(loom)
     done = 0
     while True:
         with loom.unit(SEMANTIC) as db:
@@ -60,6 +66,10 @@ def catch_up(loom: Loom) -> int:
         with loom.unit(SEMANTIC) as db:
             _store(db, [r[0] for r in rows], vectors)
         done += len(rows)
+
+
+#: the handles whose store was checked for other models' vectors (see `catch_up`)
+_requeued: weakref.WeakSet[Loom] = weakref.WeakSet()
 
 
 def reindex(loom: Loom) -> int:
