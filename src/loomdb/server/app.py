@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
-from ..errors import MissingExtra
 from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
 from . import docs, errors
@@ -80,7 +79,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     app.add_middleware(Guard, trust=replace(trust, uploads=trust.uploads | UPLOADS))
 
     @app.get("/", include_in_schema=False)
-    def page() -> FileResponse:
+    def page() -> Response:
         return _app_page()
 
     @app.get("/classic", include_in_schema=False)
@@ -90,12 +89,13 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     return app
 
 
-def _app_page() -> FileResponse:
-    """The web app (built from `web/` by `make install` into `static/app/`)."""
+def _app_page() -> Response:
+    """The web app (built from `web/` by `make install` into `static/app/`); a checkout
+    that was never built says how to build it (the API works without it)."""
     built = STATIC / "app" / "index.html"
     if not built.is_file():
-        raise MissingExtra("the web app is not built: run `make install` "
-                           "(npm ci && npm run build in web/)")
+        return PlainTextResponse("the web app is not built: run `make install` "
+                                 "(npm ci && npm run build in web/)", status_code=503)
     return FileResponse(built, media_type="text/html")
 
 
