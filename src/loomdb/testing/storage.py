@@ -1,6 +1,7 @@
-"""The storage conformance suite: each area interface of `Backend`, called directly,
-behaves the same on every backend (the library's own tests cover them again through
-the Loom), and a transaction belongs to its thread.
+"""The storage conformance suite: each area store of a `Backend` (`backend.trees`,
+`backend.nodes`, `backend.refs`...), called directly, behaves the same on every
+backend (the library's own tests cover them again through the Loom), and a
+transaction belongs to its thread.
 
 A mixin, as dulwich's `ObjectStoreTests` is: a backend's test class subclasses it with
 `unittest.TestCase` and gives `make_store`, a fresh, empty store. The suite migrates
@@ -20,8 +21,15 @@ from ..blobs import BlobStore
 from ..errors import InvalidInput
 from ..model import RefMove, Tree
 from ..store.base import Backend
-from ..store.blobmeta import BlobMeta
-from ..store.provenance import Compaction, Generation
+from ..store.blobmeta import BlobMeta, BlobMetaStore
+from ..store.drafts import DraftStore
+from ..store.forget import ForgetStore
+from ..store.nodes import EdgeStore, NodeStore
+from ..store.overlay import MetaStore
+from ..store.provenance import Compaction, Generation, ProvenanceStore
+from ..store.refs import RefStore
+from ..store.runner import SqlRunner
+from ..store.trees import TreeStore
 
 AT = "2026-01-01T00:00:00.000Z"
 HASH = "sha256:" + "ab" * 32
@@ -64,6 +72,21 @@ class StorageConformance:
     def loom(self) -> Loom:
         """The front door over the store under test (for what needs nodes written)."""
         return Loom(self.backend, self.blobs)
+
+    # == the composition ============================================================
+    def test_the_backend_is_its_area_stores_over_one_runner(self) -> None:
+        b = self.backend
+        stores = {"trees": TreeStore, "nodes": NodeStore, "edges": EdgeStore,
+                  "meta": MetaStore, "refs": RefStore, "provenance": ProvenanceStore,
+                  "drafts": DraftStore, "blob_meta": BlobMetaStore, "forget": ForgetStore}
+        for name, interface in stores.items():
+            assert isinstance(getattr(b, name), interface), f"backend.{name} is no {interface.__name__}"
+        assert isinstance(b.runner, SqlRunner)
+        with b.transaction():
+            assert not b.committed() and not b.runner.committed()
+            with b.transaction():  # a nested one joins
+                b.trees.insert_tree(tree("T1"))
+        assert b.committed() and b.trees.get_tree("T1") is not None
 
     # == trees ======================================================================
     def test_trees_round_trip_list_update_prefix(self) -> None:
