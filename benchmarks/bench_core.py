@@ -4,12 +4,21 @@ Times are CPU time of this process (user + system, `time.process_time`): on a sh
 noisy machine that stays stable where wall time does not; nothing here waits on I/O
 (WAL with synchronous=NORMAL never fsyncs on commit). `--wall` switches to wall time.
 
-The floor is one table (id, parent_id, role, content) with an index on parent_id, the
-same pragmas (WAL, synchronous=NORMAL), inserts with a parent id, a recursive CTE to
-the root plus json.loads of each row. Ours and the floor run interleaved in the same
-process, and the table reports medians and ratios (ours / floor).
+The first table is a conversation: `TURNS` turns appended through a session, then
+its context read, beside the floor of the same shape: raw sqlite3 with a messages
+table (an id key, a parent column, role, content as JSON) and a heads table (session
+name -> head), at the same durability (WAL, synchronous=NORMAL). A floor turn reads the
+session's head, inserts the message after it and moves the head, in one transaction; a
+floor context is a recursive CTE from the head to the root plus one json.loads per
+row. Each of `ROUNDS` rounds builds both conversations from empty, side by side (ours
+and the floor alternate in blocks of 50 turns) and reads each context 5 times; the
+table gives the median over the rounds and the ratio ours / floor. Targets: append <=
+3x, context <= 1.2x.
 
-    python benchmarks/bench_core.py [--quick]
+The second table is the older one: one table (id, parent_id, role, content) with an
+index on parent_id, inserts with a parent id, the same walk, and bigger sizes.
+
+    python benchmarks/bench_core.py [--quick] [--turns-only]
 """
 
 from __future__ import annotations
@@ -82,6 +91,95 @@ class Floor:
 
 
 common.clock = time.process_time
+
+#: the conversation of the first table, and how many times it is built
+TURNS = 1000
+ROUNDS = 3
+
+
+class TurnFloor:
+    """Raw sqlite3 keeping a conversation: messages with an id key and a parent column,
+    and a heads table; the same rows loomdb writes for a turn, nothing else."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = sqlite3.connect(str(path), isolation_level=None)
+        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=10000"):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.db.execute("CREATE TABLE messages (id TEXT PRIMARY KEY, parent TEXT,"
+                        " role TEXT NOT NULL, content TEXT NOT NULL)")
+        self.db.execute("CREATE TABLE heads (name TEXT PRIMARY KEY, node TEXT NOT NULL)")
+
+    def new(self, name: str, text: str) -> None:
+        nid = str(ULID())
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("INSERT INTO messages VALUES (?,?,?,?)",
+                        (nid, None, "user", json.dumps([{"type": "text", "text": text}])))
+        self.db.execute("INSERT INTO heads VALUES (?,?)", (name, nid))
+        self.db.execute("COMMIT")
+
+    def turn(self, name: str, role: str, text: str) -> None:
+        nid = str(ULID())
+        self.db.execute("BEGIN IMMEDIATE")
+        (head,) = self.db.execute("SELECT node FROM heads WHERE name = ?", (name,)).fetchone()
+        self.db.execute("INSERT INTO messages VALUES (?,?,?,?)",
+                        (nid, head, role, json.dumps([{"type": "text", "text": text}])))
+        self.db.execute("UPDATE heads SET node = ? WHERE name = ? AND node = ?",
+                        (nid, name, head))
+        self.db.execute("COMMIT")
+
+    def context(self, name: str) -> list[dict[str, object]]:
+        rows = self.db.execute(
+            "WITH RECURSIVE p(id, parent, role, content) AS ("
+            " SELECT m.id, m.parent, m.role, m.content FROM heads h"
+            " JOIN messages m ON m.id = h.node WHERE h.name = ?"
+            " UNION ALL SELECT m.id, m.parent, m.role, m.content FROM messages m"
+            " JOIN p ON m.id = p.parent) SELECT role, content FROM p", (name,)).fetchall()
+        return [{"role": r, "content": json.loads(c)} for r, c in reversed(rows)]
+
+
+def bench_turns(tmpd: Path, turns: int = TURNS, rounds: int = ROUNDS) -> dict[str, tuple[float, float]]:
+    """{"append": (ours, floor) seconds per turn, "context": (ours, floor) seconds per
+    read}: medians over `rounds` conversations built side by side from empty."""
+    appends: list[tuple[float, float]] = []
+    contexts: list[tuple[float, float]] = []
+    for r in range(rounds):
+        loom = loomdb.open(str(tmpd / f"turns-{r}"))
+        floor = TurnFloor(tmpd / f"turns-floor-{r}.db")
+        loom.new_tree("hello", session="s")
+        floor.new("s", "hello")
+        ours_t = floor_t = 0.0
+        for start in range(0, turns, 50):
+            block = [(("assistant" if i % 2 else "user"), f"{r}.{i} {TEXT}")
+                     for i in range(start, min(turns, start + 50))]
+            t0 = common.clock()
+            for role, text in block:
+                loom.append("s", text, role=role)
+            t1 = common.clock()
+            for role, text in block:
+                floor.turn("s", role, text)
+            t2 = common.clock()
+            ours_t, floor_t = ours_t + t1 - t0, floor_t + t2 - t1
+        appends.append((ours_t / turns, floor_t / turns))
+        ours_msgs, floor_msgs = loom.context("s")["messages"], floor.context("s")
+        assert len(ours_msgs) == len(floor_msgs) == turns + 1
+        assert [m["content"] for m in ours_msgs] == [m["content"] for m in floor_msgs]
+        ours_c, floor_c = [], []
+        for _ in range(5):
+            t0 = common.clock()
+            loom.context("s")
+            t1 = common.clock()
+            floor.context("s")
+            ours_c.append(t1 - t0)
+            floor_c.append(common.clock() - t1)
+        contexts.append((statistics.median(ours_c), statistics.median(floor_c)))
+        loom.close()
+        floor.db.close()
+    return {
+        "append": (statistics.median(o for o, _ in appends),
+                   statistics.median(f for _, f in appends)),
+        "context": (statistics.median(o for o, _ in contexts),
+                    statistics.median(f for _, f in contexts)),
+    }
 
 
 def bench_append(loom: loomdb.Loom, floor: Floor, n: int, bushy: bool, rounds: int = 5) -> tuple[float, float]:
@@ -156,12 +254,30 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
+    parser.add_argument("--turns-only", action="store_true",
+                        help="only the conversation against the floor of its shape")
     args = parser.parse_args()
     if args.wall:
         common.clock = time.perf_counter
-    n_append, depth, big = (2000, 2000, 10000) if args.quick else (10_000, 10_000, 100_000)
     console = Console(width=140)
     what = "wall" if args.wall else "CPU"
+    with tempfile.TemporaryDirectory() as tmp:
+        got = bench_turns(Path(tmp))
+    turns = Table(title=f"a {TURNS}-turn conversation vs raw sqlite3 (messages + heads) — "
+                        f"median {what} time of {ROUNDS} rounds")
+    for col in ("operation", "loomdb", "floor", "ratio", "target"):
+        turns.add_column(col, justify="right" if col != "operation" else "left")
+    for name, label, target in (("append", "append a turn through a session", "<= 3x"),
+                                ("context", f"read the session's context ({TURNS + 1} messages)",
+                                 "<= 1.2x")):
+        o, f = got[name]
+        scale, unit = (1e6, "µs") if name == "append" else (1e3, "ms")
+        turns.add_row(label, f"{o * scale:.1f} {unit}", f"{f * scale:.1f} {unit}",
+                      f"{o / f:.2f}x", target)
+    console.print(turns)
+    if args.turns_only:
+        return
+    n_append, depth, big = (2000, 2000, 10000) if args.quick else (10_000, 10_000, 100_000)
     table = Table(title=f"loomdb on SQLite vs raw sqlite3 (floor) — median {what} time, "
                         f"Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}")
     for col in ("operation", "loomdb", "floor", "ratio"):
@@ -224,7 +340,7 @@ def main() -> None:
         console.print(f"[dim]built {big}-node trees in {time.perf_counter() - t0:.1f}s[/dim]")
         rng = random.Random(3)
         sample = [rng.randrange(big) for _ in range(2000)]
-        o = median_time(lambda: [loom.backend.children(ours_ids[i]) for i in sample], 5) / len(sample)
+        o = median_time(lambda: [loom.backend.nodes.children(ours_ids[i]) for i in sample], 5) / len(sample)
         f = median_time(lambda: [floor.children(floor_ids[i]) for i in sample], 5) / len(sample)
         row(f"children of a node ({big}-node tree)", o, f, "µs", 1e6)
         o = median_time(lambda: loom.leaves(tree), 5)

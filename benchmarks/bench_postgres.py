@@ -284,7 +284,7 @@ def main() -> None:
                           "[/dim]")
             rng = random.Random(3)
             sample = [rng.randrange(big) for _ in range(2000)]
-            ch = {k: median_time(lambda lm=lm, k=k: [lm.backend.children(trees[k][1][i])
+            ch = {k: median_time(lambda lm=lm, k=k: [lm.backend.nodes.children(trees[k][1][i])
                                                      for i in sample], 5) / len(sample)
                   for k, lm in (("pg", pg), ("sqlite", sq))}
             f = median_time(lambda: [floor.children(fids[i]) for i in sample], 5) / len(sample)

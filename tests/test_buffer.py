@@ -354,7 +354,7 @@ class TestQ6Provenance:
         for node in answers:
             prov = loom.node(node.id).provenance
             assert prov is not None and prov["provider"] == "local"
-            gen = loom.backend.get_generation(prov["generation"])
+            gen = loom.backend.provenance.get_generation(prov["generation"])
             assert gen is not None and gen["response_hash"] == prov["response_hash"]
             assert json.loads(gen["raw_response"])
             gens.append(prov["generation"])
@@ -379,7 +379,7 @@ class TestQ7ContextAssembly:
     def _prompt(self, loom: Loom, node_id: str) -> str:
         prov = loom.node(node_id).provenance
         assert prov is not None
-        gen = loom.backend.get_generation(prov["generation"])
+        gen = loom.backend.provenance.get_generation(prov["generation"])
         assert gen is not None
         return json.loads(gen["provider_request"])["prompt"]  # type: ignore[no-any-return]
 

@@ -40,7 +40,7 @@ class TestCompactionBound:
         node = compact(loom, "main", keep=1)
         after = count_messages(loom.context("main")["messages"])
         assert after < before
-        row = loom.backend.get_compaction(node.id)
+        row = loom.backend.provenance.get_compaction(node.id)
         assert row is not None
         assert (row["tokens_before"], row["tokens_after"]) == (before, after)
         assert loom.verify().ok
@@ -74,7 +74,7 @@ class TestCompactionBound:
         assert set(out) == {"node", "tokens_before", "tokens_after"}
         assert out["tokens_after"] < out["tokens_before"]
         with loomdb.open(store_url) as loom:  # --max-tokens bounds what the model may write
-            gen = loom.backend.get_generation(loom.node(out["node"]).provenance["generation"])
+            gen = loom.backend.provenance.get_generation(loom.node(out["node"]).provenance["generation"])
             assert gen is not None and json.loads(gen["provider_request"])["max_tokens"] <= 16
         run = subprocess.run(
             [sys.executable, "-m", "loomdb", "--db", store_url, "compact", "tiny", "--keep",

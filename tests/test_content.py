@@ -85,7 +85,7 @@ class TestBlobs:
         assert block["ref"] == "sha256:" + hashlib.sha256(data).hexdigest()
         assert "data" not in block
         assert loom.blob(block["ref"]) == data
-        assert loom.backend.get_blob_meta(block["ref"]) == (len(data), "image/png")
+        assert loom.backend.blob_meta.get_blob_meta(block["ref"]) == (len(data), "image/png")
 
     def test_a_block_may_not_point_at_a_missing_blob(self, loom: Loom) -> None:
         with pytest.raises(InvalidInput, match="not in the store"):

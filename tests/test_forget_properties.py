@@ -133,7 +133,7 @@ def short_segments(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loom]:
     """A SQLite store whose segments hold 3 nodes, so deletes cut across segment ends
     and hand bodies on between segments."""
     with loomdb.open(str(tmp_path_factory.mktemp("short"))) as loom:
-        loom.backend.segment_length = 3  # type: ignore[attr-defined]
+        loom.backend.nodes.segment_length = 3  # type: ignore[attr-defined]
         yield loom
 
 

@@ -35,7 +35,7 @@ class TestGenerate:
         node = generate(loom, "main", max_tokens=8).nodes[0]
         prov = loom.node(node.id).provenance
         assert prov is not None and prov["provider"] == "local"
-        gen = loom.backend.get_generation(prov["generation"])
+        gen = loom.backend.provenance.get_generation(prov["generation"])
         assert gen is not None and gen["response_hash"] == prov["response_hash"]
         assert json.loads(gen["request"])["messages"][0]["content"][0]["text"] == "Say hi."
         assert json.loads(gen["provider_request"])["max_tokens"] == 8
@@ -127,7 +127,7 @@ class TestCompaction:
         assert texts_of(loom, "main")[-1] == "newer turn"
         assert texts_of(loom, ids[4]) == ["My name is Ada.", "Hello Ada.", "I like tea.",
                                           "Tea is nice.", "What do I like?"]
-        row = loom.backend.get_compaction(node.id)
+        row = loom.backend.provenance.get_compaction(node.id)
         assert row is not None and row["summarized"] == 3 and row["trigger"] == "manual"
         assert row["tokens_before"] > 0 and row["tokens_after"] > 0
         assert loom.verify().ok
@@ -139,7 +139,7 @@ class TestCompaction:
         loom.append("main", "a3" + words)
         loom.append("main", "b3", role="assistant")
         second = compact(loom, "main", keep=1, max_tokens=20)
-        gen = loom.backend.get_generation(loom.node(second.id).provenance["generation"])  # type: ignore[index]
+        gen = loom.backend.provenance.get_generation(loom.node(second.id).provenance["generation"])  # type: ignore[index]
         sent = json.loads(gen["request"])["messages"]  # type: ignore[index]
         assert sent[0]["content"][0]["text"] == loom.node(first.id).content[0]["text"]
         assert texts_of(loom, "main")[1:] == ["b3"]
@@ -149,5 +149,5 @@ class TestCompaction:
         for i in range(6):
             loom.append("main", f"message number {i} with a few words", role="assistant" if i % 2 else "user")
         node = maybe_compact(loom, "main")
-        assert node is not None and loom.backend.get_compaction(node.id)["trigger"] == "auto"  # type: ignore[index]
+        assert node is not None and loom.backend.provenance.get_compaction(node.id)["trigger"] == "auto"  # type: ignore[index]
         assert texts_of(loom, "main")[-1] == "message number 5 with a few words"

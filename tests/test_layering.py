@@ -62,5 +62,5 @@ def test_nothing_outside_storage_touches_the_backend_or_a_private_loom_part() ->
 
 def test_the_check_catches_what_it_forbids(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("def f(loom):\n    loom.backend.get_ref('x')\n    loom._move(1, 2, 3)\n")
+    bad.write_text("def f(loom):\n    loom.backend.refs.get_ref('x')\n    loom._move(1, 2, 3)\n")
     assert sorted(_reaches(bad)) == ["bad.py:2 .backend", "bad.py:3 ._move"]

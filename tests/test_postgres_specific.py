@@ -167,11 +167,11 @@ class TestTransactions:
             "SELECT state FROM pg_stat_activity WHERE datname = current_database()"
             " AND pid <> pg_backend_pid()")
         assert all(state == "idle" for (state,) in rows), rows
-        conn = pg.backend._pool.getconn()  # type: ignore[attr-defined]
+        conn = pg.backend.runner._pool.getconn()  # type: ignore[attr-defined]
         try:
             assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         finally:
-            pg.backend._pool.putconn(conn)  # type: ignore[attr-defined]
+            pg.backend.runner._pool.putconn(conn)  # type: ignore[attr-defined]
 
     def test_a_writer_of_a_ref_waits_for_the_other_instead_of_failing(
         self, pg: Loom, url: str
@@ -184,12 +184,12 @@ class TestTransactions:
         def second() -> None:
             with other.transaction():
                 entered.set()
-                ref = other.get_ref("main")  # blocks on the row lock until we commit
+                ref = other.refs.get_ref("main")  # blocks on the row lock until we commit
                 moved.append(ref is not None and ref.node != root.id)
             done.set()
 
         with pg.backend.transaction():
-            pg.backend.get_ref("main")
+            pg.backend.refs.get_ref("main")
             thread = threading.Thread(target=second)
             thread.start()
             entered.wait(5)
@@ -209,9 +209,9 @@ class TestTransactions:
         def cross(backend: PostgresBackend, first: str, then: str) -> None:
             try:
                 with backend.transaction():
-                    backend.get_ref(first)
+                    backend.refs.get_ref(first)
                     both.wait()
-                    backend.get_ref(then)
+                    backend.refs.get_ref(then)
             except BaseException as exc:
                 errors.append(exc)
 
@@ -310,7 +310,7 @@ class TestCitusStatements:
         answers = []
         for citus in (False, True):
             with fresh_postgres_url() as db, loomdb.open(f"{db}?blobs=memory://c{citus}") as loom:
-                loom.backend._citus = citus
+                loom.backend.runner.citus = citus
                 _, root = loom.new_tree("q", session="main", node_id="01J0000000000000000000000Q",
                                         created_at="2025-01-01T00:00:00.000000Z")
                 at = iter(f"2025-01-01T00:00:{i:02d}.000000Z" for i in range(1, 60))
@@ -326,7 +326,7 @@ class TestCitusStatements:
                 answers.append({
                     "path": loom.path("main"), "leaves": loom.leaves(loom.tree("main").id),
                     "all": loom.leaves(loom.tree("main").id, include_pruned=True),
-                    "subtree": sorted(loom.backend.subtree(ids[3])),
+                    "subtree": sorted(loom.backend.nodes.subtree(ids[3])),
                     "versions": len(loom.versions(ids[2])), "children": loom.children(ids[3]),
                     "verify": loom.verify().ok, "hash": loom.node("main").chain_hash,
                 })

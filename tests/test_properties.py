@@ -89,7 +89,7 @@ def test_random_histories_match_the_naive_model(loom: Loom, ops: list[tuple[str,
 def short_segments(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loom]:
     """A SQLite store whose segments hold 3 nodes, so histories cross segment ends."""
     with loomdb.open(str(tmp_path_factory.mktemp("short"))) as loom:
-        loom.backend.segment_length = 3  # type: ignore[attr-defined]
+        loom.backend.nodes.segment_length = 3  # type: ignore[attr-defined]
         yield loom
 
 
@@ -141,7 +141,7 @@ def _check_history(loom: Loom, ops: list[tuple[str, int, int]]) -> None:
     for node in naive.order:
         assert loom.path(node) == naive.path(node, {})
         assert loom.children(node) == naive.children(naive.slot[node])
-        assert set(loom.backend.subtree(naive.slot[node])) == naive.subtree(naive.slot[node])
+        assert set(loom.backend.nodes.subtree(naive.slot[node])) == naive.subtree(naive.slot[node])
     assert loom.path(view) == naive.path(ref.node, ref.selections)
     assert loom.leaves(tree.id) == naive.leaves()
     assert loom.branch_points(tree.id) == naive.branch_points()

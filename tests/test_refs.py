@@ -121,7 +121,7 @@ class TestTheLogLineIsTheCompareAndSwap:
         ref = loom.ref("main")
         stale = RefMove(ref.seq, "main", "2026-01-01T00:00:00.000000Z", ids[0], ids[1], "t", "x")
         with loom.backend.transaction():
-            assert loom.backend.move_ref(stale) is False
+            assert loom.backend.refs.move_ref(stale) is False
         assert loom.ref("main") == ref and len(loom.ref_log("main")) == ref.seq
 
     def test_an_append_after_another_writer_moved_the_session_chains_after_it(

@@ -80,8 +80,8 @@ def build(loom: Loom, with_draft: bool = False) -> dict[str, Any]:
            "response_hash": "sha256:" + "ab" * 32, "usage": None, "latency_ms": 7,
            "status": "complete"}
     with loom.backend.transaction():
-        loom.backend.insert_generation(gen)
-        loom.backend.insert_compaction({
+        loom.backend.provenance.insert_generation(gen)
+        loom.backend.provenance.insert_compaction({
             "node_id": compaction.id, "tree_id": tree.id, "model": "m", "tokens_before": 100,
             "tokens_after": 10, "duration_ms": 5, "trigger": "manual", "summarized": 3,
             "created_at": now()})
@@ -100,9 +100,9 @@ def snapshot(loom: Loom, built: dict[str, Any]) -> dict[str, Any]:
             nodes[n.id] = n.to_json()
             edges[n.id] = [e.to_json() for e in loom.edges(n.id)]
             paths[n.id] = loom.path(n.id)
-        metas.update({k: v.to_json() for k, v in b.get_meta(list(nodes)).items()})
+        metas.update({k: v.to_json() for k, v in b.meta.get_meta(list(nodes)).items()})
     refs = [r.to_json() for r in loom.refs()]
-    logs = {name: [(m.ref, m.at, m.old, m.new, m.actor, m.reason) for m in b.ref_log(name)]
+    logs = {name: [(m.ref, m.at, m.old, m.new, m.actor, m.reason) for m in b.refs.ref_log(name)]
             for name in [r["name"] for r in refs] + ["scratch"]}
     blobs = sorted((bytes(r[0]).hex(), r[1], r[2], r[3]) for r in b.execute(
         "SELECT id, size, mime_type, created_at FROM blobs"))
@@ -113,8 +113,8 @@ def snapshot(loom: Loom, built: dict[str, Any]) -> dict[str, Any]:
         "leaves": {t["id"]: loom.leaves(t["id"], include_pruned=True) for t in trees},
         "visible_leaves": {t["id"]: loom.leaves(t["id"]) for t in trees},
         "contexts": {r["name"]: loom.context(r["name"]) for r in refs},
-        "generation": b.get_generation(built["gen"]),
-        "compaction": b.get_compaction(built["compaction"]),
+        "generation": b.provenance.get_generation(built["gen"]),
+        "compaction": b.provenance.get_compaction(built["compaction"]),
         "drafts": sorted(b.execute("SELECT ref_name, text, updated_at FROM drafts"))
         if hasattr(b, "get_draft") else [],
     }

@@ -15,27 +15,29 @@ along the path, then the call's own.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .model import Tree
 from .store.base import BODY, CACHE, FLAGS, HAS_SOURCES, ID, KIND, OPTIONS, ROLE
+from .store.nodes import NodeStore
+from .store.overlay import MetaStore
 from .store.rows import gc_paused
+from .store.trees import TreeStore
 
 Row = tuple[Any, ...]
 
 
 class Reader(Protocol):
-    """What assembly reads besides the path itself: the storage calls it needs, and no
-    more (the backend satisfies it), so this module does not depend on the Loom."""
+    """What assembly reads besides the path itself: three of the backend's area stores
+    (the backend satisfies it), so this module does not depend on the Loom."""
 
-    def flagged(self, tree_id: str, flag: str) -> set[str]: ...
+    @property
+    def trees(self) -> TreeStore: ...
 
-    def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None: ...
+    @property
+    def nodes(self) -> NodeStore: ...
 
-    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]: ...
-
-    def path_rows(self, ids: Sequence[str]) -> dict[str, Row]: ...
+    @property
+    def meta(self) -> MetaStore: ...
 
 
 def deep_merge(base: dict[str, Any], delta: dict[str, Any] | None) -> dict[str, Any]:
@@ -58,7 +60,7 @@ def context_rows(reader: Reader, tree_id: str, path: list[Row]) -> list[Row]:
 
 def _split(reader: Reader, tree_id: str, path: list[Row]) -> tuple[list[Row], list[Row], set[str]]:
     """(the whole path, the rows that enter the context, the excluded ids)."""
-    excluded = reader.flagged(tree_id, "excluded")
+    excluded = reader.meta.flagged(tree_id, "excluded")
     rows = _after_compaction(reader, path)
     if excluded:
         path = [r for r in path if r[ID] not in excluded]
@@ -77,7 +79,7 @@ def assemble(
 def _assemble(
     reader: Reader, tree_id: str, path: list[Row], options: dict[str, Any]
 ) -> dict[str, Any]:
-    tree = reader.get_tree(tree_id, stats=False)
+    tree = reader.trees.get_tree(tree_id, stats=False)
     assert tree is not None
     path, rows, excluded = _split(reader, tree_id, path)
     sources = _extra_sources(reader, rows, excluded)
@@ -120,9 +122,9 @@ def _extra_sources(
     if not fed:
         return {}
     on_path = {r[ID] for r in rows}
-    links = reader.node_sources(fed)
+    links = reader.nodes.node_sources(fed)
     wanted = {s for pairs in links.values() for s, _ in pairs if s not in on_path and s not in excluded}
-    found = reader.path_rows(list(wanted)) if wanted else {}
+    found = reader.nodes.path_rows(list(wanted)) if wanted else {}
     return {
         node: [found[s] for s, _ in pairs if s in found]
         for node, pairs in links.items()
@@ -137,7 +139,7 @@ def _after_compaction(reader: Reader, rows: list[tuple[Any, ...]]) -> list[tuple
     for i in range(len(rows) - 1, -1, -1):
         if rows[i][KIND] == "compaction":
             node = rows[i][ID]
-            kept = {s for s, _ in reader.node_sources([node]).get(node, [])}
+            kept = {s for s, _ in reader.nodes.node_sources([node]).get(node, [])}
             older = [r for r in rows[:i] if r[ID] in kept]
             return [_without_sources(rows[i])] + older + rows[i + 1 :]
     return rows

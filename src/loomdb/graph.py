@@ -28,7 +28,7 @@ def effective_selections(backend: Backend, chain: list[Row]) -> dict[str, str]:
     flagged = [r[ID] for r in chain if r[FLAGS] & HAS_SELECTIONS]
     if not flagged:
         return {}
-    stored = backend.node_selections(flagged)
+    stored = backend.nodes.node_selections(flagged)
     chosen: dict[str, str] = {}
     for row in chain:
         for slot, version in stored.get(row[ID], {}).items():
@@ -38,7 +38,7 @@ def effective_selections(backend: Backend, chain: list[Row]) -> dict[str, str]:
 
 def resolve_path(backend: Backend, head: str, selections: dict[str, str]) -> list[Row]:
     """Rows of the path ending at `head` (root first), with version selections applied."""
-    chain = backend.walk(head)
+    chain = backend.nodes.walk(head)
     if not chain:
         raise NotFound("node", head)
     chosen = {**effective_selections(backend, chain), **selections}
@@ -48,7 +48,7 @@ def resolve_path(backend: Backend, head: str, selections: dict[str, str]) -> lis
     rows = {r[ID]: r for r in chain}
     wanted = [chosen[r[SLOT]] for r in chain if chosen.get(r[SLOT], r[ID]) not in rows]
     if wanted:
-        fetched = backend.path_rows(wanted)
+        fetched = backend.nodes.path_rows(wanted)
         for vid in wanted:
             if vid not in fetched:
                 raise NotFound("selected version", vid)
@@ -63,7 +63,7 @@ def selection_delta(backend: Backend, parent: str | None, wanted: dict[str, str]
     the parent's path that the parent's path does not already resolve that way."""
     if not wanted or parent is None:
         return {}
-    chain = backend.walk(parent)
+    chain = backend.nodes.walk(parent)
     current = {r[SLOT]: r[ID] for r in chain}
     current.update({s: v for s, v in effective_selections(backend, chain).items() if s in current})
     return {s: v for s, v in wanted.items() if s in current and current[s] != v}

@@ -77,19 +77,19 @@ def parse(text: str) -> tuple[str, int]:
 
 def resolve_base(backend: Backend, base: str) -> tuple[str, Ref | None]:
     """A base name -> (node id, the ref it came from, if any)."""
-    ref = backend.get_ref(base)
+    ref = backend.refs.get_ref(base)
     if ref is not None:
         return ref.node, ref
     upper = base.upper()
     if len(base) >= MIN_PREFIX and _ID_CHARS.match(upper):
-        found = backend.node_ids_with_prefix(upper, AmbiguousName.LOOKUP)
+        found = backend.nodes.node_ids_with_prefix(upper, AmbiguousName.LOOKUP)
         if len(found) == 1:
             return found[0], None
         if len(found) > 1:
             raise AmbiguousName("headish", base, found)
-    candidates = backend.ref_names_like(base, 10)
+    candidates = backend.refs.ref_names_like(base, 10)
     if len(base) >= 2 and _ID_CHARS.match(upper):
-        candidates += backend.node_ids_with_prefix(upper[:4], 5)
+        candidates += backend.nodes.node_ids_with_prefix(upper[:4], 5)
     if len(base) < MIN_PREFIX and _ID_CHARS.match(upper):
         raise NotFound(f"headish (id prefixes need {MIN_PREFIX}+ characters)", base, candidates)
     raise NotFound("headish", base, candidates)

@@ -144,7 +144,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
         """The blocks stored under a content id (by any node), or None when none holds it."""
         if not isinstance(content_id, str) or not _CONTENT_ID.fullmatch(content_id):
             raise InvalidInput("content id", f"{content_id!r} is not sha256:<64 hex digits>")
-        body = self.backend.get_content(content_id)
+        body = self.backend.nodes.get_content(content_id)
         return None if body is None else json.loads(body)
 
     def __enter__(self) -> Self:
@@ -166,7 +166,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
             at = now()
             with self.backend.transaction():
                 for ref in refs:
-                    if not self.backend.touch_blob_meta(ref, at) and not self.blobs.has(ref):
+                    if not self.backend.blob_meta.touch_blob_meta(ref, at) and not self.blobs.has(ref):
                         raise InvalidInput(where, f"blob {ref} is not in the store; put it first")
         return blocks
 
@@ -196,13 +196,13 @@ class Loom(RefOps, OverlayOps, StorageOps):
                            f"{self.limits.blob} bytes (LOOMDB_LIMIT_BLOB)")
         bid = blob_id(data)
         with self.backend.transaction():
-            self.backend.put_blob_meta(bid, len(data), mime_type, now())
+            self.backend.blob_meta.put_blob_meta(bid, len(data), mime_type, now())
             self.blobs.put(data, bid)
         return bid
 
     def blob_list(self) -> list[tuple[str, int, str]]:
         """(id, size, created_at) of every blob in the store, oldest first."""
-        return self.backend.list_blob_meta()
+        return self.backend.blob_meta.list_blob_meta()
 
     def delete_blob(self, ref: str, before: str) -> bool:
         """Delete a blob last used before `before` (an ISO time): its record, then its
@@ -211,7 +211,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
         it; a blob put again later is stored again. False when the blob is newer or
         unknown."""
         with self.backend.transaction():
-            gone = self.backend.delete_blob_meta(check_id(ref), before)
+            gone = self.backend.blob_meta.delete_blob_meta(check_id(ref), before)
             if gone:
                 self.blobs.delete(ref)
         return gone
@@ -289,7 +289,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
                 source=source, options=node_options, cache=cache, kind="message",
                 created_at=at, origin=origin, node_id=node_id,
             )
-            self.backend.insert_tree(replace(tree, root=root.id))
+            self.backend.trees.insert_tree(replace(tree, root=root.id))
             if session is not None:
                 self.create_ref(session, "session", tree.id, root.id, {}, {"created": "new"})
         return self.tree(tree.id), root
@@ -360,7 +360,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
             parent = None if known.selections else self._recent.get(known.node)
         elif _FULL_ID.fullmatch(at):
             parent = self._anchors.get(at)
-            if parent is None and (parent := self.backend.anchor(at)) is not None:
+            if parent is None and (parent := self.backend.nodes.anchor(at)) is not None:
                 self._remember_anchor(parent)
         else:
             return None
@@ -391,7 +391,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
                 except RefConflict:  # moved by someone else: read it and go the long way
                     self._sessions.pop(ref.name, None)
                     return None
-            self.backend.insert_node(node, body, 0)
+            self.backend.nodes.insert_node(node, body, 0)
         return self._appended(node, ref)
 
     def _append(
@@ -407,7 +407,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
                 pos = Position(known.node, known.tree, known, known.name, known.selections)
                 parent = self._get(self._head_of(known))
             elif isinstance(at, str) and _FULL_ID.fullmatch(at) and (
-                parent := self._recent.get(at) or self.backend.anchor(at)
+                parent := self._recent.get(at) or self.backend.nodes.anchor(at)
             ):
                 # a whole node id: never a ref name, and its parent fields are enough
                 pos, ref = Position(parent.id, parent.tree), None
@@ -445,7 +445,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
                 except RefConflict:
                     self._sessions.pop(ref.name, None)
                     raise
-            self.backend.insert_node(node, body, flags)
+            self.backend.nodes.insert_node(node, body, flags)
         return self._appended(node, ref)
 
     def _appended(self, node: Node, ref: Ref | None) -> Node:
@@ -504,7 +504,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
         must set ids, times, origins and versions themselves (`new_tree`, `append` and
         `edit` are the everyday calls). Takes the keywords of `build_node`."""
         node, body, flags = self.build_node(**fields)
-        self.backend.insert_node(node, body, flags)
+        self.backend.nodes.insert_node(node, body, flags)
         return node
 
     def build_node(
@@ -543,7 +543,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
         cid, body = C.encode(blocks, self.max_content_bytes)
         selections = selections or {}
         wanted = [s for s, _ in sources] + list(selections.values())
-        linked = self.backend.get_nodes(wanted) if wanted else {}
+        linked = self.backend.nodes.get_nodes(wanted) if wanted else {}
         for vid in selections.values():
             if vid not in linked:
                 raise NotFound("selected version", vid)
@@ -592,16 +592,16 @@ class Loom(RefOps, OverlayOps, StorageOps):
     def _find_tree(self, name: str, *, stats: bool) -> Tree:
         """`tree`, optionally without the node count and last change: those read the
         whole tree (see Backend.get_tree), which mode checks and context do not need."""
-        tree = self.backend.get_tree(name, stats=stats)
+        tree = self.backend.trees.get_tree(name, stats=stats)
         if tree is None:
             from .errors import AmbiguousName
 
-            found = (self.backend.tree_ids_with_prefix(name.upper(), AmbiguousName.LOOKUP)
+            found = (self.backend.trees.tree_ids_with_prefix(name.upper(), AmbiguousName.LOOKUP)
                      if len(name) >= 6 else [])
             if len(found) == 1:
-                tree = self.backend.get_tree(found[0], stats=stats)
+                tree = self.backend.trees.get_tree(found[0], stats=stats)
             elif not found:
-                tree = self.backend.get_tree(self.resolve(name).tree, stats=stats)
+                tree = self.backend.trees.get_tree(self.resolve(name).tree, stats=stats)
             else:
                 raise AmbiguousName("tree", name, found)
         assert tree is not None
@@ -609,13 +609,13 @@ class Loom(RefOps, OverlayOps, StorageOps):
 
     def trees(self, archived: bool = False) -> list[Tree]:
         """All trees (or the archived ones), newest first, with node counts."""
-        return self.backend.list_trees(archived)
+        return self.backend.trees.list_trees(archived)
 
     def archive(self, name: str, on: bool = True) -> Tree:
         """Archive a tree (soft-delete: hidden from `trees`), or bring it back with `on=False`."""
         tree = self.tree(name)
         with self.backend.transaction():
-            self.backend.update_tree(tree.id, {"archived_at": now() if on else None})
+            self.backend.trees.update_tree(tree.id, {"archived_at": now() if on else None})
         return self.tree(tree.id)
 
     def rename(self, name: str, title: str) -> Tree:
@@ -625,7 +625,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
             raise InvalidInput("title", "must not be empty")
         C.check_text(title, "title")
         with self.backend.transaction():
-            self.backend.update_tree(tree.id, {"title": title, "updated_at": now()})
+            self.backend.trees.update_tree(tree.id, {"title": title, "updated_at": now()})
         return self.tree(tree.id)
 
     # == reading ====================================================================
@@ -662,14 +662,14 @@ class Loom(RefOps, OverlayOps, StorageOps):
     def nodes(self, ids: Iterable[str]) -> list[Node]:
         """The nodes with these ids that exist, in the order given."""
         ids = list(ids)
-        found = self.backend.get_nodes(ids)
+        found = self.backend.nodes.get_nodes(ids)
         return [found[i] for i in ids if i in found]
 
     def _get(self, node_id: str) -> Node:
         hit = self._recent.get(node_id)
         if hit is not None:
             return hit
-        found = self.backend.get_nodes([node_id])
+        found = self.backend.nodes.get_nodes([node_id])
         if node_id not in found:
             raise NotFound("node", node_id)
         return found[node_id]
@@ -685,7 +685,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
 
     def children(self, at: str | Position) -> list[str]:
         """The continuations of a node (of any of its versions)."""
-        return self.backend.children(self.node(at).slot)
+        return self.backend.nodes.children(self.node(at).slot)
 
     def siblings(self, at: str | Position) -> list[str]:
         """The other alternatives under the same parent slot (not versions of this one)."""
@@ -693,31 +693,31 @@ class Loom(RefOps, OverlayOps, StorageOps):
         if node.parent is None:
             return []
         parent_slot = self._get(node.parent).slot
-        return [c for c in self.backend.children(parent_slot) if c != node.slot]
+        return [c for c in self.backend.nodes.children(parent_slot) if c != node.slot]
 
     def versions(self, at: str | Position) -> list[str]:
         """Every version of a node's slot, the original first."""
-        return self.backend.versions(self.node(at).slot)
+        return self.backend.nodes.versions(self.node(at).slot)
 
     def leaves(self, tree: str, *, include_pruned: bool = False) -> list[str]:
         """Nodes of a tree nothing continues from (pruned branches hidden unless asked)."""
         tid = self._find_tree(tree, stats=False).id
-        leaves = self.backend.leaves(tid)
-        pruned = set() if include_pruned else self.backend.flagged(tid, "pruned")
+        leaves = self.backend.nodes.leaves(tid)
+        pruned = set() if include_pruned else self.backend.meta.flagged(tid, "pruned")
         if not pruned:
             return leaves
         hidden: set[str] = set()
         for node in self.nodes(pruned):
-            hidden.update(self.backend.subtree(node.slot))
+            hidden.update(self.backend.nodes.subtree(node.slot))
         return [leaf for leaf in leaves if leaf not in hidden]
 
     def branch_points(self, tree: str) -> list[str]:
         """Nodes of a tree with two or more continuations."""
-        return self.backend.branch_points(self._find_tree(tree, stats=False).id)
+        return self.backend.nodes.branch_points(self._find_tree(tree, stats=False).id)
 
     def tree_nodes(self, tree: str) -> list[Node]:
         """Every node of a tree, versions included."""
-        return list(self.backend.tree_nodes(self._find_tree(tree, stats=False).id))
+        return list(self.backend.nodes.tree_nodes(self._find_tree(tree, stats=False).id))
 
     def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""

@@ -20,9 +20,9 @@ class OverlayOps(LoomParts):
                 raise InvalidInput(f"tag {t!r}", "tags are 1-100 characters")
         with self.backend.transaction():
             if remove:
-                self.backend.remove_tags(pos.node, tags)
+                self.backend.meta.remove_tags(pos.node, tags)
             else:
-                self.backend.add_tags(pos.node, pos.tree, tags)
+                self.backend.meta.add_tags(pos.node, pos.tree, tags)
         return self.meta(pos)
 
     def exclude(self, at: str | Position, on: bool = True) -> Meta:
@@ -36,13 +36,13 @@ class OverlayOps(LoomParts):
     def _flag(self, at: str | Position, flag: str, on: bool) -> Meta:
         pos = at if isinstance(at, Position) else self.resolve(at)
         with self.backend.transaction():
-            self.backend.set_meta(pos.node, pos.tree, {flag: int(on)})
+            self.backend.meta.set_meta(pos.node, pos.tree, {flag: int(on)})
         return self.meta(pos)
 
     def meta(self, at: str | Position) -> Meta:
         """A node's overlay: tags, flags and bookmark."""
         pos = at if isinstance(at, Position) else self.resolve(at)
-        return self.backend.get_meta([pos.node]).get(pos.node, Meta())
+        return self.backend.meta.get_meta([pos.node]).get(pos.node, Meta())
 
     def link(self, src: str | Position, dst: str | Position, *, type: str = "link") -> Edge:
         """An annotation (same tree, never in context) or a link (may cross trees)."""
@@ -60,13 +60,13 @@ class OverlayOps(LoomParts):
                                  "the target is an ancestor of the source: that closes a cycle")
         edge = Edge(new_id(), a.tree, type, ((a.node, "primary"),), b.node, now())
         with self.backend.transaction():
-            self.backend.insert_edge(edge)
+            self.backend.edges.insert_edge(edge)
         return edge
 
     def edges(self, at: str | Position) -> list[Edge]:
         """The annotation and link edges touching a node."""
         pos = at if isinstance(at, Position) else self.resolve(at)
-        return self.backend.edges_of(pos.node)
+        return self.backend.edges.edges_of(pos.node)
 
     def edge_map(self, at: str | Position) -> dict[str, Any]:
         """Every edge of a node by direction and type: `{"node", "incoming": {type:
@@ -80,10 +80,10 @@ class OverlayOps(LoomParts):
         if node.parent is not None:
             incoming["continuation"] = [{"node": node.parent}]
             incoming["continuation"] += [{"node": src} for src, _ in node.sources]
-        kids = self.backend.children(node.slot)
+        kids = self.backend.nodes.children(node.slot)
         if kids:
             outgoing["continuation"] = [{"node": k} for k in kids]
-        for edge in self.backend.edges_of(node.id):
+        for edge in self.backend.edges.edges_of(node.id):
             if edge.target == node.id:
                 incoming.setdefault(edge.type, []).extend(
                     {"node": src, "edge": edge.id} for src, _ in edge.sources)

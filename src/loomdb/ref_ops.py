@@ -52,7 +52,7 @@ class RefOps(LoomParts):
         pos = at if isinstance(at, Position) else self.resolve(at)
         with self.backend.transaction():
             ref = self.create_ref(label, "bookmark", pos.tree, pos.node, {}, None)
-            self.backend.set_meta(pos.node, pos.tree, {"bookmarked": 1, "label": label})
+            self.backend.meta.set_meta(pos.node, pos.tree, {"bookmarked": 1, "label": label})
         return ref
 
     def create_ref(
@@ -63,8 +63,8 @@ class RefOps(LoomParts):
         R.check_name(name)
         line = R.creation(name, node, actor=self.actor, reason=f"create {kind}", tree=tree)
         ref = Ref(name, kind, tree, node, line.at, line.at, selections, origin)
-        if not self.backend.insert_ref(ref, line):
-            existing = self.backend.get_ref(name)
+        if not self.backend.refs.insert_ref(ref, line):
+            existing = self.backend.refs.get_ref(name)
             raise InvalidInput(
                 f"ref {name!r}",
                 f"already exists ({existing.kind if existing else 'ref'}); names are unique",
@@ -90,7 +90,7 @@ class RefOps(LoomParts):
         """Move a ref back to where its last move took it from."""
         with self.backend.transaction():
             ref = self._ref_or_fail(name)
-            moves = [m for m in self.backend.ref_log(name) if m.old and m.new]
+            moves = [m for m in self.backend.refs.ref_log(name) if m.old and m.new]
             if not moves:
                 raise InvalidInput(f"ref {name!r}", "has no move to undo")
             last = moves[-1]
@@ -108,9 +108,9 @@ class RefOps(LoomParts):
             if expect is not None and not same_ref(ref, expect):
                 raise NotFound("ref", name)
             self._move(ref, None, "delete")
-            self.backend.delete_ref(name)
+            self.backend.refs.delete_ref(name)
             if ref.kind == "bookmark":
-                self.backend.set_meta(ref.node, ref.tree, {"bookmarked": 0, "label": None})
+                self.backend.meta.set_meta(ref.node, ref.tree, {"bookmarked": 0, "label": None})
 
     def select(self, ref_name: str, version: str | Position) -> Ref:
         """Make a session or view use `version` for that version's slot."""
@@ -134,7 +134,7 @@ class RefOps(LoomParts):
         ref = self._ref_or_fail(name)
         # selecting the original is recorded too: it overrides selections stored on nodes
         self._move(ref, ref.node, f"select {node.slot} -> {node.id}")
-        self.backend.set_selection(ref.name, node.slot, node.id)
+        self.backend.refs.set_selection(ref.name, node.slot, node.id)
 
     def _move(self, ref: Ref, new: str | None, reason: str) -> Ref:
         """Move `ref` as read (compare-and-swap on its log); see refs.move."""
@@ -151,18 +151,18 @@ class RefOps(LoomParts):
 
     def refs(self, kind: str | None = None, tree: str | None = None) -> list[Ref]:
         """Refs, optionally of one kind and one tree."""
-        return self.backend.list_refs(kind, tree)
+        return self.backend.refs.list_refs(kind, tree)
 
     def ref_log(self, name: str) -> list[RefMove]:
         """Every move of a ref, oldest first: when, from, to, by whom, why."""
-        if self.backend.get_ref(name) is None and not self.backend.ref_log(name):
-            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
-        return self.backend.ref_log(name)
+        if self.backend.refs.get_ref(name) is None and not self.backend.refs.ref_log(name):
+            raise NotFound("ref", name, self.backend.refs.ref_names_like(name, 10))
+        return self.backend.refs.ref_log(name)
 
     def _ref_or_fail(self, name: str) -> Ref:
-        ref = self.backend.get_ref(name)
+        ref = self.backend.refs.get_ref(name)
         if ref is None:
-            raise NotFound("ref", name, self.backend.ref_names_like(name, 10))
+            raise NotFound("ref", name, self.backend.refs.ref_names_like(name, 10))
         return ref
 
     def _head_of(self, ref: Ref) -> str:

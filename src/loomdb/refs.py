@@ -42,8 +42,8 @@ def move(
     another writer can only have taken by changing the ref since `ref` was read (a move,
     a selection, a deletion). Raise RefConflict then; return the ref as it now is."""
     line = RefMove(ref.seq + 1, ref.name, at or now(), ref.node, new, actor, reason, ref.tree)
-    if not backend.move_ref(line):
-        current = backend.get_ref(ref.name)
+    if not backend.refs.move_ref(line):
+        current = backend.refs.get_ref(ref.name)
         raise RefConflict(ref.name, ref.node, current.node if current else None)
     return Ref(ref.name, ref.kind, ref.tree, new or ref.node, ref.created_at, line.at,
                ref.selections, ref.origin, line.seq)

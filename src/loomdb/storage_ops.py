@@ -50,7 +50,7 @@ class StorageOps(LoomParts):
     def blobs_named(self, blob_ids: Sequence[str]) -> set[str]:
         """Which of these blob ids stored node content names (garbage collection's
         check in its deleting transaction; any mention counts, so it errs on keeping)."""
-        return self.backend.blobs_named(blob_ids)
+        return self.backend.blob_meta.blobs_named(blob_ids)
 
     # == trees, refs and nodes by name or id ========================================
     def tree_settings(self, name: str) -> Tree:
@@ -60,11 +60,11 @@ class StorageOps(LoomParts):
     def tree_by_id(self, tree_id: str, *, stats: bool = False) -> Tree | None:
         """The tree with exactly this id, or None; `stats` adds its node count and last
         change (they read the whole tree)."""
-        return self.backend.get_tree(tree_id, stats=stats)
+        return self.backend.trees.get_tree(tree_id, stats=stats)
 
     def find_ref(self, name: str) -> Ref | None:
         """The ref with exactly this name, or None (`ref` raises NotFound instead)."""
-        return self.backend.get_ref(name)
+        return self.backend.refs.get_ref(name)
 
     def head(self, ref: Ref) -> str:
         """The node a ref shows at its head (its selection for the head's slot, if any)."""
@@ -78,117 +78,115 @@ class StorageOps(LoomParts):
     def anchor(self, node_id: str) -> Anchor | None:
         """What a child of the node is built from (tree, slot, depth, chain hash), without
         its content; None when no such node is stored."""
-        return self.backend.anchor(node_id)
+        return self.backend.nodes.anchor(node_id)
 
     def nodes_by_id(self, ids: Sequence[str]) -> dict[str, Node]:
         """The nodes that exist among `ids`, by id (missing ids are left out)."""
-        return self.backend.get_nodes(list(ids))
+        return self.backend.nodes.get_nodes(list(ids))
 
     def metas(self, ids: Sequence[str]) -> dict[str, Meta]:
         """The overlay (tags, flags, bookmark) of nodes that have one, by id."""
-        return self.backend.get_meta(list(ids))
+        return self.backend.meta.get_meta(list(ids))
 
     def slot_children(self, slot: str) -> list[str]:
         """Nodes continuing any version of `slot`."""
-        return self.backend.children(slot)
+        return self.backend.nodes.children(slot)
 
     def slot_versions(self, slot: str) -> list[str]:
         """Every version of `slot`, the original first."""
-        return self.backend.versions(slot)
+        return self.backend.nodes.versions(slot)
 
     def subtree(self, slot: str) -> list[str]:
         """Every node under `slot` (itself included), versions too."""
-        return self.backend.subtree(slot)
+        return self.backend.nodes.subtree(slot)
 
     def flagged(self, tree: str, flag: str) -> set[str]:
         """Ids of a tree's nodes carrying an overlay flag (`pruned`, `excluded`)."""
-        return self.backend.flagged(tree, flag)
+        return self.backend.meta.flagged(tree, flag)
 
     def all_nodes(self, tree_id: str) -> Iterator[Node]:
         """Every node of a tree by exact id, streamed (`tree_nodes` resolves a name)."""
-        return self.backend.tree_nodes(tree_id)
+        return self.backend.nodes.tree_nodes(tree_id)
 
     def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         """What verification reads of each node of a tree, as stored (streamed)."""
-        return iter(self.backend.chain_rows(tree_id))
+        return iter(self.backend.nodes.chain_rows(tree_id))
 
     def blob_known(self, blob_id: str) -> tuple[int, str] | None:
         """(size, mime type) of a stored blob, or None."""
-        return self.backend.get_blob_meta(blob_id)
+        return self.backend.blob_meta.get_blob_meta(blob_id)
 
     def ref_moves(self, name: str) -> list[RefMove]:
         """Every logged move of a ref, oldest first ([] for an unknown name)."""
-        return self.backend.ref_log(name)
+        return self.backend.refs.ref_log(name)
 
     def node_edges(self, node_id: str) -> list[Edge]:
         """The annotation and link edges touching a node, by exact id."""
-        return self.backend.edges_of(node_id)
+        return self.backend.edges.edges_of(node_id)
 
     # == drafts ======================================================================
     def draft(self, ref_name: str) -> str:
         """The uncommitted text of a session or view ('' when none)."""
-        return self.backend.get_draft(ref_name) or ""
+        return self.backend.drafts.get_draft(ref_name) or ""
 
     def write_draft(self, ref_name: str, text: str) -> None:
         """Replace the draft of a session or view (inside the caller's transaction)."""
-        self.backend.set_draft(ref_name, text, now())
+        self.backend.drafts.set_draft(ref_name, text, now())
 
     # == records =====================================================================
     def record_generation(self, row: Generation) -> None:
         """Store one model call's provenance (request, raw response, usage, latency)."""
-        self.backend.insert_generation(row)
+        self.backend.provenance.insert_generation(row)
 
     def generation(self, gen_id: str) -> Generation | None:
         """A stored generation record by id."""
-        return self.backend.get_generation(gen_id)
+        return self.backend.provenance.get_generation(gen_id)
 
     def record_compaction(self, row: Compaction) -> None:
         """Store what a compaction did (model, tokens before and after, duration)."""
-        self.backend.insert_compaction(row)
+        self.backend.provenance.insert_compaction(row)
 
     def compaction(self, node_id: str) -> Compaction | None:
         """The stored record of a compaction node, or None."""
-        return self.backend.get_compaction(node_id)
+        return self.backend.provenance.get_compaction(node_id)
 
     # == restoring a lossless export (inside the caller's transaction) ===============
     def restore_ref(self, ref: Ref, log: Sequence[RefMove], draft: str | None = None) -> None:
         """Write a ref exactly as exported: its log first (a backend may read a ref's head
         from the last line of its log), then the ref, then its draft."""
         for move in log:
-            self.backend.log_move(move)
-        self.backend.insert_ref(ref, None)
+            self.backend.refs.log_move(move)
+        self.backend.refs.insert_ref(ref, None)
         if draft:
-            self.backend.set_draft(ref.name, draft, ref.created_at)
+            self.backend.drafts.set_draft(ref.name, draft, ref.created_at)
 
     def restore_meta(
         self, node_id: str, tree_id: str, fields: dict[str, Any], tags: Sequence[str]
     ) -> None:
         """Write a node's overlay (flags, label, tags) as exported, without logging."""
-        self.backend.set_meta(node_id, tree_id, fields)
+        self.backend.meta.set_meta(node_id, tree_id, fields)
         if tags:
-            self.backend.add_tags(node_id, tree_id, list(tags))
+            self.backend.meta.add_tags(node_id, tree_id, list(tags))
 
     def restore_edge(self, edge: Edge) -> None:
         """Write an annotation or link edge as exported (its id kept)."""
-        self.backend.insert_edge(edge)
+        self.backend.edges.insert_edge(edge)
 
     def write_tags(self, node_id: str, tree_id: str, tags: Sequence[str]) -> None:
         """Tag a node inside the caller's transaction, without resolving or logging (for
         importers that write a whole tree at once)."""
-        self.backend.add_tags(node_id, tree_id, list(tags))
+        self.backend.meta.add_tags(node_id, tree_id, list(tags))
 
     def write_tree(self, tree: Tree) -> None:
         """Write a tree row as given, inside the caller's transaction (for importers
         that write the root node themselves with `write_node`)."""
         self.check_values(**{"tree.options": tree.options, "tree.lineage": tree.lineage})
-        self.backend.insert_tree(tree)
+        self.backend.trees.insert_tree(tree)
 
     # == forgetting (loomdb.forget) ====================================================
     def forgetting(self) -> ForgetStore:
         """Deletes, redactions and their record on this store (store/forget.py)."""
-        from .store.forget_dialects import for_backend
-
-        return for_backend(self.backend)
+        return self.backend.forget
 
     def drop_memory(self, node_ids: Sequence[str], refs: Sequence[str] = ()) -> None:
         """Forget what this Loom remembers of deleted or redacted nodes and deleted refs

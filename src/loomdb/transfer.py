@@ -41,7 +41,6 @@ from .errors import IntegrityError, InvalidInput
 from .model import Edge, Node, Tree
 from .store import areacopy, areas
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, Backend
-from .store.forget_dialects import for_backend
 
 if TYPE_CHECKING:
     from .loom import Loom
@@ -87,7 +86,7 @@ def copy_store(src: Loom, dst: Loom, *, force: bool = False) -> CopyReport:
     found = areas.recorded(src.backend)  # an area not known here is refused before any write
     report = CopyReport()
     _copy_blobs(src, dst, report)
-    trees = src.backend.list_trees(archived=False) + src.backend.list_trees(archived=True)
+    trees = src.backend.trees.list_trees(archived=False) + src.backend.trees.list_trees(archived=True)
     trees.sort(key=lambda t: (t.created_at, t.id))
     with dst.backend.transaction():
         for tree in trees:
@@ -95,7 +94,7 @@ def copy_store(src: Loom, dst: Loom, *, force: bool = False) -> CopyReport:
         _copy_edges(src.backend, dst.backend, report)
         _copy_refs(src.backend, dst.backend, report)
         # the record of forgetting: redacted contents verify as redactions there too
-        for_backend(dst.backend).restore_record(for_backend(src.backend).record_rows())
+        dst.backend.forget.restore_record(src.backend.forget.record_rows())
         for tree in trees:
             result = dst.verify(tree.id)
             if not result.ok:
@@ -113,8 +112,8 @@ def copy_store(src: Loom, dst: Loom, *, force: bool = False) -> CopyReport:
 
 # -- the parts ------------------------------------------------------------------------
 def _require_empty(backend: Backend) -> None:
-    trees = len(backend.list_trees(archived=False)) + len(backend.list_trees(archived=True))
-    refs = len(backend.list_refs())
+    trees = len(backend.trees.list_trees(archived=False)) + len(backend.trees.list_trees(archived=True))
+    refs = len(backend.refs.list_refs())
     if trees or refs:
         raise InvalidInput(
             "migrate target",
@@ -128,26 +127,26 @@ def _copy_blobs(src: Loom, dst: Loom, report: CopyReport) -> None:
         src.backend, "SELECT id, size, mime_type, created_at FROM blobs ORDER BY id"
     ):
         bid = "sha256:" + bytes(raw_id).hex()
-        if dst.backend.get_blob_meta(bid) is not None and dst.blobs.has(bid):
+        if dst.backend.blob_meta.get_blob_meta(bid) is not None and dst.blobs.has(bid):
             _kept(report, "blobs")
             continue
         data = src.blobs.get(bid)  # verified against its id on the way out
         if dst.blobs.put(data) != bid:
             raise IntegrityError(f"blob {bid}", bid, "a different id at the target")
         with dst.backend.transaction():
-            dst.backend.put_blob_meta(bid, size, mime, created)
+            dst.backend.blob_meta.put_blob_meta(bid, size, mime, created)
         report.blobs += 1
 
 
 def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> None:
-    if dst.get_tree(tree.id, stats=False) is None:
-        dst.insert_tree(tree)
+    if dst.trees.get_tree(tree.id, stats=False) is None:
+        dst.trees.insert_tree(tree)
         report.trees += 1
     else:
         _kept(report, "trees")
     seen_content: set[str] = set()
-    for batch in _batches(_parents_first(src.tree_nodes(tree.id)), _BATCH):
-        there = dst.get_nodes([n.id for n in batch])
+    for batch in _batches(_parents_first(src.nodes.tree_nodes(tree.id)), _BATCH):
+        there = dst.nodes.get_nodes([n.id for n in batch])
         new: list[Node] = []
         bodies: dict[str, bytes | None] = {}
         for node in batch:
@@ -159,7 +158,7 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
                 continue
             body = bodies.get(node.content_id)
             if body is None:
-                body = bodies[node.content_id] = src.get_content(node.content_id)
+                body = bodies[node.content_id] = src.nodes.get_content(node.content_id)
                 if body is None:
                     raise IntegrityError(f"content of node {node.id}", node.content_id,
                                          "nothing (missing in the source)")
@@ -168,25 +167,25 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
                     report.contents += 1
             flags = (HAS_SELECTIONS if node.selections else 0) | (
                 HAS_SOURCES if node.sources else 0)
-            dst.insert_node(node, body, flags)
+            dst.nodes.insert_node(node, body, flags)
             new.append(node)
             report.nodes += 1
             if node.kind == "compaction":
-                row = src.get_compaction(node.id)
-                if row is not None and dst.get_compaction(node.id) is None:
-                    dst.insert_compaction(row)
+                row = src.provenance.get_compaction(node.id)
+                if row is not None and dst.provenance.get_compaction(node.id) is None:
+                    dst.provenance.insert_compaction(row)
                     report.compactions += 1
         _copy_overlay(src, dst, new, report)
     for (gen_id,) in _rows(src, "SELECT id FROM generations WHERE tree_id = ? ORDER BY id",
                            (tree.id,)):
-        gen = src.get_generation(gen_id)
-        if gen is not None and dst.get_generation(gen_id) is None:
-            dst.insert_generation(gen)
+        gen = src.provenance.get_generation(gen_id)
+        if gen is not None and dst.provenance.get_generation(gen_id) is None:
+            dst.provenance.insert_generation(gen)
             report.generations += 1
 
 
 def _copy_overlay(src: Backend, dst: Backend, batch: list[Node], report: CopyReport) -> None:
-    metas = src.get_meta([n.id for n in batch])
+    metas = src.meta.get_meta([n.id for n in batch])
     for node in batch:
         meta = metas.get(node.id)
         if meta is None:
@@ -201,10 +200,10 @@ def _copy_overlay(src: Backend, dst: Backend, batch: list[Node], report: CopyRep
         if meta.excluded:
             fields["excluded"] = 1
         if fields:
-            dst.set_meta(node.id, node.tree, fields)
+            dst.meta.set_meta(node.id, node.tree, fields)
             report.overlays += 1
         if meta.tags:
-            dst.add_tags(node.id, node.tree, meta.tags)
+            dst.meta.add_tags(node.id, node.tree, meta.tags)
             report.tags += len(meta.tags)
 
 
@@ -218,30 +217,30 @@ def _copy_edges(src: Backend, dst: Backend, report: CopyReport) -> None:
         src, "SELECT id, tree_id, type, target_id, created_at FROM edges ORDER BY id"
     ):
         edge = Edge(eid, tree, etype, tuple(sources.get(eid, ())), target, created)
-        if any(e.id == eid for e in dst.edges_of(target)):
+        if any(e.id == eid for e in dst.edges.edges_of(target)):
             _kept(report, "edges")
             continue
-        dst.insert_edge(edge)
+        dst.edges.insert_edge(edge)
         report.edges += 1
 
 
 def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
-    live = src.list_refs()
+    live = src.refs.list_refs()
     names = {ref.name for ref in live}
-    present = {name for name in names if dst.get_ref(name) is not None}
+    present = {name for name in names if dst.refs.get_ref(name) is not None}
     # logs before refs: a backend may read a ref's head from the last line of its log
     for (name,) in _rows(src, "SELECT DISTINCT ref_name FROM ref_log ORDER BY ref_name"):
-        if name in present or (name not in names and dst.ref_log(name)):
+        if name in present or (name not in names and dst.refs.ref_log(name)):
             _kept(report, "ref logs")  # the target has its own history for this name
             continue
-        for move in src.ref_log(name):
-            dst.log_move(move)
+        for move in src.refs.ref_log(name):
+            dst.refs.log_move(move)
             report.moves += 1
     for ref in live:
-        if ref.name not in present and dst.insert_ref(ref, None):
+        if ref.name not in present and dst.refs.insert_ref(ref, None):
             report.refs += 1
             continue
-        there = dst.get_ref(ref.name)
+        there = dst.refs.get_ref(ref.name)
         if there is None or (there.tree, there.node, there.selections) != (
             ref.tree, ref.node, ref.selections
         ):
@@ -255,10 +254,10 @@ def _copy_refs(src: Backend, dst: Backend, report: CopyReport) -> None:
     if drafts and not hasattr(dst, "set_draft"):
         raise InvalidInput("migrate target", "this backend cannot store buffer-mode drafts")
     for name, text, at in drafts:
-        if dst.get_draft(name):
+        if dst.drafts.get_draft(name):
             _kept(report, "drafts")
         else:  # buffer mode's working text of a ref
-            dst.set_draft(name, text, at)
+            dst.drafts.set_draft(name, text, at)
             report.drafts += 1
 
 

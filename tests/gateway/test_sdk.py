@@ -47,7 +47,7 @@ def test_answer_node_keeps_provenance(live: Live) -> None:
     prov = node.provenance or {}
     assert prov["via"] == "gateway" and prov["usage"]["output_tokens"] == reply.usage.completion_tokens
     assert prov["latency_ms"] >= 0 and prov["response_hash"].startswith("sha256:")
-    gen = live.loom.backend.get_generation(prov["generation"])
+    gen = live.loom.backend.provenance.get_generation(prov["generation"])
     assert gen is not None
     request = json.loads(gen["request"])
     assert request["gateway"]["temperature"] == 0.5

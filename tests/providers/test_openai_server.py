@@ -276,7 +276,7 @@ class TestGenerationThroughAServer:
         assert len(result.nodes) == 2 and loom.ref("main").node == result.nodes[0].id
         prov = loom.node(result.nodes[0].id).provenance
         assert prov["provider"] == "openai" and prov["alias"] == "srv"
-        gen = loom.backend.get_generation(prov["generation"])
+        gen = loom.backend.provenance.get_generation(prov["generation"])
         assert json.loads(gen["provider_request"])["model"] == "smollm2"
         assert loom.verify().ok
 
@@ -294,5 +294,5 @@ class TestGenerationThroughAServer:
                         config=self.config(cutting_proxy), keep_partial=True)
         node = loom.node(kept.nodes[0].id)
         assert node.provenance["incomplete"] is True and node.content[0]["text"]
-        assert loom.backend.get_generation(node.provenance["generation"])["status"] == "incomplete"
+        assert loom.backend.provenance.get_generation(node.provenance["generation"])["status"] == "incomplete"
         assert kept.errors and "interrupted" in str(kept.errors[0])

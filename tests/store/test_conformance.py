@@ -55,12 +55,18 @@ def _tempdir() -> tempfile.TemporaryDirectory[str]:
 
 def test_the_suite_fails_a_backend_that_breaks_the_contract() -> None:
     """A backend that keeps a cleared draft fails `test_drafts` and only it."""
+    from loomdb.store.drafts import DraftSQL
     from loomdb.store.sqlite import SQLiteBackend
 
-    class KeepsDrafts(SQLiteBackend):
+    class KeptDrafts(DraftSQL):
         def set_draft(self, ref_name: str, text: str, at: str) -> None:
             if text:
                 super().set_draft(ref_name, text, at)
+
+    class KeepsDrafts(SQLiteBackend):
+        def __init__(self, path: Path) -> None:
+            super().__init__(path)
+            self.drafts = KeptDrafts(self.runner)
 
     class Broken(StorageConformance, unittest.TestCase):
         def make_store(self) -> tuple[Backend, BlobStore]:
@@ -84,13 +90,13 @@ def test_sqlite_locked_by_another_process_is_store_busy(tmp_path: Path) -> None:
     other.execute("BEGIN IMMEDIATE")  # another writer holds the file
     try:
         with pytest.raises(StoreBusy), backend.transaction():
-            backend.insert_tree(_tree("B"))
+            backend.trees.insert_tree(_tree("B"))
     finally:
         other.execute("ROLLBACK")
         other.close()
     with backend.transaction():  # and the store works again afterwards
-        backend.insert_tree(_tree("B"))
-    assert backend.get_tree("B") is not None
+        backend.trees.insert_tree(_tree("B"))
+    assert backend.trees.get_tree("B") is not None
     backend.close()
 
 
@@ -115,11 +121,11 @@ def test_postgres_without_a_free_connection_is_store_busy() -> None:
         try:
             assert inside.wait(30)
             with pytest.raises(StoreBusy):
-                backend.get_tree("x")
+                backend.trees.get_tree("x")
         finally:
             release.set()
             t.join(30)
-        assert backend.get_tree("x") is None
+        assert backend.trees.get_tree("x") is None
         backend.close()
 
 

@@ -223,7 +223,7 @@ def prepare(backend: Backend, area: Area) -> None:
     store that is only read stays untouched)."""
     if area.extensions and dialect_of(backend) == "sqlite":
         for ext in area.extensions:
-            backend.load_extension(ext)  # type: ignore[attr-defined]
+            backend.runner.load_extension(ext)  # type: ignore[attr-defined]
     _ensure(backend, area)
 
 
@@ -235,7 +235,7 @@ def _ensure(backend: Backend, area: Area) -> None:
     ready: set[str] = backend.__dict__.setdefault("_areas_ready", set())
     if area.name in ready:
         return
-    tentative: set[str] = backend._local.__dict__.setdefault("areas_tentative", set())
+    tentative: set[str] = backend.runner._local.__dict__.setdefault("areas_tentative", set())
     if backend.committed():
         tentative.clear()  # the transactions that applied them have ended, either way
     db = Unit(backend)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Collection
-from typing import ClassVar, NamedTuple
+from typing import NamedTuple
 
 from .rows import bytes_to_hex, hex_to_bytes
 from .runner import SqlRunner
@@ -58,14 +58,16 @@ class BlobMetaStore(ABC):
 _NAMED = re.compile(r"sha256:[0-9a-f]{64}")
 
 
-class BlobMetaSQL(SqlRunner, BlobMetaStore):
+class BlobMetaSQL(BlobMetaStore):
     """`BlobMetaStore` over shared SQL."""
 
-    #: the stored content bodies that may name a blob (each dialect keeps them apart)
-    BLOB_BODIES: ClassVar[str]
+    def __init__(self, sql: SqlRunner, bodies: str) -> None:
+        self.sql = sql
+        #: the stored content bodies that may name a blob (each dialect keeps them apart)
+        self.bodies = bodies
 
     def put_blob_meta(self, blob_id: str, size: int, mime_type: str, at: str) -> None:
-        self.q_run(
+        self.sql.q_run(
             "INSERT INTO blobs (id, size, mime_type, created_at) VALUES (?,?,?,?)"
             " ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at"
             " WHERE blobs.created_at < excluded.created_at",
@@ -73,21 +75,21 @@ class BlobMetaSQL(SqlRunner, BlobMetaStore):
         )
 
     def touch_blob_meta(self, blob_id: str, at: str) -> bool:
-        return self.q_run(
+        return self.sql.q_run(
             "UPDATE blobs SET created_at = CASE WHEN created_at < ? THEN ? ELSE created_at END"
             " WHERE id = ?", (at, at, hex_to_bytes(blob_id))) > 0
 
     def get_blob_meta(self, blob_id: str) -> BlobMeta | None:
-        row = self.q_one("SELECT size, mime_type FROM blobs WHERE id = ?",
+        row = self.sql.q_one("SELECT size, mime_type FROM blobs WHERE id = ?",
                          (hex_to_bytes(blob_id),))
         return None if row is None else BlobMeta(row[0], row[1])
 
     def list_blob_meta(self) -> list[tuple[str, int, str]]:
-        rows = self.q_all("SELECT id, size, created_at FROM blobs ORDER BY created_at")
+        rows = self.sql.q_all("SELECT id, size, created_at FROM blobs ORDER BY created_at")
         return [(bytes_to_hex(bytes(r[0])), r[1], r[2]) for r in rows]
 
     def delete_blob_meta(self, blob_id: str, before: str) -> bool:
-        return self.q_one("DELETE FROM blobs WHERE id = ? AND created_at < ? RETURNING id",
+        return self.sql.q_one("DELETE FROM blobs WHERE id = ? AND created_at < ? RETURNING id",
                           (hex_to_bytes(blob_id), before)) is not None
 
     def blobs_named(self, blob_ids: Collection[str]) -> set[str]:
@@ -95,7 +97,7 @@ class BlobMetaSQL(SqlRunner, BlobMetaStore):
         found: set[str] = set()
         if not wanted:
             return found
-        for (body,) in self.q_all(self.BLOB_BODIES):
+        for (body,) in self.sql.q_all(self.bodies):
             found.update(wanted.intersection(_NAMED.findall(body)))
             if found == wanted:
                 break

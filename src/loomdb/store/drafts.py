@@ -24,25 +24,28 @@ class DraftStore(ABC):
         """Store a ref's draft (updated at `at`); an empty text removes it."""
 
 
-class DraftSQL(SqlRunner, DraftStore):
+class DraftSQL(DraftStore):
     """`DraftStore` over shared SQL. SQLite writers already serialize on BEGIN
     IMMEDIATE, so a read-modify-write of a draft inside one transaction is exact;
     PostgreSQL overrides `get_draft` to lock the ref's row."""
 
+    def __init__(self, sql: SqlRunner) -> None:
+        self.sql = sql
+
     def get_draft(self, ref_name: str) -> str | None:
-        row = self.q_one("SELECT text FROM drafts WHERE ref_name = ?", (ref_name,))
+        row = self.sql.q_one("SELECT text FROM drafts WHERE ref_name = ?", (ref_name,))
         return None if row is None else str(row[0])
 
     def set_draft(self, ref_name: str, text: str, at: str) -> None:
         if text:
-            self.q_run(
+            self.sql.q_run(
                 "INSERT INTO drafts (ref_name, text, updated_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (ref_name) DO UPDATE SET text = excluded.text,"
                 " updated_at = excluded.updated_at",
                 (ref_name, text, at),
             )
         else:
-            self.q_run("DELETE FROM drafts WHERE ref_name = ?", (ref_name,))
+            self.sql.q_run("DELETE FROM drafts WHERE ref_name = ?", (ref_name,))
 
 
 class DraftsPostgres(DraftSQL):
@@ -50,7 +53,7 @@ class DraftsPostgres(DraftSQL):
     appending to the same draft inside transactions serialize instead of losing one."""
 
     def get_draft(self, ref_name: str) -> str | None:
-        row = self.q_one(
+        row = self.sql.q_one(
             "SELECT d.text FROM refs r LEFT JOIN drafts d ON d.ref_name = r.name"
             " WHERE r.name = ? FOR UPDATE OF r",
             (ref_name,),

@@ -2,7 +2,7 @@
 the record of both (tables of migration 0006). The interface, and the SQL both
 dialects share; where contents live differs (SQLite stores a body inline in the first
 node that used it, PostgreSQL in `contents`), so each dialect gives the few statements
-that touch bodies (`forget_sqlite.py`, `forget_postgres.py`) and its own way to scrub
+that touch bodies (`sqlite/forget.py`, `postgres/forget.py`) and its own way to scrub
 freed bytes from its files once a forget has committed.
 
 Every method but `scrub` runs inside the caller's transaction: a delete or redaction
@@ -20,7 +20,8 @@ from .rows import bytes_to_hex, hex_to_bytes
 
 if TYPE_CHECKING:
     from ..model import Node
-    from .base import Backend
+    from .nodes import NodeStore
+    from .runner import SqlRunner
 
 #: the canonical body a redacted content keeps: one text block saying so (its content
 #: id stays, so the chain hash of every node holding it still verifies)
@@ -42,9 +43,12 @@ class TreeRow(NamedTuple):
 class ForgetStore(ABC):
     """Deletes, redactions and their record on one backend (see the module docstring)."""
 
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.dialect = backend.dialect
+    #: `sqlite` or `postgres`
+    dialect: str
+
+    def __init__(self, runner: SqlRunner, nodes: NodeStore) -> None:
+        self.runner = runner
+        self.nodes = nodes
 
     # -- helpers ---------------------------------------------------------------------
     def _in(self, column: str, values: Sequence[Any], cast: str = "text") -> Iterator[
@@ -61,7 +65,7 @@ class ForgetStore(ABC):
             yield f"{column} IN ({','.join('?' * len(part))})", part
 
     def _run(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.backend.execute(sql, args)
+        return self.runner.execute(sql, args)
 
     def run(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """One statement on an area's tables (`?` placeholders), in the transaction."""
@@ -168,7 +172,7 @@ class ForgetStore(ABC):
         """Store a redacted node as an export carried it: the tombstone under its own
         content id (any copy of that content stored here is redacted first)."""
         self.redact_content(node.content_id)
-        self.backend.insert_node(node, TOMBSTONE.encode("utf-8"), flags)
+        self.nodes.insert_node(node, TOMBSTONE.encode("utf-8"), flags)
         self.mark_redacted([node.content_id], "content", node.created_at)
 
     def origins(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
@@ -317,5 +321,6 @@ class ForgetStore(ABC):
         (`tables`: area tables it touched too; `needles`: bytes of the erased text,
         looked for where a file may hold stale copies)."""
 
-    def forget_memory(self, ids: Iterable[str]) -> None:  # noqa: B027 (optional hook)
-        """Drop what the backend remembers of deleted nodes (their places)."""
+    def forget_memory(self, ids: Iterable[str]) -> None:
+        """Drop what the store remembers of deleted nodes (their places)."""
+        self.nodes.forget_places(ids)

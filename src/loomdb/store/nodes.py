@@ -1,5 +1,5 @@
 """Nodes, contents, paths and edges: the interface. Their layout and hot paths differ
-per dialect (see sqlite.py and postgres.py), so each backend implements it itself.
+per dialect (see sqlite/nodes.py and postgres/nodes.py), so each backend implements it.
 
 Walks return `PathRow`s, head first: the path of a 10,000-turn thread is the hottest
 read in loomdb, so a path row holds only what path resolution and context need, and
@@ -10,7 +10,7 @@ a fifth of the budget of a context read."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final, TypedDict
 
 from ..model import Anchor, Edge, Node
@@ -124,6 +124,10 @@ class NodeStore(ABC):
     @abstractmethod
     def subtree(self, slot: str) -> list[str]:
         """Every node at or below `slot` (all versions), in one query."""
+
+    def forget_places(self, ids: Iterable[str]) -> None:  # noqa: B027 (optional hook)
+        """Drop what the store remembers of deleted nodes (nothing, unless it keeps a
+        memory of node places, as SQLite's does)."""
 
 
 class EdgeStore(ABC):

@@ -74,16 +74,19 @@ _INSERT_GENERATION = _insert("generations", GENERATION_COLUMNS)
 _INSERT_COMPACTION = _insert("compactions", COMPACTION_COLUMNS)
 
 
-class ProvenanceSQL(SqlRunner, ProvenanceStore):
+class ProvenanceSQL(ProvenanceStore):
     """`ProvenanceStore` over shared SQL."""
+
+    def __init__(self, sql: SqlRunner) -> None:
+        self.sql = sql
 
     def insert_generation(self, gen: Generation) -> None:
         values = [gen[k] for k in GENERATION_COLUMNS]  # type: ignore[literal-required]
         values[GENERATION_COLUMNS.index("response_hash")] = hex_to_bytes(gen["response_hash"])
-        self.q_run(_INSERT_GENERATION, values)
+        self.sql.q_run(_INSERT_GENERATION, values)
 
     def get_generation(self, gen_id: str) -> Generation | None:
-        row = self.q_one(
+        row = self.sql.q_one(
             f"SELECT {', '.join(GENERATION_COLUMNS)} FROM generations WHERE id = ?", (gen_id,))
         if row is None:
             return None
@@ -92,10 +95,10 @@ class ProvenanceSQL(SqlRunner, ProvenanceStore):
         return cast(Generation, out)
 
     def insert_compaction(self, row: Compaction) -> None:
-        self.q_run(_INSERT_COMPACTION, [row[k] for k in COMPACTION_COLUMNS])  # type: ignore[literal-required]
+        self.sql.q_run(_INSERT_COMPACTION, [row[k] for k in COMPACTION_COLUMNS])  # type: ignore[literal-required]
 
     def get_compaction(self, node_id: str) -> Compaction | None:
-        row = self.q_one(
+        row = self.sql.q_one(
             f"SELECT {', '.join(COMPACTION_COLUMNS)} FROM compactions WHERE node_id = ?",
             (node_id,))
         return None if row is None else cast(Compaction, dict(zip(COMPACTION_COLUMNS, row,

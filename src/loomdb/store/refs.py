@@ -79,27 +79,30 @@ def refs_from_rows(rows: Iterable[tuple[Any, ...]]) -> list[Ref]:
     return list(found.values())
 
 
-class RefSQL(SqlRunner, RefStore):
+class RefSQL(RefStore):
     """The parts of `RefStore` that are the same SQL in both dialects."""
 
+    def __init__(self, sql: SqlRunner) -> None:
+        self.sql = sql
+
     def ref_names_like(self, name: str, limit: int) -> list[str]:
-        rows = self.q_all(
+        rows = self.sql.q_all(
             "SELECT name FROM refs WHERE name >= ? AND name < ? ORDER BY name LIMIT ?",
             (name[:2], name[:2] + "\uffff", limit),
         )
         return [r[0] for r in rows]
 
     def delete_ref(self, name: str) -> None:
-        self.q_run("DELETE FROM drafts WHERE ref_name = ?", (name,))
-        self.q_run("DELETE FROM ref_selections WHERE ref_name = ?", (name,))
-        self.q_run("DELETE FROM refs WHERE name = ?", (name,))
+        self.sql.q_run("DELETE FROM drafts WHERE ref_name = ?", (name,))
+        self.sql.q_run("DELETE FROM ref_selections WHERE ref_name = ?", (name,))
+        self.sql.q_run("DELETE FROM refs WHERE name = ?", (name,))
 
     def set_selection(self, name: str, slot: str, version: str | None) -> None:
         if version is None:
-            self.q_run("DELETE FROM ref_selections WHERE ref_name = ? AND slot_id = ?",
+            self.sql.q_run("DELETE FROM ref_selections WHERE ref_name = ? AND slot_id = ?",
                        (name, slot))
         else:
-            self.q_run(
+            self.sql.q_run(
                 "INSERT INTO ref_selections (ref_name, slot_id, version_id) VALUES (?,?,?)"
                 " ON CONFLICT (ref_name, slot_id) DO UPDATE SET version_id = excluded.version_id",
                 (name, slot, version),
@@ -108,7 +111,7 @@ class RefSQL(SqlRunner, RefStore):
     def log_move(self, move: RefMove) -> None:
         # seq counts per ref; writers of one ref are serialized (SQLite: one writer;
         # PostgreSQL: the row lock their compare-and-swap on `refs` holds until commit)
-        self.q_run(
+        self.sql.q_run(
             "INSERT INTO ref_log (ref_name, seq, at, old_node, new_node, actor, reason, tree_id)"
             " VALUES (?, coalesce((SELECT seq FROM ref_log WHERE ref_name = ?"
             " ORDER BY seq DESC LIMIT 1), 0) + 1, ?, ?, ?, ?, ?,"
@@ -121,11 +124,11 @@ class RefSQL(SqlRunner, RefStore):
         # the lines of the ref's own tree (one partition when the store is split by
         # tree); all of the name's lines only when some are elsewhere: the name was
         # deleted and made again in another tree
-        found = self.q_one("SELECT tree_id FROM refs WHERE name = ?", (name,))
-        rows = self.q_all(REF_LOG + " WHERE tree_id = ? AND ref_name = ? ORDER BY seq",
+        found = self.sql.q_one("SELECT tree_id FROM refs WHERE name = ?", (name,))
+        rows = self.sql.q_all(REF_LOG + " WHERE tree_id = ? AND ref_name = ? ORDER BY seq",
                           (found[0], name)) if found else []
         if not rows or rows[0][0] != 1:
-            rows = self.q_all(REF_LOG + " WHERE ref_name = ? ORDER BY seq", (name,))
+            rows = self.sql.q_all(REF_LOG + " WHERE ref_name = ? ORDER BY seq", (name,))
         return current_lines([RefMove(*r) for r in rows])
 
 

@@ -11,13 +11,10 @@ import gc
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..model import Node
-from .nodes import HAS_SELECTIONS, HAS_SOURCES
-
-if TYPE_CHECKING:
-    from .base import Backend
+from .nodes import HAS_SELECTIONS, HAS_SOURCES, NodeStore
 
 #: the order backends select node columns in (content id and body come from `contents`)
 NODE_COLUMNS = (
@@ -44,12 +41,12 @@ def dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def build_nodes(backend: Backend, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
+def build_nodes(store: NodeStore, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
     """Nodes from rows in `NODE_COLUMNS` order, keyed by id, in the rows' order."""
     with_sel = [r[0] for r in rows if r[14] & HAS_SELECTIONS]
     with_src = [r[0] for r in rows if r[14] & HAS_SOURCES]
-    selections = backend.node_selections(with_sel) if with_sel else {}
-    sources = backend.node_sources(with_src) if with_src else {}
+    selections = store.node_selections(with_sel) if with_sel else {}
+    sources = store.node_sources(with_src) if with_src else {}
     out: dict[str, Node] = {}
     for r in rows:
         out[r[0]] = Node(

@@ -59,14 +59,16 @@ def tree_from_row(row: tuple[Any, ...]) -> Tree:
     )
 
 
-class TreeSQL(SqlRunner, TreeStore):
-    """`TreeStore` over shared SQL; a dialect gives `TREE_STATS`, the select of
+class TreeSQL(TreeStore):
+    """`TreeStore` over shared SQL; a dialect gives `stats`, the select of
     `TREE_COLUMNS` plus count and latest time from `trees t`."""
 
-    TREE_STATS: str
+    def __init__(self, sql: SqlRunner, stats: str) -> None:
+        self.sql = sql
+        self.stats = stats
 
     def insert_tree(self, tree: Tree) -> None:
-        self.q_run(
+        self.sql.q_run(
             "INSERT INTO trees (id, title, mode, system, options, root_id, lineage, created_at,"
             " updated_at, archived_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (tree.id, tree.title, tree.mode, tree.system, dumps(tree.options or None),
@@ -74,13 +76,13 @@ class TreeSQL(SqlRunner, TreeStore):
         )
 
     def get_tree(self, tree_id: str, *, stats: bool = True) -> Tree | None:
-        select = self.TREE_STATS if stats else TREE_COLUMNS + " NULL, NULL FROM trees t "
-        row = self.q_one(select + "WHERE t.id = ?", (tree_id,))
+        select = self.stats if stats else TREE_COLUMNS + " NULL, NULL FROM trees t "
+        row = self.sql.q_one(select + "WHERE t.id = ?", (tree_id,))
         return None if row is None else tree_from_row(row)
 
     def list_trees(self, archived: bool = False) -> list[Tree]:
         cond = "t.archived_at IS NOT NULL" if archived else "t.archived_at IS NULL"
-        rows = self.q_all(self.TREE_STATS + f"WHERE {cond} ORDER BY t.created_at DESC, t.id")
+        rows = self.sql.q_all(self.stats + f"WHERE {cond} ORDER BY t.created_at DESC, t.id")
         return [tree_from_row(r) for r in rows]
 
     def update_tree(self, tree_id: str, fields: dict[str, Any]) -> None:
@@ -88,10 +90,10 @@ class TreeSQL(SqlRunner, TreeStore):
         if bad:
             raise InvalidInput("tree", f"unknown field {bad[0]!r}")
         sets = ", ".join(f"{TREE_FIELDS[k]} = ?" for k in fields)
-        self.q_run(f"UPDATE trees SET {sets} WHERE id = ?", (*fields.values(), tree_id))
+        self.sql.q_run(f"UPDATE trees SET {sets} WHERE id = ?", (*fields.values(), tree_id))
 
     def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
-        rows = self.q_all(
+        rows = self.sql.q_all(
             "SELECT id FROM trees WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
             (prefix, prefix + "\uffff", limit),
         )

@@ -1,6 +1,7 @@
-"""The storage conformance suite: each area interface of `Backend`, called directly,
-behaves the same on every backend (the library's own tests cover them again through
-the Loom), and a transaction belongs to its thread.
+"""The storage conformance suite: each area store of a `Backend` (`backend.trees`,
+`backend.nodes`, `backend.refs`...), called directly, behaves the same on every
+backend (the library's own tests cover them again through the Loom), and a
+transaction belongs to its thread.
 
 A mixin, as dulwich's `ObjectStoreTests` is: a backend's test class subclasses it with
 `unittest.TestCase` and gives `make_store`, a fresh, empty store. The suite migrates
@@ -20,8 +21,15 @@ from ..blobs import BlobStore
 from ..errors import InvalidInput
 from ..model import RefMove, Tree
 from ..store.base import Backend
-from ..store.blobmeta import BlobMeta
-from ..store.provenance import Compaction, Generation
+from ..store.blobmeta import BlobMeta, BlobMetaStore
+from ..store.drafts import DraftStore
+from ..store.forget import ForgetStore
+from ..store.nodes import EdgeStore, NodeStore
+from ..store.overlay import MetaStore
+from ..store.provenance import Compaction, Generation, ProvenanceStore
+from ..store.refs import RefStore
+from ..store.runner import SqlRunner
+from ..store.trees import TreeStore
 
 AT = "2026-01-01T00:00:00.000Z"
 HASH = "sha256:" + "ab" * 32
@@ -65,26 +73,41 @@ class StorageConformance:
         """The front door over the store under test (for what needs nodes written)."""
         return Loom(self.backend, self.blobs)
 
+    # == the composition ============================================================
+    def test_the_backend_is_its_area_stores_over_one_runner(self) -> None:
+        b = self.backend
+        stores = {"trees": TreeStore, "nodes": NodeStore, "edges": EdgeStore,
+                  "meta": MetaStore, "refs": RefStore, "provenance": ProvenanceStore,
+                  "drafts": DraftStore, "blob_meta": BlobMetaStore, "forget": ForgetStore}
+        for name, interface in stores.items():
+            assert isinstance(getattr(b, name), interface), f"backend.{name} is no {interface.__name__}"
+        assert isinstance(b.runner, SqlRunner)
+        with b.transaction():
+            assert not b.committed() and not b.runner.committed()
+            with b.transaction():  # a nested one joins
+                b.trees.insert_tree(tree("T1"))
+        assert b.committed() and b.trees.get_tree("T1") is not None
+
     # == trees ======================================================================
     def test_trees_round_trip_list_update_prefix(self) -> None:
         b = self.backend
         with b.transaction():
-            b.insert_tree(tree("T1", "one"))
-            b.insert_tree(tree("T2", "two"))
-        got = b.get_tree("T1")
+            b.trees.insert_tree(tree("T1", "one"))
+            b.trees.insert_tree(tree("T2", "two"))
+        got = b.trees.get_tree("T1")
         assert got is not None and (got.title, got.nodes, got.options) == ("one", 0, {})
         with b.transaction():
-            b.update_tree("T1", {"title": "uno", "archived_at": AT})
-        again = b.get_tree("T1", stats=False)
+            b.trees.update_tree("T1", {"title": "uno", "archived_at": AT})
+        again = b.trees.get_tree("T1", stats=False)
         assert again is not None and again.title == "uno"
-        assert [t.id for t in b.list_trees()] == ["T2"]
-        assert [t.id for t in b.list_trees(archived=True)] == ["T1"]
-        assert b.tree_ids_with_prefix("T", 10) == ["T1", "T2"]
-        assert b.get_tree("nope") is None
+        assert [t.id for t in b.trees.list_trees()] == ["T2"]
+        assert [t.id for t in b.trees.list_trees(archived=True)] == ["T1"]
+        assert b.trees.tree_ids_with_prefix("T", 10) == ["T1", "T2"]
+        assert b.trees.get_tree("nope") is None
 
     def test_trees_an_unknown_field_is_refused(self) -> None:
         with refused(InvalidInput):
-            self.backend.update_tree("T1", {"mode": "buffer"})
+            self.backend.trees.update_tree("T1", {"mode": "buffer"})
 
     # == overlay ====================================================================
     def test_overlay_meta_tags_and_flags(self) -> None:
@@ -92,44 +115,44 @@ class StorageConformance:
         ids = [f"N{i:04d}" for i in range(1000)]  # more than one SQLite chunk
         with b.transaction():
             for nid in ids:
-                b.set_meta(nid, "T", {"pruned": 1})
-            b.set_meta("N0001", "T", {"label": "x", "bookmarked": 1})
-            b.add_tags("N0001", "T", ["b", "a", "a"])
-            b.add_tags("N0999", "T", ["z"])
-            b.remove_tags("N0001", ["b", "missing"])
-        meta = b.get_meta([*ids, "absent"])
+                b.meta.set_meta(nid, "T", {"pruned": 1})
+            b.meta.set_meta("N0001", "T", {"label": "x", "bookmarked": 1})
+            b.meta.add_tags("N0001", "T", ["b", "a", "a"])
+            b.meta.add_tags("N0999", "T", ["z"])
+            b.meta.remove_tags("N0001", ["b", "missing"])
+        meta = b.meta.get_meta([*ids, "absent"])
         assert len(meta) == 1000 and "absent" not in meta
         assert (meta["N0001"].label, meta["N0001"].bookmarked, meta["N0001"].tags) == (
             "x", True, ("a",))
         assert meta["N0999"].tags == ("z",) and meta["N0999"].pruned
-        assert b.flagged("T", "pruned") == set(ids)
-        assert b.flagged("T", "excluded") == set()
+        assert b.meta.flagged("T", "pruned") == set(ids)
+        assert b.meta.flagged("T", "excluded") == set()
         with refused(InvalidInput):
-            b.set_meta("N0001", "T", {"chain_hash": "x"})
+            b.meta.set_meta("N0001", "T", {"chain_hash": "x"})
         with refused(InvalidInput):
-            b.flagged("T", "bookmarked")
+            b.meta.flagged("T", "bookmarked")
 
     # == refs =======================================================================
     def test_refs_selections_log_names_and_delete(self) -> None:
         b = self.backend
         _, root = self.loom().new_tree("hi", session="main")
         with b.transaction():
-            b.set_selection("main", "S1", "V1")
-            b.set_selection("main", "S1", "V2")  # an upsert
-            b.set_selection("main", "S2", "V3")
-            b.set_selection("main", "S2", None)
-            b.log_move(RefMove(0, "main", AT, root.id, root.id, "t", "copied"))
-            b.set_draft("main", "draft text", AT)
-        ref = b.get_ref("main")
+            b.refs.set_selection("main", "S1", "V1")
+            b.refs.set_selection("main", "S1", "V2")  # an upsert
+            b.refs.set_selection("main", "S2", "V3")
+            b.refs.set_selection("main", "S2", None)
+            b.refs.log_move(RefMove(0, "main", AT, root.id, root.id, "t", "copied"))
+            b.drafts.set_draft("main", "draft text", AT)
+        ref = b.refs.get_ref("main")
         assert ref is not None and ref.selections == {"S1": "V2"}
-        log = b.ref_log("main")
+        log = b.refs.ref_log("main")
         assert [m.seq for m in log] == list(range(1, len(log) + 1))
         assert log[-1].reason == "copied"
-        assert b.ref_names_like("mainly", 5) == ["main"]
+        assert b.refs.ref_names_like("mainly", 5) == ["main"]
         with b.transaction():
-            b.delete_ref("main")
-        assert b.get_ref("main") is None and b.get_draft("main") is None
-        assert b.ref_log("main") == log  # the log outlives the ref
+            b.refs.delete_ref("main")
+        assert b.refs.get_ref("main") is None and b.drafts.get_draft("main") is None
+        assert b.refs.ref_log("main") == log  # the log outlives the ref
 
     # == provenance, drafts, blobs ==================================================
     def test_provenance_and_blob_rows_round_trip(self) -> None:
@@ -145,25 +168,25 @@ class StorageConformance:
             "created_at": AT,
         }
         with b.transaction():
-            b.insert_generation(gen)
-            b.insert_compaction(comp)
-            b.put_blob_meta(HASH, 12, "text/plain", AT)
-            b.put_blob_meta(HASH, 99, "image/png", AT)  # known: kept as it was
-        assert b.get_generation("G1") == gen
-        assert b.get_compaction("N1") == comp
-        assert b.get_generation("G2") is None and b.get_compaction("N2") is None
-        assert b.get_blob_meta(HASH) == BlobMeta(12, "text/plain")
-        assert b.get_blob_meta("sha256:" + "00" * 32) is None
+            b.provenance.insert_generation(gen)
+            b.provenance.insert_compaction(comp)
+            b.blob_meta.put_blob_meta(HASH, 12, "text/plain", AT)
+            b.blob_meta.put_blob_meta(HASH, 99, "image/png", AT)  # known: kept as it was
+        assert b.provenance.get_generation("G1") == gen
+        assert b.provenance.get_compaction("N1") == comp
+        assert b.provenance.get_generation("G2") is None and b.provenance.get_compaction("N2") is None
+        assert b.blob_meta.get_blob_meta(HASH) == BlobMeta(12, "text/plain")
+        assert b.blob_meta.get_blob_meta("sha256:" + "00" * 32) is None
 
     def test_drafts(self) -> None:
         b = self.backend
         with b.transaction():
-            b.set_draft("s", "one", AT)
-            b.set_draft("s", "two", AT)
-        assert b.get_draft("s") == "two"
+            b.drafts.set_draft("s", "one", AT)
+            b.drafts.set_draft("s", "two", AT)
+        assert b.drafts.get_draft("s") == "two"
         with b.transaction():
-            b.set_draft("s", "", AT)
-        assert b.get_draft("s") is None
+            b.drafts.set_draft("s", "", AT)
+        assert b.drafts.get_draft("s") is None
 
     # == threads ====================================================================
     def _other_thread(self, body: Callable[[threading.Event, threading.Event], Any]
@@ -182,16 +205,16 @@ class StorageConformance:
 
         def writer(inside: threading.Event, release: threading.Event) -> None:
             with b.transaction():
-                b.insert_tree(tree("W"))
+                b.trees.insert_tree(tree("W"))
                 inside.set()
                 release.wait(WAIT)
 
         t, _, release = self._other_thread(writer)
-        seen = [b.committed(), b.get_tree("W")]  # no transaction here; not committed yet
+        seen = [b.committed(), b.trees.get_tree("W")]  # no transaction here; not committed yet
         release.set()
         t.join(WAIT)
         assert seen == [True, None]
-        assert b.get_tree("W") is not None
+        assert b.trees.get_tree("W") is not None
 
     def test_a_rolled_back_write_is_never_seen(self) -> None:
         b = self.backend
@@ -199,7 +222,7 @@ class StorageConformance:
         def writer(inside: threading.Event, release: threading.Event) -> None:
             try:
                 with b.transaction():
-                    b.insert_tree(tree("R"))
+                    b.trees.insert_tree(tree("R"))
                     inside.set()
                     release.wait(WAIT)
                     raise RuntimeError("roll back")
@@ -207,7 +230,7 @@ class StorageConformance:
                 pass
 
         t, _, release = self._other_thread(writer)
-        assert b.get_tree("R") is None
+        assert b.trees.get_tree("R") is None
         release.set()
         t.join(WAIT)
-        assert b.get_tree("R") is None
+        assert b.trees.get_tree("R") is None

@@ -9,15 +9,24 @@ it, so the older page images that held the text leave the WAL file too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from .forget import TOMBSTONE, ForgetStore
-from .rows import bytes_to_hex, hex_to_bytes
+from ..forget import TOMBSTONE, ForgetStore
+from ..nodes import NodeStore
+from ..rows import bytes_to_hex, hex_to_bytes
+from ..runner import SqlRunner
 
 
 class SQLiteForget(ForgetStore):
     """See the module docstring."""
+
+    dialect = "sqlite"
+
+    def __init__(self, runner: SqlRunner, nodes: NodeStore, path: Path) -> None:
+        super().__init__(runner, nodes)
+        self.path = path
 
     def begin(self) -> None:
         """Zero what is freed from here on, on this thread's connection."""
@@ -110,25 +119,12 @@ class SQLiteForget(ForgetStore):
         return int(self._run("PRAGMA wal_checkpoint(TRUNCATE)")[0][0])
 
     def _found(self, needles: Sequence[bytes]) -> bool:
-        path = getattr(self.backend, "path", None)
-        if path is None:
-            return False
         import mmap
 
-        with open(path, "rb") as fh:
+        with open(self.path, "rb") as fh:
             try:
                 data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except ValueError:  # an empty file
                 return False
             with data:
                 return any(data.find(n) >= 0 for n in needles)
-
-    def forget_memory(self, ids: Iterable[str]) -> None:
-        # the backend's memory of node places (a deleted node has none any more)
-        places = getattr(self.backend, "_places", None)
-        lock = getattr(self.backend, "_places_lock", None)
-        if places is None or lock is None:
-            return
-        with lock:
-            for node_id in ids:
-                places.pop(node_id, None)

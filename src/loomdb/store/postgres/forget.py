@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .forget import TOMBSTONE, ForgetStore
-from .rows import bytes_to_hex, hex_to_bytes
+from ..forget import TOMBSTONE, ForgetStore
+from ..rows import bytes_to_hex, hex_to_bytes
 
 #: the core tables a forget deletes from or rewrites (areas add their own)
 TABLES = ("nodes", "contents", "generations", "node_sources", "node_selections", "edges",
@@ -24,6 +24,8 @@ TABLES = ("nodes", "contents", "generations", "node_sources", "node_selections",
 
 class PostgresForget(ForgetStore):
     """See the module docstring."""
+
+    dialect = "postgres"
 
     #: extra tables to vacuum (area tables the caller touched)
     also: tuple[str, ...] = ()

@@ -1,0 +1,294 @@
+"""PostgreSQL's nodes: contents in their own table, walks as one recursive statement.
+
+Semantics mirror `sqlite/nodes.py` row for row (same results, same order). Node ids
+are unique in the store, but the primary keys carry tree_id (Citus can distribute by
+tree, see docs/postgres.md), so `insert_node` refuses a known id itself. A store split
+by tree (`partitions=N`, partitions.py) pins walk, children and subtree to the node's
+tree, so each prunes to one partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ...errors import InvalidInput
+from ...model import Anchor, Node
+from ..nodes import DEPTH, HAS_SELECTIONS, HAS_SOURCES, ChainRow, NodeStore, PathRow
+from ..refs import REF_LOG
+from ..rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
+from .connections import Connections
+
+_PAGE = 2000
+
+_NODE_COLS = (
+    "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
+    "n.author, n.source, n.content_id, c.body, n.options, n.cache, n.flags, n.tokens, "
+    "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
+)
+_PATH_COLS = "n.id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache, n.flags"
+_WALK_COLS = (
+    "id, tree_id, parent_id, slot_id, depth, role, kind, options, cache, flags, tokens, "
+    "total_tokens"
+)
+_BODY = "(SELECT c.body FROM contents c WHERE c.id = n.content_id)"
+# The created-from chain, head first, in one statement: each step is one probe of the
+# primary key (id, tree_id) for the parent and one of contents' for its body. Bodies
+# are fetched inside the recursion so the plan stays index-driven however the
+# planner sizes the chain; a node whose content row is missing is left out of the
+# result (the chain continues past it), as in the SQLite backend. The recursion yields
+# the chain head first; `walk` checks that order instead of sorting on the server (a
+# sort of 10k bodies spills past work_mem).
+_WALK = (
+    f"WITH RECURSIVE w({_WALK_COLS}, body) AS ("
+    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
+    f" FROM nodes n WHERE n.id = %s{{pin}}"
+    f" UNION ALL"
+    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
+    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}})"
+    f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
+    f" FROM w WHERE body IS NOT NULL"
+)
+_PUT_CONTENT = "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING"
+_CHILDREN = (
+    "SELECT id FROM nodes WHERE parent_slot = %s AND edited_from IS NULL"
+    " ORDER BY created_at, id"
+)
+_LEAVES = (
+    "SELECT n.id FROM nodes n WHERE n.tree_id = %s AND NOT EXISTS"
+    " (SELECT 1 FROM nodes c WHERE c.parent_slot = n.slot_id AND c.tree_id = n.tree_id)"
+    " ORDER BY n.created_at, n.id"
+)
+#: pinned to the node's tree, in a store split by tree (partitions.py): one partition
+_PIN = " AND n.tree_id = %s"
+_WALK_PINNED = _WALK.format(pin=_PIN, rpin=_PIN)
+_CHILDREN_PINNED = (
+    "SELECT id FROM nodes WHERE parent_slot = %s AND tree_id = %s AND edited_from IS NULL"
+    " ORDER BY created_at, id"
+)
+#: the hot reads by name, for `explain` (tests and tools check their plans)
+HOT_QUERIES = {"walk": _WALK.format(pin="", rpin=""), "children": _CHILDREN, "leaves": _LEAVES,
+               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED,
+               "ref_log_pinned": REF_LOG.replace("?", "%s")
+               + " WHERE tree_id = %s AND ref_name = %s ORDER BY seq"}
+
+
+class PostgresNodes(NodeStore):
+    """`NodeStore` on PostgreSQL; see the module docstring."""
+
+    def __init__(self, connections: Connections) -> None:
+        self.c = connections
+
+    # -- content ---------------------------------------------------------------------
+    def get_content(self, content_id: str) -> bytes | None:
+        row = self.c.fetch_one("SELECT body FROM contents WHERE id = %s", (hex_to_bytes(content_id),))
+        return None if row is None else row[0].encode("utf-8")
+
+    # -- nodes -----------------------------------------------------------------------
+    def insert_node(self, node: Node, body: bytes, flags: int) -> None:
+        content = (hex_to_bytes(node.content_id), body.decode("utf-8"))
+        values: tuple[Any, ...] = (
+            node.id, node.tree, node.parent, node.slot, node.parent, node.tree, node.edited_from,
+            node.depth, node.role, node.kind, node.author, node.source,
+            hex_to_bytes(node.content_id), dumps(node.options), int(node.cache), flags,
+            node.tokens, node.total_tokens, dumps(node.provenance), dumps(node.origin),
+            node.created_at, hex_to_bytes(node.chain_hash),
+        )
+        # the parent's slot is read in the same statement; a node id already used in
+        # any tree is refused (the keys alone only make it unique within a tree)
+        select = (
+            "SELECT %s, %s, %s, %s, (SELECT p.slot_id FROM nodes p WHERE p.id = %s"
+            " AND p.tree_id = %s), %s, %s::integer, %s, %s, %s, %s, %s::bytea, %s,"
+            " %s::integer, %s::integer, %s::integer, %s::bigint, %s, %s, %s, %s::bytea"
+        )
+        if self.c.citus:  # Citus plans no subquery inside an INSERT: read the slot first
+            self.c.run(_PUT_CONTENT, content)
+            row = self.c.fetch_one("SELECT slot_id FROM nodes WHERE id = %s AND tree_id = %s",
+                            (node.parent, node.tree)) if node.parent else None
+            values = (*values[:4], row[0] if row else None, *values[6:])
+            sql = f"INSERT INTO nodes VALUES ({', '.join(['%s'] * len(values))})"
+        else:
+            # the content goes in the same statement (one round trip per node)
+            sql = (f"WITH c AS ({_PUT_CONTENT}) INSERT INTO nodes {select}"
+                   " WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id = %s)")
+            values = (*content, *values, node.id)
+        if not self.c.run(sql, values).rowcount:
+            raise InvalidInput(f"node {node.id}", "a node with this id is already in the store")
+        if node.sources:
+            self.c.run_many(
+                "INSERT INTO node_sources VALUES (%s,%s,%s,%s,%s)",
+                [(node.id, node.tree, i, src, role) for i, (src, role) in enumerate(node.sources)],
+            )
+        if node.selections:
+            self.c.run_many(
+                "INSERT INTO node_selections VALUES (%s,%s,%s,%s)",
+                [(node.id, node.tree, slot, ver) for slot, ver in node.selections.items()],
+            )
+
+    def anchor(self, node_id: str) -> Anchor | None:
+        row = self.c.fetch_one(
+            "SELECT id, tree_id, slot_id, depth, total_tokens, chain_hash FROM nodes WHERE id = %s",
+            (node_id,),
+        )
+        return None if row is None else Anchor(
+            row[0], row[1], row[2], row[3], row[4], bytes_to_hex(row[5]))
+
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
+        if not ids:
+            return {}
+        rows = self.c.fetch_all(
+            f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
+            " WHERE n.id = ANY(%s::text[])",
+            (list(ids),),
+        )
+        return self._nodes(rows)
+
+    def _nodes(self, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
+        return build_nodes(self, rows)
+
+    def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        rows = self.c.fetch_all(
+            "SELECT id FROM nodes WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
+            (prefix, prefix + "\uffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    def _tree_of(self, node_id: str) -> str | None:
+        row = self.c.fetch_one("SELECT tree_id FROM nodes WHERE id = %s", (node_id,))
+        return None if row is None else row[0]
+
+    def walk(self, node_id: str) -> list[PathRow]:
+        if not (self.c.citus or self.c.split):
+            rows = self.c.fetch_all(_WALK.format(pin="", rpin=""), (node_id,))
+        else:
+            tree = self._tree_of(node_id)
+            if tree is None:
+                return []
+            if self.c.split:  # every step in the tree's partition
+                rows = self.c.fetch_all(_WALK_PINNED, (node_id, tree, tree))
+            else:
+                rows = self.c.fetch_all(_WALK.format(pin=_PIN, rpin=""), (node_id, tree))
+        if not all(a[DEPTH] > b[DEPTH] for a, b in zip(rows, rows[1:], strict=False)):
+            rows.sort(key=lambda r: -r[DEPTH])  # depth strictly decreases from the head
+        return rows
+
+    def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
+        if not ids:
+            return {}
+        rows = self.c.fetch_all(
+            f"SELECT {_PATH_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
+            " WHERE n.id = ANY(%s::text[])",
+            (list(ids),),
+        )
+        return {r[0]: r for r in rows}
+
+    def node_selections(self, ids: Sequence[str]) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        if not ids:
+            return out
+        for node, slot, version in self.c.fetch_all(
+            "SELECT node_id, slot_id, version_id FROM node_selections"
+            " WHERE node_id = ANY(%s::text[]) ORDER BY node_id, slot_id",
+            (list(ids),),
+        ):
+            out.setdefault(node, {})[slot] = version
+        return out
+
+    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        out: dict[str, list[tuple[str, str]]] = {}
+        if not ids:
+            return out
+        for node, source, role in self.c.fetch_all(
+            "SELECT node_id, source_id, role FROM node_sources"
+            " WHERE node_id = ANY(%s::text[]) ORDER BY node_id, position",
+            (list(ids),),
+        ):
+            out.setdefault(node, []).append((source, role))
+        return out
+
+    def children(self, slot: str) -> list[str]:
+        if self.c.split:
+            tree = self._tree_of(slot)
+            rows = self.c.fetch_all(_CHILDREN_PINNED, (slot, tree)) if tree else []
+            return [r[0] for r in rows]
+        rows = self.c.fetch_all(_CHILDREN, (slot,))
+        return [r[0] for r in rows]
+
+    def versions(self, slot: str) -> list[str]:
+        rows = self.c.fetch_all(
+            "SELECT id FROM (SELECT id, 0 AS k, '' AS at FROM nodes WHERE id = %s"
+            " UNION ALL SELECT id, 1, created_at FROM nodes"
+            " WHERE slot_id = %s AND edited_from IS NOT NULL) v ORDER BY k, at, id",
+            (slot, slot),
+        )
+        return [r[0] for r in rows]
+
+    def leaves(self, tree_id: str) -> list[str]:
+        rows = self.c.fetch_all(_LEAVES, (tree_id,))
+        return [r[0] for r in rows]
+
+    def branch_points(self, tree_id: str) -> list[str]:
+        rows = self.c.fetch_all(
+            "SELECT p.id FROM nodes p JOIN (SELECT parent_slot FROM nodes"
+            " WHERE tree_id = %s AND parent_slot IS NOT NULL AND edited_from IS NULL"
+            " GROUP BY parent_slot HAVING count(*) >= 2) b ON p.id = b.parent_slot"
+            " WHERE p.tree_id = %s AND p.edited_from IS NULL ORDER BY p.created_at, p.id",
+            (tree_id, tree_id),
+        )
+        return [r[0] for r in rows]
+
+    def _pages(self, cols: str, join: str, tree_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """A tree's nodes by creation in pages (keyset on the tree index): no cursor is
+        held open between pages, so callers may run other queries while iterating."""
+        sql = (
+            f"SELECT {cols} FROM nodes n {join} c ON c.id = n.content_id WHERE n.tree_id = %s"
+            " AND (n.created_at, n.id) > (%s, %s) ORDER BY n.created_at, n.id LIMIT %s"
+        )
+        after = ("", "")
+        while True:
+            batch = self.c.fetch_all(sql, (tree_id, *after, _PAGE))
+            if not batch:
+                return
+            yield batch
+            if len(batch) < _PAGE:
+                return
+            after = (batch[-1][-1], batch[-1][0])
+
+    def tree_nodes(self, tree_id: str) -> Iterator[Node]:
+        for batch in self._pages(_NODE_COLS + ", n.created_at", "JOIN contents", tree_id):
+            yield from self._nodes([r[:-1] for r in batch]).values()
+
+    def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
+        cols = (
+            "n.id, n.parent_id, n.content_id, c.body, n.created_at, n.author, n.role,"
+            " n.kind, n.edited_from, n.options, n.provenance, n.chain_hash, n.flags, n.created_at"
+        )
+        for batch in self._pages(cols, "LEFT JOIN contents", tree_id):
+            sources = self.node_sources([r[0] for r in batch if r[12] & HAS_SOURCES])
+            selections = self.node_selections([r[0] for r in batch if r[12] & HAS_SELECTIONS])
+            for r in batch:
+                yield {
+                    "id": r[0], "parent": r[1], "content_id": bytes_to_hex(r[2]),
+                    "body": None if r[3] is None else r[3].encode("utf-8"),
+                    "created_at": r[4], "author": r[5], "role": r[6], "kind": r[7],
+                    "edited_from": r[8], "options": r[9], "provenance": r[10],
+                    "chain_hash": bytes_to_hex(r[11]), "sources": sources.get(r[0], []),
+                    "selections": selections.get(r[0], {}),
+                }
+
+    def subtree(self, slot: str) -> list[str]:
+        pin, args = "", [slot]
+        if self.c.citus or self.c.split:  # stay inside one shard or partition: pin every scan
+            tree = self._tree_of(slot)
+            if tree is None:
+                return []
+            pin, args = " AND {t}.tree_id = %s", [slot, tree, tree, tree]
+        rows = self.c.fetch_all(
+            "WITH RECURSIVE s(slot) AS (SELECT %s::text COLLATE \"C\" UNION"
+            f" SELECT n.slot_id FROM nodes n JOIN s ON n.parent_slot = s.slot{pin.format(t='n')})"
+            f" SELECT n.id FROM s JOIN nodes n ON n.id = s.slot{pin.format(t='n')} UNION ALL"
+            " SELECT v.id FROM s JOIN nodes v ON v.slot_id = s.slot AND v.edited_from IS NOT NULL"
+            f"{pin.format(t='v')}",
+            args,
+        )
+        return [r[0] for r in rows]
