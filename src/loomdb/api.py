@@ -24,12 +24,19 @@ from .model import Node
 if TYPE_CHECKING:
     from . import buffer as B
     from .chat import Turn
+    from .front import Door
+    from .front.collections import Collections
+    from .front.documents import Documents
+    from .front.forget import Agents, Forget, Gc
+    from .front.links import References, Search
+    from .front.runtime import Runtime
     from .generation import Generated, Stream
     from .interop.report import ImportReport, Outcome
     from .interop.watch import Watcher
     from .providers.config import ModelSpec, ProvidersConfig
     from .transfer import CopyReport
     from .treeview import TreeView
+    from .users import Access
 
 At = str | Position
 Progress = Any  # (report, bytes read, total bytes) -> None; see interop.importer
@@ -106,7 +113,94 @@ class Buffer:
 
 
 class Loom(CoreLoom):
-    """A store of branching conversations with every service loomdb offers."""
+    """A store of branching conversations with every service loomdb offers.
+
+    `loom.as_(caller)` acts for a caller (see `loomdb.front`): `loom.as_(user).documents
+    .commit(...)`. The Loom's own area objects (`loom.documents`, `loom.collections`,
+    `loom.references`, `loom.search`, `loom.forget`, `loom.gc`, `loom.agents`) act for
+    the local operator, who sees the whole store, as the CLI does."""
+
+    _runtime: Runtime | None = None
+
+    @property
+    def runtime(self) -> Runtime:
+        """How models and programs are reached (`loomdb.front.runtime`): given by the
+        edge that opened the store; the default reaches the built-in models."""
+        if self._runtime is None:
+            from .front.runtime import Runtime
+
+            self._runtime = Runtime()
+        return self._runtime
+
+    @runtime.setter
+    def runtime(self, value: Runtime) -> None:
+        self._runtime = value
+        self.__dict__.pop("_door", None)
+
+    @property
+    def operator(self) -> Access:
+        """The local operator as a caller: sees and may use the whole store."""
+        return self._door.caller
+
+    def as_(self, caller: Access, *, runtime: Runtime | None = None) -> Door:
+        """Every area's operations acting for `caller` (`users.Everyone`, the operator;
+        `users.Owner`, a user), under `runtime` (default: this Loom's)."""
+        from .front import Door
+
+        return Door(caller, runtime or self.runtime)
+
+    @cached_property
+    def _door(self) -> Door:
+        from .front import Door
+        from .users import Everyone
+
+        return Door(Everyone(self), self.runtime)
+
+    def _with(self, config: ProvidersConfig | None,
+              environ: Mapping[str, str] | None) -> Door:
+        """The operator's door, with a call's own config or environment if it gives one."""
+        if config is None and environ is None:
+            return self._door
+        from dataclasses import replace
+
+        rt = self.runtime
+        return self.as_(self.operator, runtime=replace(
+            rt, config=config or rt.config, environ=rt.environ if environ is None else environ))
+
+    @property
+    def documents(self) -> Documents:
+        """Versioned documents (`loomdb.front.documents`), for the operator."""
+        return self._door.documents
+
+    @property
+    def collections(self) -> Collections:
+        """Collections of items pointing at any address, for the operator."""
+        return self._door.collections
+
+    @property
+    def references(self) -> References:
+        """Links between any two addresses, and backlinks, for the operator."""
+        return self._door.references
+
+    @property
+    def search(self) -> Search:
+        """Search by words or meaning: `loom.search("words", mode="hybrid")`."""
+        return self._door.search
+
+    @property
+    def forget(self) -> Forget:
+        """Delete, redact, and the record of forgetting, for the operator."""
+        return self._door.forget
+
+    @property
+    def gc(self) -> Gc:
+        """Garbage collection of contents and blobs nothing reachable uses."""
+        return self._door.gc
+
+    @property
+    def agents(self) -> Agents:
+        """Tool calls waiting for a person: list, approve, deny."""
+        return self._door.agents
 
     @cached_property
     def buffer(self) -> Buffer:
@@ -131,16 +225,9 @@ class Loom(CoreLoom):
         """N alternatives per model at `at` as sibling nodes with provenance; a session
         moves to the first (buffer trees commit their draft first). Then, when the
         session moved and its options ask for it, the thread is compacted."""
-        from . import buffer  # noqa: F401  (registers buffer trees' own way to generate)
-        from .generation import generate_at
-
-        result = generate_at(
-            self, at, models=models, n=n, max_tokens=max_tokens, stream=stream,
-            config=config, environ=environ, keep_partial=keep_partial, options=options,
-        )
-        if auto_compact and result.moved and result.session:
-            self.maybe_compact(result.session, config=config, environ=environ)
-        return result
+        return self._with(config, environ).nodes.generate(
+            at, models=models, n=n, max_tokens=max_tokens, stream=stream,
+            keep_partial=keep_partial, options=options, auto_compact=auto_compact)
 
     def chat_session(self, at: str | None = None, session: str | None = None) -> str:
         """The session a chat extends: `at` if it names one, else one forked there; with
@@ -210,12 +297,8 @@ class Loom(CoreLoom):
         completion; with `budget`, fitted to it (`strategy`) with `tokens` added. The
         context is what a model is sent there (`agents.threads.context_at`: a persona's
         system prompt, a subagent's inherited parent path), the same on every edge."""
-        from .agents.threads import context_at
-        from .formats import request
-
-        return request(self, at, format=format, model=model, budget=budget, strategy=strategy,
-                       options=options, config=config, environ=environ,
-                       normalized=context_at(self, at, options))
+        return self._with(config, environ).nodes.context(
+            at, format=format, model=model, budget=budget, strategy=strategy, options=options)
 
     def models(self, config: ProvidersConfig | None = None) -> list[ModelSpec]:
         """Every model alias known: the built-ins and those of the providers config."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -92,8 +93,11 @@ def generate(
     keep_partial: bool = False,
     options: dict[str, Any] | None = None,
     mode: str | None = None,
+    lock: AbstractContextManager[Any] = nullcontext(),
 ) -> Generated:
-    """N alternatives per model at `at`, stored as sibling nodes with their provenance."""
+    """N alternatives per model at `at`, stored as sibling nodes with their provenance;
+    `lock` is held while the models are asked (one in-process model call at a time in
+    a server), never while the store is written."""
     from .errors import InvalidInput
     from .providers.clients import complete_many
 
@@ -104,10 +108,11 @@ def generate(
     specs = pick_models(loom, models, ctx, config, environ)
     tree = loom.tree_settings(pos.tree)
     mode = mode or ("completion" if tree.mode == "buffer" else None)
-    results = complete_many(
-        [(spec, ctx) for spec in specs], n, max_tokens=max_tokens, stream=stream,
-        blob_reader=loom.blob, environ=environ, return_exceptions=True, mode=mode,
-    )
+    with lock:
+        results = complete_many(
+            [(spec, ctx) for spec in specs], n, max_tokens=max_tokens, stream=stream,
+            blob_reader=loom.blob, environ=environ, return_exceptions=True, mode=mode,
+        )
     answers: list[Completion] = []
     errors: list[ProviderError] = []
     for result in results:

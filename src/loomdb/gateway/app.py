@@ -38,7 +38,8 @@ from .convert import finish_reason, tool_call
 from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
 if TYPE_CHECKING:
-    from ..loom import Loom
+    from ..api import Loom
+    from ..front import Runtime
     from ..providers.config import ProvidersConfig
 
 log = logging.getLogger(__name__)
@@ -96,10 +97,15 @@ def gateway_router(
     environ: Mapping[str, str] | None = None,
     clients: ClientFactory | None = None,
     limits: Limits | None = None,
+    runtime: Runtime | None = None,
 ) -> APIRouter:
-    """The `/v1` routes over one Loom (mount into any FastAPI app); `limits` bound what
-    a request may ask for (default: the Loom's)."""
-    gw = Gateway(loom, config=config, environ=environ, clients=clients, limits=limits)
+    """The `/v1` routes over one Loom (mount into any FastAPI app), under `runtime`
+    (default: the Loom's; `config`, `environ` override its parts); `limits` bound what
+    a request may ask for (default: the runtime's, else the Loom's)."""
+    rt = runtime or loom.runtime
+    gw = Gateway(loom, config=config or rt.config,
+                 environ=rt.environ if environ is None else environ, clients=clients,
+                 limits=limits or rt.limits)
     router = APIRouter(tags=["openai-compatible gateway"])
 
     @router.get("/v1/models")

@@ -15,6 +15,7 @@ from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
+from ..front import Runtime
 from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
 from . import docs, errors
@@ -41,17 +42,22 @@ UPLOADS = frozenset({"/api/import"})
 
 def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
                environ: Mapping[str, str] | None = None,
-               trust: Trust | None = None) -> FastAPI:
+               trust: Trust | None = None, runtime: Runtime | None = None) -> FastAPI:
     """The app serving a Loom, or the store at a folder or URL (opened here, closed when
-    the app stops). `config` is the providers config generation uses (default: the
-    built-in models); `environ` where API keys are read (default: the process's);
-    `trust` the hosts it answers to and the limits of what it takes (`loomdb.guard`;
-    default: the loopback names and the Loom's limits)."""
+    the app stops). `runtime` is how its callers' operations reach models (default:
+    the Loom's), or give its parts: `config` the providers config generation uses
+    (default: the built-in models), `environ` where API keys are read (default: the
+    process's); `trust` the hosts it answers to and the limits of what it takes
+    (`loomdb.guard`; default: the loopback names and the Loom's limits). HTTP callers
+    may name only the served models (`Runtime.serving`)."""
     owned = not isinstance(loom_or_url, Loom)
     loom = loom_or_url if isinstance(loom_or_url, Loom) else Loom.open(loom_or_url)
     trust = trust or Trust(limits=loom.limits)
-    state = ServerState(loom, owned=owned, config=config, environ=environ,
-                        limits=trust.limits)
+    base = runtime or loom.runtime
+    if config is not None or environ is not None:
+        base = replace(base, config=config or base.config,
+                       environ=base.environ if environ is None else environ)
+    state = ServerState(loom, owned=owned, runtime=base.serving(trust.limits))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -71,8 +77,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
                    search.router, gc.router, forget.router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
-    app.include_router(gateway_router(loom, config=config, environ=environ,
-                                      limits=trust.limits),
+    app.include_router(gateway_router(loom, runtime=state.runtime),
                        dependencies=[Depends(_gateway_allowed)], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     docs.install(app)

@@ -1,40 +1,35 @@
-"""What the app holds between requests: the Loom, how to reach models, who is asking.
+"""What the app holds between requests: the Loom, its runtime, who is asking.
 
 One Loom serves every worker thread (the store gives each thread its own connection
 and binds each transaction to its thread), so requests run side by side; only the
-in-process model is called one request at a time.
+in-process model is called one request at a time (the runtime's lock). A route asks
+for the caller's `Door` (`loomdb.front`): every operation there acts for that caller.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
 
-from fastapi import Request
+from fastapi import Depends, Request
 
 from ..api import Loom
-from ..limits import Limits
+from ..front import Door, Runtime
 from ..users import Access, Everyone, Owner, authenticate, has_users
 from .errors import Unauthorized
 
 
 class ServerState:
-    """The Loom served, the providers config, and who may use it."""
+    """The Loom served, the runtime its callers' operations run under, and who may use it."""
 
-    def __init__(self, loom: Loom, *, owned: bool, config: Any = None,
-                 environ: Mapping[str, str] | None = None,
-                 limits: Limits | None = None) -> None:
+    def __init__(self, loom: Loom, *, owned: bool, runtime: Runtime | None = None) -> None:
         self.loom = loom
+        #: HTTP callers may name only the served models, within the guard's limits
+        self.runtime = runtime or loom.runtime.serving()
         #: what callers may send (the guard's limits: the store's, or the operator's)
-        self.limits = limits or loom.limits
+        self.limits = self.runtime.limits or loom.limits
         self.owned = owned  # opened by the app from a URL: closed when it stops
-        self.config = config
-        self.environ = environ
-        self.model_lock = threading.Lock()  # one in-process model call at a time
         self._users_seen = False
         self._no_users_until = 0.0
 
@@ -49,11 +44,6 @@ class ServerState:
         self._users_seen = has_users(self.loom)
         self._no_users_until = now + 1.0
         return self._users_seen
-
-    @contextmanager
-    def using(self) -> Iterator[Loom]:
-        """The Loom, for one request's work (a block, so the routes read alike)."""
-        yield self.loom
 
     def access_for(self, authorization: str | None, client: str | None) -> Access:
         """The caller's view of the store: everyone's (no users, loopback only) or one user's."""
@@ -102,3 +92,20 @@ def access(request: Request) -> Access:
     on the event loop starved the other connections and cut concurrent throughput."""
     client = request.client.host if request.client else None
     return state_of(request).access_for(request.headers.get("authorization"), client)
+
+
+def door(request: Request, who: Access = Depends(access)) -> Door:
+    """Dependency: every operation acting for the caller, under the app's runtime."""
+    state = state_of(request)
+    return state.loom.as_(who, runtime=state.runtime)
+
+
+def operator_door(why: str) -> Callable[[Request], Door]:
+    """Dependency for what only the operator does (a garbage collection sees every
+    user's things): the operator's door where the store is one person's, else refused
+    without asking for a token, saying `why`."""
+    def operator(request: Request) -> Door:
+        state = state_of(request)
+        return state.loom.as_(single_user(request, why), runtime=state.runtime)
+
+    return operator

@@ -1,4 +1,4 @@
-"""Who may see what: every read and write of the HTTP API goes through an Access.
+"""Who may see what: every operation of the front door acts for an Access (`loom.as_`).
 
 `Everyone` is the single-user store (no users exist): all trees are visible. `Owner`
 is one user: a tree is visible only when the users area records them as its owner,
@@ -8,7 +8,7 @@ unknown name would be, so a user cannot even learn that it exists.
 Documents and collections are owned the same way, by id (`user_documents`,
 `user_collections`); their names stay unique in the whole store, as in the library.
 This area sits below the documents and collections areas, so it knows their ids
-only: the HTTP layer maps names and addresses to ids (`loomdb.server.areas`).
+only: the front door maps names and addresses to ids (`loomdb.front.sight`).
 """
 
 from __future__ import annotations

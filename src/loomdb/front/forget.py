@@ -1,0 +1,108 @@
+"""Forgetting, garbage collection and the agents' approvals for a caller
+(`loom.forget`, `loom.gc`, `loom.agents`).
+
+A name is resolved against the caller first: another user's node is the same NotFound
+as an unknown one, and a forget that would reach another user's trees (shared
+content) is refused. A garbage collection looks at every user's things at once, so
+only the operator runs it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from ..forget import service as F
+from ..gc import service as G
+from .base import AreaDoor
+
+#: the most lines of the record one read answers
+MAX_LOG = F.MAX_LOG
+#: what a collection keeps by default: anything newer than an hour
+DEFAULT_GRACE = G.DEFAULT_GRACE
+
+if TYPE_CHECKING:
+    from ..agents.approvals import Pending
+    from ..agents.loop import Turn
+
+
+class Forget(AreaDoor):
+    """Delete, redact, and the record of forgetting."""
+
+    def delete(self, address: str, *, force: bool = False,
+               reason: str | None = None) -> F.Forgotten:
+        """Delete a node and everything created from it, or `tree:ID` whole (refs at or
+        below it refuse it unless `force`, which deletes them too)."""
+        if address.startswith("tree:"):
+            return self.delete_tree(address[len("tree:"):], force=force, reason=reason)
+        node = self.sight.position(address).node if self.sight.shared else None
+        return F.delete(self.loom, address, node=node, force=force, reason=reason,
+                        actor=self.sight.actor, within=self._within())
+
+    def delete_tree(self, tree: str, *, force: bool = False,
+                    reason: str | None = None) -> F.Forgotten:
+        """Delete a whole tree (its refs too with `force`)."""
+        address = f"tree:{self.sight.tree(tree).id}" if self.sight.shared else f"tree:{tree}"
+        return F.delete(self.loom, address, force=force, reason=reason,
+                        actor=self.sight.actor, within=self._within())
+
+    def redact(self, headish: str, *, reason: str | None = None) -> F.Forgotten:
+        """Erase a node's content everywhere it is stored; it stays as a tombstone."""
+        node = self.sight.position(headish).node if self.sight.shared else None
+        return F.redact(self.loom, headish, node=node, reason=reason,
+                        actor=self.sight.actor, within=self._within())
+
+    def log(self, *, tree: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The record of forgetting, newest first (the lines about trees the caller sees)."""
+        return F.log(self.loom, limit=limit, tree=tree, within=self._within())
+
+    def _within(self) -> F.Within | None:
+        return self.sight.visible if self.sight.shared else None
+
+
+class Gc(AreaDoor):
+    """Garbage collection: contents and blobs nothing reachable uses."""
+
+    def collect(self, *, dry_run: bool = False,
+                grace: timedelta = G.DEFAULT_GRACE) -> dict[str, int]:
+        """Delete (or with `dry_run`, count) what nothing reachable uses, keeping
+        anything newer than `grace`."""
+        self.sight.operator_only("garbage collection sees every user's things: "
+                                 "the store's operator runs `loomdb gc`")
+        return G.collect(self.loom, dry_run=dry_run, grace=grace)
+
+
+class Agents(AreaDoor):
+    """Tool calls waiting for a person: listed and decided on the caller's trees only."""
+
+    def pending(self, *, include_running: bool = False) -> list[Pending]:
+        """Calls waiting for a decision, oldest first."""
+        from ..agents import approvals as A
+
+        found = A.pending(self.loom, include_running=include_running)
+        if not self.sight.shared:
+            return found
+        keep = self.sight.visible({p.tree for p in found})
+        return [p for p in found if p.tree in keep]
+
+    def approve(self, node: str, *, by: str | None = None) -> Turn:
+        """Run a pending call's tools and resume its turn."""
+        from ..agents import approvals as A
+
+        rt = self.runtime
+        return A.approve(self.loom, self._call(node), by=by or self.sight.actor,
+                         config=rt.config, environ=rt.environ, tools=rt.tools)
+
+    def deny(self, node: str, *, reason: str | None = None, by: str | None = None) -> Turn:
+        """Refuse a pending call; the turn resumes so the model reads the refusal."""
+        from ..agents import approvals as A
+
+        rt = self.runtime
+        return A.deny(self.loom, self._call(node), reason=reason, by=by or self.sight.actor,
+                      config=rt.config, environ=rt.environ, tools=rt.tools)
+
+    def _call(self, node: str) -> str:
+        """The waiting node, resolved against what the caller sees."""
+        return self.sight.position(node).node if self.sight.shared else node
+
+
+__all__ = ["DEFAULT_GRACE", "MAX_LOG", "Agents", "Forget", "Gc"]

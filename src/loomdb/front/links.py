@@ -1,0 +1,76 @@
+"""References and search for a caller (`loom.references`, `loom.search`): both ends of
+a link must be things the caller sees, and what they list is only what the caller sees
+(see `loomdb.front.sight`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..references import service as R
+from ..search import service as S
+from .base import AreaDoor
+from .sight import Seen
+
+#: the most hits one search answers
+MAX_LIMIT = S.MAX_LIMIT
+
+
+class References(AreaDoor):
+    """Links between any two addresses, and backlinks."""
+
+    def link(self, src: str, dst: str, type: str = "link") -> dict[str, Any]:
+        """Reference `dst` from `src`: between two nodes the core's edge, between any
+        other addresses a reference of any type that backlinks find."""
+        seen = Seen(self.sight)
+        return R.link(self.loom, self.sight.address(src, seen),
+                      self.sight.address(dst, seen), type)
+
+    def backlinks(self, entity: str) -> list[dict[str, Any]]:
+        """Everything that references `entity` among what the caller sees (a reference
+        whose end is gone is marked `dangling`)."""
+        if not self.sight.shared:
+            return R.backlinks(self.loom, entity)
+        seen = Seen(self.sight)
+        entity = self.sight.address(entity, seen)
+        return [x for x in R.backlinks(self.loom, entity)
+                if seen.address(x["from"]) and seen.address(x["to"])]
+
+
+class Search(AreaDoor):
+    """Messages, document revisions and collection items by words or meaning:
+    `loom.search("words", mode="hybrid", tree=..., kind=...)`."""
+
+    def __call__(self, text: str, *, tree: str | None = None, role: str | None = None,
+                 author: str | None = None, tag: str | None = None,
+                 kind: str | None = None, limit: int = 20,
+                 mode: str = "text") -> list[dict[str, Any]]:
+        """Hits among what the caller sees, best first (`{"entity", "kind", "tree"?,
+        "snippet", "score"}`)."""
+        return self.query(S.Query(text, tree, role, author, tag, kind, limit, mode))
+
+    def query(self, q: S.Query) -> list[dict[str, Any]]:
+        """As the call, for a query made whole. A user's tree filter is resolved
+        against their trees first. The index ranks the whole store, so a user's hits
+        are fetched ever deeper (up to the `MAX_LIMIT` best of the store) until
+        `q.limit` of theirs are found."""
+        if not self.sight.shared:
+            return S.search(self.loom, q)
+        if q.tree is not None:
+            q = replace(q, tree=self.sight.tree(q.tree).id)
+        seen = Seen(self.sight)
+        fetch = q.limit
+        while True:
+            hits = S.search(self.loom, replace(q, limit=fetch))
+            kept = seen.hits(hits)
+            if len(kept) >= q.limit or len(hits) < fetch or fetch >= S.MAX_LIMIT:
+                return kept[: q.limit]
+            fetch = min(fetch * 4, S.MAX_LIMIT)
+
+    def reindex(self) -> int:
+        """Embed every entry again (the operator's: it reads the whole store); how many."""
+        self.sight.operator_only("reindexing reads the whole store")
+        return S.reindex(self.loom)
+
+
+__all__ = ["MAX_LIMIT", "References", "Search"]

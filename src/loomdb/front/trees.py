@@ -1,0 +1,169 @@
+"""Trees and refs for a caller (`loom.as_(caller).trees`, `.refs`): list, create,
+export, import, verify; sessions, views and bookmarks. A user lists, reads and writes
+only their trees, and the refs on them."""
+
+from __future__ import annotations
+
+import builtins
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..errors import InvalidInput, NotFound, TooLarge
+from ..model import Node, Ref, RefMove, Tree
+from .base import AreaDoor
+
+if TYPE_CHECKING:
+    from ..interop.report import ImportReport, Outcome
+
+
+class Trees(AreaDoor):
+    """Whole conversations."""
+
+    def list(self, *, archived: bool = False) -> builtins.list[Tree]:
+        """The caller's trees, newest first."""
+        return self.sight.trees(archived=archived)
+
+    def get(self, name: str) -> Tree:
+        """A tree by id, prefix or any headish in it."""
+        return self.sight.tree(name)
+
+    def new(self, text: Any, *, system: str | None = None, session: str | None = None,
+            mode: str = "dialogue", title: str | None = None) -> tuple[Tree, Node]:
+        """A tree with its first message (and a session at it when named), the caller's."""
+        with self.sight.atomic():
+            tree, node = self.loom.new_tree(text, system=system, session=session, mode=mode,
+                                            title=title)
+            self.sight.claim([tree.id])
+        return tree, node
+
+    def export(self, name: str, out: TextIO, *, format: str = "json",
+               paths: str = "leaves") -> int:
+        """One tree into a text stream, in a format other tools (or loomdb) read back."""
+        from ..interop.export import export
+
+        return export(self.loom, out, target=self.get(name).id, format=format, paths=paths)
+
+    def verify(self) -> dict[str, Any]:
+        """The hash chain of every tree the caller sees: `{"ok", "checked", "broken"}`."""
+        if not self.sight.shared:
+            return dict(self.loom.verify().to_json())
+        ok, checked, broken = True, 0, []
+        for tree in self.sight.every_tree():
+            part = self.loom.verify(tree.id).to_json()
+            ok, checked = ok and part["ok"], checked + part["checked"]
+            broken += part["broken"]
+        return {"ok": ok, "checked": checked, "broken": broken}
+
+    def import_upload(self, path: str, filename: str, format: str = "auto") -> ImportReport:
+        """Every conversation of an uploaded export file, one tree each, the caller's.
+
+        An upload reads no other file (`files=None`: a dataset's images named by path
+        are not read, each a warning) and is held to the store's upload limit. Each
+        conversation's trees are recorded as the caller's inside that conversation's
+        own transaction; a file that would grow another user's tree is refused before
+        anything is written, and one that grew meanwhile rolls its conversation back."""
+        lm = self.loom
+        if os.path.getsize(path) > lm.limits.upload:
+            raise TooLarge("upload", f"over the limit of {lm.limits.upload} bytes "
+                           "(LOOMDB_LIMIT_UPLOAD); nothing was imported")
+        if self.sight.shared:
+            self._refuse_foreign(trees_in_file(path, format, lm))
+        report = lm_import(lm, path, format, self._claiming())
+        with self.sight.atomic():
+            self.sight.who.record_import(filename, report.to_json())
+        return report
+
+    def _claiming(self) -> Callable[[Outcome], None]:
+        """Run inside each imported conversation's transaction: a new tree becomes the
+        caller's there and then; one that grew must already be theirs (else the
+        conversation rolls back)."""
+        sight = self.sight
+
+        def claim(outcome: Outcome) -> None:
+            with sight.atomic():
+                if outcome.created:
+                    sight.claim([outcome.tree])
+                elif not sight.sees_tree(outcome.tree):
+                    raise InvalidInput("import", "this conversation belongs to another user "
+                                       "of this store; it was not imported")
+        return claim
+
+    def _refuse_foreign(self, tree_ids: set[str]) -> None:
+        """Refuse (before writing anything) an import that would grow another user's tree."""
+        for tid in sorted(tree_ids):
+            if self.sight.sees_tree(tid):
+                continue
+            try:
+                self.loom.tree(tid)
+            except NotFound:
+                continue  # new: it will be the caller's
+            raise InvalidInput("import", "this file holds conversations another user of "
+                               "this store imported; nothing was imported")
+
+
+def lm_import(lm: Any, path: str, format: str,
+              in_unit: Callable[[Outcome], None]) -> ImportReport:
+    """The import driver with the subagent lineage recorder (as `Loom.import_file`)."""
+    from ..agents.subagents import record_imported
+    from ..interop.importer import import_file
+
+    return import_file(lm, path, format, on_spawn=lambda spawned: record_imported(lm, spawned),
+                       files=None, in_unit=in_unit)
+
+
+def trees_in_file(path: str, format: str, lm: Any) -> set[str]:
+    """The ids of the trees an import of `path` would write or grow. Imported ids derive
+    from the source, so the same export imported by two users names the same trees.
+    Read as an upload is: no file besides it, within the store's limits."""
+    from ..interop import native
+    from ..interop.detect import FORMATS
+    from ..interop.importer import NATIVE, open_export
+    from ..interop.model import ParseError
+    from ..interop.writer import tree_id_for
+
+    fmt, inp = open_export(path, format, files=None, limits=lm.limits)
+    if fmt == NATIVE:
+        return {str(doc["tree"]["id"]) for _, doc in native.read_units(inp)
+                if isinstance(doc, dict) and isinstance(doc.get("tree"), dict)
+                and isinstance(doc["tree"].get("id"), str)}
+    return {tree_id_for(conv) for conv in FORMATS[fmt](inp)
+            if not isinstance(conv, ParseError) and conv.messages}
+
+
+class Refs(AreaDoor):
+    """Sessions, views and bookmarks: a user's are those on their trees."""
+
+    def list(self, kind: str | None = None, tree: str | None = None) -> builtins.list[Ref]:
+        """The caller's refs (of one kind, of one tree)."""
+        tree_id = self.sight.tree(tree).id if tree else None
+        return self.sight.who.refs(kind, tree_id)
+
+    def get(self, name: str) -> Ref:
+        """Where a ref points."""
+        return self.sight.ref(name)
+
+    def create(self, at: str, name: str, *, kind: str = "session") -> Ref:
+        """A session (a fork when `at` is an existing node), a view, or a bookmark at `at`."""
+        pos = self.sight.position(at)
+        if kind == "bookmark":
+            return self.loom.bookmark(pos, name)
+        return self.loom.fork(pos, name, kind=kind)
+
+    def log(self, name: str) -> builtins.list[RefMove]:
+        """Every move of a ref: when, from, to, by whom, why (the lines of this ref
+        only, even if the name was made again for another tree)."""
+        ref = self.sight.ref(name)
+        return [m for m in self.loom.ref_log(name) if m.tree in (ref.tree, None)]
+
+    def select(self, name: str, node: str) -> Ref:
+        """Make a session or view use a given version of a slot."""
+        self.sight.ref(name)
+        return self.loom.select(name, self.sight.position(node))
+
+    def delete(self, name: str) -> None:
+        """Delete a ref (its nodes stay): the ref checked, not one made since."""
+        self.loom.delete_ref(name, expect=self.sight.ref(name))
+
+
+__all__ = ["Refs", "Trees", "trees_in_file"]
