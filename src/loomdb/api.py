@@ -25,9 +25,10 @@ if TYPE_CHECKING:
     from . import buffer as B
     from .chat import Turn
     from .front import Door
+    from .front.agents import Agents
     from .front.collections import Collections
     from .front.documents import Documents
-    from .front.forget import Agents, Forget, Gc
+    from .front.forget import Forget, Gc
     from .front.links import References, Search
     from .front.runtime import Runtime
     from .generation import Generated, Stream

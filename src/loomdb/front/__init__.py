@@ -25,10 +25,11 @@ from .runtime import Runtime
 from .sight import Sight
 
 if TYPE_CHECKING:
+    from .agents import Agents
     from .buffer import BufferDoor
     from .collections import Collections
     from .documents import Documents
-    from .forget import Agents, Forget, Gc
+    from .forget import Forget, Gc
     from .links import References, Search
     from .nodes import Nodes
     from .trees import Refs, Trees
@@ -105,7 +106,7 @@ class Door:
 
     @cached_property
     def agents(self) -> Agents:
-        from .forget import Agents
+        from .agents import Agents
 
         return Agents(self.sight, self.runtime)
 

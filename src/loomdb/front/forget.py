@@ -1,5 +1,4 @@
-"""Forgetting, garbage collection and the agents' approvals for a caller
-(`loom.forget`, `loom.gc`, `loom.agents`).
+"""Forgetting and garbage collection for a caller (`loom.forget`, `loom.gc`).
 
 A name is resolved against the caller first: another user's node is the same NotFound
 as an unknown one, and a forget that would reach another user's trees (shared
@@ -9,7 +8,7 @@ only the operator runs it."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..forget import service as F
 from ..gc import service as G
@@ -19,10 +18,6 @@ from .base import AreaDoor
 MAX_LOG = F.MAX_LOG
 #: what a collection keeps by default: anything newer than an hour
 DEFAULT_GRACE = G.DEFAULT_GRACE
-
-if TYPE_CHECKING:
-    from ..agents.approvals import Pending
-    from ..agents.loop import Turn
 
 
 class Forget(AreaDoor):
@@ -71,38 +66,4 @@ class Gc(AreaDoor):
         return G.collect(self.loom, dry_run=dry_run, grace=grace)
 
 
-class Agents(AreaDoor):
-    """Tool calls waiting for a person: listed and decided on the caller's trees only."""
-
-    def pending(self, *, include_running: bool = False) -> list[Pending]:
-        """Calls waiting for a decision, oldest first."""
-        from ..agents import approvals as A
-
-        found = A.pending(self.loom, include_running=include_running)
-        if not self.sight.shared:
-            return found
-        keep = self.sight.visible({p.tree for p in found})
-        return [p for p in found if p.tree in keep]
-
-    def approve(self, node: str, *, by: str | None = None) -> Turn:
-        """Run a pending call's tools and resume its turn."""
-        from ..agents import approvals as A
-
-        rt = self.runtime
-        return A.approve(self.loom, self._call(node), by=by or self.sight.actor,
-                         config=rt.config, environ=rt.environ, tools=rt.tools)
-
-    def deny(self, node: str, *, reason: str | None = None, by: str | None = None) -> Turn:
-        """Refuse a pending call; the turn resumes so the model reads the refusal."""
-        from ..agents import approvals as A
-
-        rt = self.runtime
-        return A.deny(self.loom, self._call(node), reason=reason, by=by or self.sight.actor,
-                      config=rt.config, environ=rt.environ, tools=rt.tools)
-
-    def _call(self, node: str) -> str:
-        """The waiting node, resolved against what the caller sees."""
-        return self.sight.position(node).node if self.sight.shared else node
-
-
-__all__ = ["DEFAULT_GRACE", "MAX_LOG", "Agents", "Forget", "Gc"]
+__all__ = ["DEFAULT_GRACE", "MAX_LOG", "Forget", "Gc"]

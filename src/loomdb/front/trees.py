@@ -44,6 +44,18 @@ class Trees(AreaDoor):
 
         return export(self.loom, out, target=self.get(name).id, format=format, paths=paths)
 
+    def outline(self, name: str, *, preview: int = 200) -> dict[str, Any]:
+        """A tree, its nodes (the first `preview` characters of their text), the
+        sessions on it and its leaves."""
+        from ..content import plain_text
+
+        tree, lm = self.get(name), self.loom
+        nodes = [{"id": n.id, "parent": n.parent, "role": n.role, "author": n.author,
+                  "text": plain_text(n.content)[:preview]} for n in lm.tree_nodes(tree.id)]
+        sessions = [{"name": r.name, "node": r.node} for r in lm.refs("session", tree.id)]
+        return {**tree.to_json(), "node_list": nodes, "sessions": sessions,
+                "leaves": lm.leaves(tree.id)}
+
     def verify(self) -> dict[str, Any]:
         """The hash chain of every tree the caller sees: `{"ok", "checked", "broken"}`."""
         if not self.sight.shared:
@@ -142,6 +154,15 @@ class Refs(AreaDoor):
     def get(self, name: str) -> Ref:
         """Where a ref points."""
         return self.sight.ref(name)
+
+    def session(self, name: str) -> dict[str, Any]:
+        """A session: where it points, and the conversation up to there (each node in
+        the one shape of `loomdb.shapes`)."""
+        from .. import shapes
+
+        ref, lm = self.sight.ref(name), self.loom
+        path = lm.nodes(lm.path(self.sight.position(ref.name)))
+        return {**ref.to_json(), "nodes": [shapes.node_json(n, lm.meta(n.id)) for n in path]}
 
     def create(self, at: str, name: str, *, kind: str = "session") -> Ref:
         """A session (a fork when `at` is an existing node), a view, or a bookmark at `at`."""
