@@ -59,13 +59,15 @@ def serve(db: str, port: int) -> None:
     from fastapi.responses import Response
 
     import loomdb
+    from loomdb.front import Runtime
     from loomdb.gateway import create_gateway_app
     from loomdb.providers.config import ModelSpec, ProvidersConfig
 
     loom = loomdb.open(db)
     spec = ModelSpec(name="instant", kind="local", model="instant")
     model = Instant()
-    app = create_gateway_app(loom, config=ProvidersConfig(models={"instant": spec}),
+    runtime = Runtime(config=ProvidersConfig(models={"instant": spec}))
+    app = create_gateway_app(loom, runtime=runtime,
                              clients=lambda _spec: model)
 
     @app.middleware("http")

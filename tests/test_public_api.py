@@ -76,6 +76,9 @@ def test_the_front_door_offers_every_service() -> None:
         "chat_session", "chat_turn", "compact", "maybe_compact", "models", "import_file",
         "export", "export_file", "copy_to", "tree_view", "fork", "view", "set_ref", "ref",
         "refs", "ref_log", "undo", "delete_ref", "buffer", "edges",
+        # the area objects of the front door, acting for the operator, and for a caller
+        "documents", "collections", "references", "search", "forget", "gc", "agents",
+        "as_", "operator", "runtime",
     ]
     for name in wanted:
         member = inspect.getattr_static(loomdb.Loom, name)

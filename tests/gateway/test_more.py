@@ -96,13 +96,14 @@ def refusing_upstream() -> Iterator[str]:
 def test_upstream_errors_pass_through_and_write_nothing(loom: Loom, refusing_upstream: str) -> None:
     import openai
 
+    from loomdb.front import Runtime
     from loomdb.gateway import create_gateway_app
     from loomdb.providers.config import parse_config
 
     config = parse_config({"models": {"cloud": {
         "provider": "openai", "model": "gpt-x", "base_url": refusing_upstream,
         "api_key_env": "", "max_retries": 0}}})
-    for base in serve(create_gateway_app(loom, config=config)):
+    for base in serve(create_gateway_app(loom, runtime=Runtime(config=config))):
         client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
         for stream in (False, True):
             with pytest.raises(openai.RateLimitError) as caught:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from loomdb import Loom
-from loomdb.server.routes import trees as tree_routes
+from loomdb.front.trees import Trees
 from loomdb.users import USERS, add_user
 from loomdb.users.access import Owner
 
@@ -78,18 +78,18 @@ def test_a_conversation_another_user_imported_meanwhile_is_not_grown(
     _, alice = add_user(lm, f"alice-{secrets.token_hex(4)}")
     _, bob = add_user(lm, f"bob-{secrets.token_hex(4)}")
     tag = secrets.token_hex(4)
-    check = tree_routes.refuse_foreign
+    check = Trees._refuse_foreign
     raced: list[int] = []
 
-    def check_then_alice_imports(who: Any, tree_ids: set[str]) -> None:
-        check(who, tree_ids)
-        if who.user.name.startswith("bob") and not raced:
+    def check_then_alice_imports(self: Trees, tree_ids: set[str]) -> None:
+        check(self, tree_ids)
+        if self.sight.actor.startswith("bob") and not raced:
             # right after bob's upload was checked, alice imports the same chat
             raced.append(0)
             raced[0] = upload(base, "alice.jsonl", chats(1, 2, tag), alice,
                                "sharegpt").status_code
 
-    monkeypatch.setattr(tree_routes, "refuse_foreign", check_then_alice_imports)
+    monkeypatch.setattr(Trees, "_refuse_foreign", check_then_alice_imports)
     r = upload(base, "bob.jsonl", chats(1, 3, tag), bob, "sharegpt")
     assert raced == [201]
     assert r.status_code == 201, r.text

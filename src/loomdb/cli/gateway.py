@@ -30,11 +30,14 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
         from ..gateway import create_gateway_app
     except ImportError:
         raise MissingExtra("the gateway", "server") from None
+    from ..front import Runtime
     from ..guard import Trust
 
     lm = loom(ctx)
-    application = create_gateway_app(lm, config=providers_config(ctx), environ=os.environ,
-                                     trust=Trust.configured(host, (), os.environ, lm.limits))
+    # the edge reads the environment once and hands it down in the runtime
+    application = create_gateway_app(
+        lm, runtime=Runtime(config=providers_config(ctx), environ=os.environ),
+        trust=Trust.configured(host, (), os.environ, lm.limits))
     url = f"http://{host}:{port}/v1"
     if as_json:
         emit(True, {"url": url})

@@ -23,6 +23,7 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -32,7 +33,6 @@ from starlette.concurrency import run_in_threadpool
 from ..edge import failure
 from ..errors import LoomError, NotFound, ProviderError
 from ..guard import Guard, Trust
-from ..limits import Limits
 from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
 from .convert import finish_reason, tool_call
 from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
@@ -40,7 +40,6 @@ from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 if TYPE_CHECKING:
     from ..api import Loom
     from ..front import Runtime
-    from ..providers.config import ProvidersConfig
 
 log = logging.getLogger(__name__)
 SESSION_HEADER = "x-loomdb-session"
@@ -90,22 +89,14 @@ async def _body(request: Request, fields: Mapping[str, Kind], loom: Loom) -> dic
     return parse(await request.body(), fields, loom.limits.json_depth)
 
 
-def gateway_router(
-    loom: Loom,
-    *,
-    config: ProvidersConfig | None = None,
-    environ: Mapping[str, str] | None = None,
-    clients: ClientFactory | None = None,
-    limits: Limits | None = None,
-    runtime: Runtime | None = None,
-) -> APIRouter:
+def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
+                   clients: ClientFactory | None = None) -> APIRouter:
     """The `/v1` routes over one Loom (mount into any FastAPI app), under `runtime`
-    (default: the Loom's; `config`, `environ` override its parts); `limits` bound what
-    a request may ask for (default: the runtime's, else the Loom's)."""
+    (default: the Loom's): its models, environment, and the limits of what a request
+    may ask for (default: the Loom's)."""
     rt = runtime or loom.runtime
-    gw = Gateway(loom, config=config or rt.config,
-                 environ=rt.environ if environ is None else environ, clients=clients,
-                 limits=limits or rt.limits)
+    gw = Gateway(loom, config=rt.config, environ=rt.environ, clients=clients,
+                 limits=rt.limits)
     router = APIRouter(tags=["openai-compatible gateway"])
 
     @router.get("/v1/models")
@@ -161,19 +152,19 @@ def gateway_router(
 def create_gateway_app(
     loom: Loom,
     *,
-    config: ProvidersConfig | None = None,
-    environ: Mapping[str, str] | None = None,
+    runtime: Runtime | None = None,
     clients: ClientFactory | None = None,
     trust: Trust | None = None,
 ) -> FastAPI:
     """A FastAPI app serving only the gateway (the main server mounts the same router),
     behind the same `loomdb.guard` as the main server: its hosts, origins, content
-    types and body limits (`trust`; default: loopback names and the Loom's limits)."""
+    types and body limits (`trust`; default: loopback names and the Loom's limits).
+    `runtime`: the models it serves and where their keys are read (default: the Loom's)."""
     app = FastAPI(title="loomdb gateway", version="0.1.0", docs_url=None, redoc_url=None,
                   openapi_url=None)
     trust = trust or Trust(limits=loom.limits)
-    app.include_router(gateway_router(loom, config=config, environ=environ, clients=clients,
-                                      limits=trust.limits))
+    rt = replace(runtime or loom.runtime, limits=trust.limits)
+    app.include_router(gateway_router(loom, runtime=rt, clients=clients))
     app.add_middleware(Guard, trust=trust)
     return app
 

@@ -15,7 +15,6 @@ CLI and the HTTP API do; a node is the one shape of `loomdb.shapes`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..content import plain_text
@@ -25,9 +24,7 @@ from . import tools_memory
 from .answers import resource, tool
 
 if TYPE_CHECKING:
-    from ..agents.config import ToolsConfig
     from ..api import Loom
-    from ..providers.config import ProvidersConfig
 
 #: how many characters of a node's text a listing shows
 PREVIEW = 200
@@ -95,18 +92,17 @@ def core_tools(me: Door) -> dict[str, Any]:
             "forgotten": forgotten_tool}
 
 
-def build(loom: Loom, config: ProvidersConfig | None = None,
-          environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None, *,
-          runtime: Runtime | None = None) -> Any:
+def build(loom: Loom, runtime: Runtime | None = None) -> Any:
     """The server object, its tools and resources bound to one open store, acting for
-    its operator under `runtime` (or one made of `config`, `environ` and `tools`: the
-    programs, tools.toml, an agent's turn may run)."""
+    its operator under `runtime` (default: the Loom's; the edge that starts the server
+    gives the providers config, its environment and the programs, tools.toml, an
+    agent's turn may run)."""
     try:
         from mcp.server.mcpserver import MCPServer
     except ImportError:
         raise MissingExtra("the MCP server", "mcp") from None
 
-    me = loom.as_(loom.operator, runtime=runtime or Runtime(config, environ, tools))
+    me = loom.as_(loom.operator, runtime=runtime)
     server = MCPServer("loomdb", log_level="WARNING", instructions=(
         "Branching conversation memory: read a thread's context, append to it, fork it, "
         "generate, spawn; keep documents (versioned), collections, links, bookmarks and "
@@ -147,8 +143,6 @@ def build(loom: Loom, config: ProvidersConfig | None = None,
     return server
 
 
-def serve(loom: Loom, config: ProvidersConfig | None = None,
-          environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None, *,
-          runtime: Runtime | None = None) -> None:
+def serve(loom: Loom, runtime: Runtime | None = None) -> None:
     """Serve the store over stdio until the client closes the connection."""
-    build(loom, config, environ, tools, runtime=runtime).run("stdio")
+    build(loom, runtime).run("stdio")

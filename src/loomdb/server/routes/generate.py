@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -21,7 +21,6 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from ...errors import LoomError
 from ...front import Door
-from ...generation import Stream
 from ...headish import Position
 from ..errors import body as error_body
 from ..errors import message_of
@@ -30,6 +29,8 @@ from ..state import door
 
 router = APIRouter(prefix="/api/nodes", responses=ERRORS, tags=["nodes"])
 _END = object()
+#: what a stream is handed: (model job, alternative, new text)
+Stream = Callable[[int, int, str], None]
 
 
 @router.post("/{headish:path}/generate", status_code=201, response_model=NodeIds,
