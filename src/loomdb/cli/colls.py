@@ -10,7 +10,7 @@ from . import JSON, argument, arguments, emit, loom, repeatable
 from . import root as app
 
 if TYPE_CHECKING:
-    from ..collections.storage import Item
+    from ..front.collections import Item
 
 
 @app.group("coll")
@@ -29,9 +29,8 @@ def _item_text(item: Item) -> str:
 @click.pass_context
 def coll_new(ctx: click.Context, name: str, kind: str, as_json: bool) -> None:
     """Create a collection."""
-    from ..collections import service as K
 
-    coll = K.new(loom(ctx), name, kind)
+    coll = loom(ctx).collections.new(name, kind)
     emit(as_json, coll.to_json(), coll.name)
 
 
@@ -47,10 +46,10 @@ def coll_new(ctx: click.Context, name: str, kind: str, as_json: bool) -> None:
 def coll_add(ctx: click.Context, name: str, entity: str, parent: str | None, after: str | None,
              tag: list[str], field: list[str], as_json: bool) -> None:
     """Add an item pointing at ENTITY (last, unless --after)."""
-    from ..collections import service as K
+    from ..front.collections import pairs as parse_pairs
 
-    it = K.add(loom(ctx), name, entity, parent=parent, after=after, tags=tag,
-               fields=K.pairs(field, "--field"))
+    it = loom(ctx).collections.add(name, entity, parent=parent, after=after, tags=tag,
+                                 fields=parse_pairs(field, "--field"))
     emit(as_json, {"item": it.id}, it.id)
 
 
@@ -65,9 +64,8 @@ def coll_add(ctx: click.Context, name: str, entity: str, parent: str | None, aft
 def coll_move(ctx: click.Context, name: str, item: str, parent: str | None, after: str | None,
               first: bool, as_json: bool) -> None:
     """Move an item (only its own row changes)."""
-    from ..collections import service as K
 
-    it = K.move(loom(ctx), name, item, parent=parent, after=after, first=first)
+    it = loom(ctx).collections.move(name, item, parent=parent, after=after, first=first)
     emit(as_json, {"item": it.id, "parent": it.parent}, _item_text(it))
 
 
@@ -81,9 +79,8 @@ def coll_move(ctx: click.Context, name: str, item: str, parent: str | None, afte
 def coll_tag(ctx: click.Context, name: str, item: str, tags: list[str], remove: bool,
              as_json: bool) -> None:
     """Add (or --remove) tags on an item."""
-    from ..collections import service as K
 
-    it = K.tag(loom(ctx), name, item, tags, remove=remove)
+    it = loom(ctx).collections.tag(name, item, tags, remove=remove)
     emit(as_json, {"item": it.id, "tags": it.tags}, " ".join(it.tags))
 
 
@@ -95,9 +92,9 @@ def coll_tag(ctx: click.Context, name: str, item: str, tags: list[str], remove: 
 @click.pass_context
 def coll_set(ctx: click.Context, name: str, item: str, pairs: list[str], as_json: bool) -> None:
     """Set fields on an item (K= removes K)."""
-    from ..collections import service as K
+    from ..front.collections import pairs as parse_pairs
 
-    it = K.set_fields(loom(ctx), name, item, K.pairs(pairs, "field"))
+    it = loom(ctx).collections.set_fields(name, item, parse_pairs(pairs, "field"))
     emit(as_json, {"item": it.id, "fields": it.fields},
          " ".join(f"{k}={v}" for k, v in it.fields.items()))
 
@@ -112,9 +109,10 @@ def coll_set(ctx: click.Context, name: str, item: str, pairs: list[str], as_json
 def coll_show(ctx: click.Context, name: str, tag: str | None, where: list[str],
               group_by: str | None, as_json: bool) -> None:
     """Items in order (tree: depth-first), filtered, optionally grouped by a field."""
-    from ..collections import service as K
+    from ..front.collections import pairs as parse_pairs
 
-    out = K.show(loom(ctx), name, tag=tag, where=K.pairs(where, "--where"), group_by=group_by)
+    out = loom(ctx).collections.show(name, tag=tag, where=parse_pairs(where, "--where"),
+                                     group_by=group_by)
     if "groups" in out:
         text = "\n".join(f"[{g}]\n" + "\n".join(f"  {_line(r)}" for r in rows)
                          for g, rows in out["groups"].items())
@@ -139,9 +137,8 @@ def _line(row: dict[str, Any]) -> str:
 @click.pass_context
 def coll_rm(ctx: click.Context, name: str, item: str, as_json: bool) -> None:
     """Remove an item and what is nested under it."""
-    from ..collections import service as K
 
-    gone = K.remove(loom(ctx), name, item)
+    gone = loom(ctx).collections.remove(name, item)
     emit(as_json, {"removed": gone}, " ".join(gone))
 
 
@@ -150,8 +147,7 @@ def coll_rm(ctx: click.Context, name: str, item: str, as_json: bool) -> None:
 @click.pass_context
 def coll_list(ctx: click.Context, as_json: bool) -> None:
     """Every collection."""
-    from ..collections import service as K
 
-    rows = [c.to_json() for c in K.collections(loom(ctx))]
+    rows = [c.to_json() for c in loom(ctx).collections.list()]
     emit(as_json, {"collections": rows},
          "\n".join(f"{r['collection']}\t{r['kind']}" for r in rows))

@@ -42,9 +42,7 @@ def _content(ctx: click.Context, text: str | None, file: Path | None) -> Any:
 def doc_new(ctx: click.Context, name: str, text: str | None, file: Path | None, message: str,
             as_json: bool) -> None:
     """Create a document with its first revision (branch main)."""
-    from ..documents import service as D
-
-    doc, rev = D.new(loom(ctx), name, _content(ctx, text, file), message)
+    doc, rev = loom(ctx).documents.new(name, _content(ctx, text, file), message)
     emit(as_json, {"document": doc.name, "revision": rev.id}, f"{doc.name} {rev.id}")
 
 
@@ -59,9 +57,7 @@ def doc_new(ctx: click.Context, name: str, text: str | None, file: Path | None, 
 def doc_commit(ctx: click.Context, name: str, text: str | None, file: Path | None, message: str,
                branch: str | None, as_json: bool) -> None:
     """A new revision after the branch head (refused when nothing changed)."""
-    from ..documents import service as D
-
-    rev = D.commit(loom(ctx), name, _content(ctx, text, file), message, branch)
+    rev = loom(ctx).documents.commit(name, _content(ctx, text, file), message, branch)
     emit(as_json, {"revision": rev.id}, rev.id)
 
 
@@ -72,9 +68,7 @@ def doc_commit(ctx: click.Context, name: str, text: str | None, file: Path | Non
 @click.pass_context
 def doc_log(ctx: click.Context, name: str, branch: str | None, as_json: bool) -> None:
     """Revisions reachable from a branch head, newest first."""
-    from ..documents import service as D
-
-    rows = [r.log_json() for r in D.log(loom(ctx), name, branch)]
+    rows = [r.log_json() for r in loom(ctx).documents.log(name, branch)]
     emit(as_json, {"revisions": rows},
          "\n".join(f"{r['id']}  {r['created_at']}  {r['message']}" for r in rows))
 
@@ -88,9 +82,7 @@ def doc_log(ctx: click.Context, name: str, branch: str | None, as_json: bool) ->
 def doc_branch(ctx: click.Context, name: str, branch: str, at: str | None,
                as_json: bool) -> None:
     """Start a branch at a revision."""
-    from ..documents import service as D
-
-    out = D.branch(loom(ctx), name, branch, at)
+    out = loom(ctx).documents.branch(name, branch, at)
     emit(as_json, out, f"{out['branch']} -> {out['revision']}")
 
 
@@ -101,9 +93,7 @@ def doc_branch(ctx: click.Context, name: str, branch: str, at: str | None,
 @click.pass_context
 def doc_checkout(ctx: click.Context, name: str, target: str, as_json: bool) -> None:
     """Move the document's current pointer."""
-    from ..documents import service as D
-
-    out = D.checkout(loom(ctx), name, target)
+    out = loom(ctx).documents.checkout(name, target)
     emit(as_json, out, f"{name} at {out['branch'] or out['revision']}")
 
 
@@ -115,9 +105,7 @@ def doc_checkout(ctx: click.Context, name: str, target: str, as_json: bool) -> N
 @click.pass_context
 def doc_merge(ctx: click.Context, name: str, branch: str, message: str, as_json: bool) -> None:
     """Merge BRANCH into the current branch (conflicts are reported; nothing is written)."""
-    from ..documents import service as D
-
-    rev = D.merge(loom(ctx), name, branch, message)
+    rev = loom(ctx).documents.merge(name, branch, message)
     emit(as_json, {"revision": rev.id, "parents": list(rev.parents)}, rev.id)
 
 
@@ -127,9 +115,7 @@ def doc_merge(ctx: click.Context, name: str, branch: str, message: str, as_json:
 @click.pass_context
 def doc_show(ctx: click.Context, spec: str, as_json: bool) -> None:
     """A document's content at its current state, a revision or a branch."""
-    from ..documents import service as D
-
-    shown = D.show(loom(ctx), spec).to_json()
+    shown = loom(ctx).documents.show(spec).to_json()
     emit(as_json, shown, shown.get("text"))
 
 
@@ -141,9 +127,7 @@ def doc_show(ctx: click.Context, spec: str, as_json: bool) -> None:
 @click.pass_context
 def doc_diff(ctx: click.Context, name: str, rev1: str, rev2: str, as_json: bool) -> None:
     """Unified diff between two revisions (or branches)."""
-    from ..documents import service as D
-
-    text = D.diff(loom(ctx), name, rev1, rev2)
+    text = loom(ctx).documents.diff(name, rev1, rev2)
     emit(as_json, {"diff": text}, text.rstrip("\n"))
 
 
@@ -156,9 +140,7 @@ def doc_diff(ctx: click.Context, name: str, rev1: str, rev2: str, as_json: bool)
 def doc_from_message(ctx: click.Context, headish: str, name: str, message: str,
                      as_json: bool) -> None:
     """A document (or new revision) whose content IS a message's content (same id)."""
-    from ..documents import service as D
-
-    doc, rev = D.from_message(loom(ctx), headish, name, message)
+    doc, rev = loom(ctx).documents.from_message(headish, name, message)
     emit(as_json, {"document": doc.name, "revision": rev.id, "content_id": rev.content_id},
          f"{doc.name} {rev.id}")
 
@@ -168,9 +150,7 @@ def doc_from_message(ctx: click.Context, headish: str, name: str, message: str,
 @click.pass_context
 def doc_list(ctx: click.Context, as_json: bool) -> None:
     """Every document with its current branch and revision."""
-    from ..documents import service as D
-
-    rows = D.documents(loom(ctx))
+    rows = loom(ctx).documents.list()
     emit(as_json, {"documents": rows},
          "\n".join(f"{r['document']}\t{r['branch'] or '-'}\t{r['revision']}" for r in rows))
 
@@ -181,7 +161,5 @@ def doc_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def doc_rm(ctx: click.Context, name: str, as_json: bool) -> None:
     """Delete a document (references to it then read as dangling)."""
-    from ..documents import service as D
-
-    D.delete(loom(ctx), name)
+    loom(ctx).documents.delete(name)
     emit(as_json, {"deleted": name}, f"deleted {name}")

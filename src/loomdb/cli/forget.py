@@ -17,9 +17,7 @@ from . import root as app
 def delete(ctx: click.Context, address: str, force: bool, reason: str | None,
            as_json: bool) -> None:
     """Delete a node and everything created from it, or tree:ID, for real."""
-    from ..forget import service as F
-
-    done = F.delete(loom(ctx), address, force=force, reason=reason)
+    done = loom(ctx).forget.delete(address, force=force, reason=reason)
     refs = f"; refs deleted: {', '.join(done.refs)}" if done.refs else ""
     emit(as_json, done.to_json(), f"deleted {len(done.ids)} node(s) in "
                                   f"{', '.join(done.trees)}{refs}")
@@ -32,9 +30,7 @@ def delete(ctx: click.Context, address: str, force: bool, reason: str | None,
 @click.pass_context
 def redact(ctx: click.Context, headish: str, reason: str | None, as_json: bool) -> None:
     """Erase a node's content everywhere it is stored; the node stays as a tombstone."""
-    from ..forget import service as F
-
-    done = F.redact(loom(ctx), headish, reason=reason)
+    done = loom(ctx).forget.redact(headish, reason=reason)
     shared = (f"; the same content was redacted in {', '.join(done.shared)}"
               if done.shared else "")
     gens = f"; {len(done.generations)} generation record(s) erased" if done.generations else ""
@@ -48,9 +44,7 @@ def redact(ctx: click.Context, headish: str, reason: str | None, as_json: bool) 
 @click.pass_context
 def forgotten(ctx: click.Context, tree: str | None, limit: int, as_json: bool) -> None:
     """The record of forgetting, newest first: when, who, what, which ids, why."""
-    from ..forget import service as F
-
-    lines = F.log(loom(ctx), limit=limit, tree=tree)
+    lines = loom(ctx).forget.log(limit=limit, tree=tree)
     text = "\n".join(
         f"{e['seq']} {e['at']} {e['actor']} {e['action']} {e['target']}"
         f" ({len(e['ids'])} node(s){'; refs ' + ', '.join(e['refs']) if e['refs'] else ''})"

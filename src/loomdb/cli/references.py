@@ -15,9 +15,7 @@ from . import root as app
 @click.pass_context
 def backlinks(ctx: click.Context, entity: str, as_json: bool) -> None:
     """Everything that references ENTITY (dangling references are marked, not errors)."""
-    from ..references import service as R
-
-    links = R.backlinks(loom(ctx), entity)
+    links = loom(ctx).references.backlinks(entity)
     emit(as_json, {"links": links},
          "\n".join(f"{x['from']} -{x['type']}-> {x['to']}" + (" (dangling)" if x.get("dangling")
                                                               else "") for x in links))

@@ -27,18 +27,17 @@ def search(ctx: click.Context, query: str | None, tree: str | None, role: str | 
            author: str | None, tag: str | None, kind: str | None, limit: int, semantic: bool,
            hybrid: bool, reindex: bool, as_json: bool) -> None:
     """Find messages, document revisions and collection items by their words or meaning."""
-    from ..search import service as S
-
     if semantic and hybrid:
         raise InvalidInput("search", "--semantic and --hybrid exclude each other")
     if reindex:
-        embedded = S.reindex(loom(ctx))
+        embedded = loom(ctx).search.reindex()
         if query is None:
             emit(as_json, {"embedded": embedded}, f"embedded {embedded} entries")
             return
     if query is None:
         raise InvalidInput("search", "a QUERY is needed (or --reindex alone)")
     mode = "semantic" if semantic else "hybrid" if hybrid else "text"
-    hits = S.search(loom(ctx), S.Query(query, tree, role, author, tag, kind, limit, mode))
+    hits = loom(ctx).search(query, tree=tree, role=role, author=author, tag=tag, kind=kind,
+                            limit=limit, mode=mode)
     emit(as_json, {"hits": hits},
          "\n".join(f"{h['entity']}\t{h['snippet']}" for h in hits) or "no hits")

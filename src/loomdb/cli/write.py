@@ -127,9 +127,7 @@ def link(ctx: click.Context, src: str, dst: str, type: str, as_json: bool) -> No
     """Reference DST from SRC: between two nodes an annotation (never in context) or a
     link (may cross trees); between any addresses (tree:, doc:, coll:, sha256:) a
     reference that `backlinks` finds."""
-    from ..references import service as R
-
-    out = R.link(loom(ctx), src, dst, type)
+    out = loom(ctx).references.link(src, dst, type)
     emit(as_json, out, out["id"])
 
 

@@ -76,4 +76,4 @@ class Collections(AreaDoor):
         return K.show(self.loom, name, tag=tag, where=where, group_by=group_by)
 
 
-__all__ = ["Collections", "pairs"]
+__all__ = ["Collection", "Collections", "Item", "pairs"]
