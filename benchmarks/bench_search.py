@@ -12,7 +12,7 @@ most `--budget` seconds of setup (the largest that fits is reported), then index
 
 * query p50: 60 different one- and two-word queries, `limit 20`;
 * append with index vs without: 1500 appends to a store without the search area and
-  to one with it (the trigger queues each node), interleaved, plus the time to index
+  to one with it (its write hook queues each node), interleaved, plus the time to index
   them (what the next search pays), as ratios.
 
 * semantic query p50: a corpus of `--semantic-messages` messages (same generator;

@@ -140,6 +140,11 @@ class Loom(RefOps, OverlayOps, StorageOps):
         area only where it exists, without creating its tables."""
         return areas.applied(self.backend, area)
 
+    def recorded_areas(self) -> list[Area]:
+        """The areas this store records and this process knows (`store.areas.recorded`):
+        whom `loomdb.hooks` asks."""
+        return areas.recorded(self.backend, known_only=True)
+
     def content_body(self, content_id: str) -> list[dict[str, Any]] | None:
         """The blocks stored under a content id (by any node), or None when none holds it."""
         if not isinstance(content_id, str) or not _CONTENT_ID.fullmatch(content_id):
@@ -392,6 +397,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
                     self._sessions.pop(ref.name, None)
                     return None
             self.backend.nodes.insert_node(node, body, 0)
+            areas.nodes_written(self.backend, (node,))
         return self._appended(node, ref)
 
     def _append(
@@ -446,6 +452,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
                     self._sessions.pop(ref.name, None)
                     raise
             self.backend.nodes.insert_node(node, body, flags)
+            areas.nodes_written(self.backend, (node,))
         return self._appended(node, ref)
 
     def _appended(self, node: Node, ref: Ref | None) -> Node:
@@ -505,6 +512,7 @@ class Loom(RefOps, OverlayOps, StorageOps):
         `edit` are the everyday calls). Takes the keywords of `build_node`."""
         node, body, flags = self.build_node(**fields)
         self.backend.nodes.insert_node(node, body, flags)
+        areas.nodes_written(self.backend, (node,))
         return node
 
     def build_node(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
 from .ref_ops import LoomParts
+from .store import areas
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -53,6 +54,11 @@ class StorageOps(LoomParts):
         return self.backend.blob_meta.blobs_named(blob_ids)
 
     # == trees, refs and nodes by name or id ========================================
+    def node_ids_in_trees(self, prefix: str, trees: Sequence[str], limit: int) -> list[str]:
+        """Ids of nodes of `trees` that start with `prefix`, in order, at most `limit`:
+        an id prefix resolved within what one user owns (`users.names`)."""
+        return self.backend.trees.node_ids_in_trees(prefix, trees, limit)
+
     def tree_settings(self, name: str) -> Tree:
         """A tree's settings (mode, system, options) without counting its nodes."""
         return self._find_tree(name, stats=False)
@@ -187,6 +193,13 @@ class StorageOps(LoomParts):
     def forgetting(self) -> ForgetStore:
         """Deletes, redactions and their record on this store (store/forget.py)."""
         return self.backend.forget
+
+    def insert_tombstone(self, node: Node, flags: int) -> None:
+        """Store a redacted node as an export carried it (`ForgetStore.insert_tombstone`),
+        inside the caller's transaction; the areas' write hooks hear of it as of any
+        node the core writes."""
+        self.backend.forget.insert_tombstone(node, flags)
+        areas.nodes_written(self.backend, (node,))
 
     def drop_memory(self, node_ids: Sequence[str], refs: Sequence[str] = ()) -> None:
         """Forget what this Loom remembers of deleted or redacted nodes and deleted refs

@@ -175,6 +175,7 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
                 if row is not None and dst.provenance.get_compaction(node.id) is None:
                     dst.provenance.insert_compaction(row)
                     report.compactions += 1
+        areas.nodes_written(dst, new)  # in the copy's transaction, as the core's writes
         _copy_overlay(src, dst, new, report)
     for (gen_id,) in _rows(src, "SELECT id FROM generations WHERE tree_id = ? ORDER BY id",
                            (tree.id,)):

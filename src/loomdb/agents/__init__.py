@@ -11,6 +11,6 @@ from __future__ import annotations
 
 from ..store.areas import Area
 
-AGENTS = Area("agents", "loomdb.agents")
+AGENTS = Area("agents", "loomdb.agents", hooks="loomdb.agents.hooks:HOOKS")
 
 __all__ = ["AGENTS"]

@@ -3,7 +3,7 @@ addressable thing (see service)."""
 
 from ..store.areas import Area
 
-COLLECTIONS = Area("collections", "loomdb.collections")
+COLLECTIONS = Area("collections", "loomdb.collections", hooks="loomdb.collections.hooks:HOOKS")
 KINDS = ("list", "tree", "tagged", "table")
 
 __all__ = ["COLLECTIONS", "KINDS"]

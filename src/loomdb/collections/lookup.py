@@ -1,8 +1,8 @@
 """Finding collections and items by name or id: reads only.
 
-Apart from the service so that addresses (`references.address`: `coll:NAME/ITEM`) can
-find a collection or an item without importing the operations that resolve addresses
-themselves.
+Apart from the service so that the area's hooks (`coll:NAME/ITEM` addresses, see
+`hooks.py`) find a collection or an item without the operations that resolve
+addresses themselves.
 """
 
 from __future__ import annotations
@@ -47,8 +47,7 @@ def collection_by_id(loom: Loom, coll_id: str) -> Collection:
 
 def collections(loom: Loom) -> list[Collection]:
     with loom.unit(COLLECTIONS) as db:
-        return [Collection(*r) for r in db.execute(
-            "SELECT id, name, kind, created_at FROM coll_collections ORDER BY name")]
+        return S.every(db)
 
 
 def _item(db: Unit, coll: Collection, spec: str) -> Item:

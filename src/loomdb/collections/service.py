@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import hooks
+from ..addresses import resolve, title
+from ..addresses import show as show_address
 from ..errors import CycleError, InvalidInput, MissingExtra, check_choice
 from ..model import new_id, now
 from ..naming import check_name
-from ..references.address import resolve, title
-from ..references.address import show as show_address
 from ..store.areas import Unit
 from . import COLLECTIONS, KINDS
 from . import storage as S
@@ -173,8 +174,6 @@ def set_fields(loom: Loom, name: str, item_spec: str, fields: Mapping[str, str |
 
 def remove(loom: Loom, name: str, item_spec: str) -> list[str]:
     """Remove an item and everything nested under it; returns the removed ids."""
-    from ..search import index
-
     with loom.unit(COLLECTIONS) as db:
         coll = _coll(db, name)
         it = _item(db, coll, item_spec)
@@ -188,7 +187,7 @@ def remove(loom: Loom, name: str, item_spec: str) -> list[str]:
             todo.extend(children.get(cur, []))
         S.delete_items(db, gone)
         for item_id in gone:
-            index.delete_entries(loom, f"coll:{name}/{item_id}")
+            hooks.entities_removed(loom, f"coll:{name}/{item_id}")
         return gone
 
 
@@ -205,10 +204,9 @@ def _reindexed(loom: Loom, db: Unit, coll: Collection, item_id: str) -> Item:
 
 
 def _index(loom: Loom, coll: Collection, it: Item) -> None:
-    from ..search import index
-
+    """Give the item's words to the areas that index text (search), in this unit."""
     words = [it.entity, *it.tags, *(f"{k} {v}" for k, v in it.fields.items())]
-    index.put_entry(loom, f"coll:{coll.name}/{it.id}", "item", " ".join(words))
+    hooks.entity_written(loom, f"coll:{coll.name}/{it.id}", "item", " ".join(words))
 
 
 def reindex(loom: Loom) -> int:
@@ -216,9 +214,7 @@ def reindex(loom: Loom) -> int:
     store copy rebuilds the index with it rather than copying the index."""
     done = 0
     with loom.unit(COLLECTIONS) as db:
-        for row in db.execute("SELECT id, name, kind, created_at FROM coll_collections "
-                              "ORDER BY name"):
-            coll = Collection(*row)
+        for coll in S.every(db):
             for it in S.items(db, coll.id):
                 _index(loom, coll, it)
                 done += 1
@@ -280,3 +276,9 @@ def holders(loom: Loom, key: str) -> list[tuple[str, str]]:
 def item_tags(loom: Loom, item_id: str) -> list[str]:
     with loom.unit(COLLECTIONS) as db:
         return S.tags_of(db, item_id)
+
+
+def entity_keys(loom: Loom) -> set[str]:
+    """Every key an item points at (garbage collection keeps what they name)."""
+    with loom.unit(COLLECTIONS) as db:
+        return set(S.entity_keys(db))

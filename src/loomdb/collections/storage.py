@@ -165,3 +165,8 @@ def holders(db: Unit, key: str) -> list[tuple[str, str]]:
         "SELECT c.name, i.id FROM coll_items i JOIN coll_collections c ON c.id = i.collection_id "
         "WHERE i.entity_key = ? OR substr(i.entity_key, 1, ?) = ? ORDER BY i.id",
         (key, len(key) + 1, key + "@"))]
+
+
+def every(db: Unit) -> list[Collection]:
+    """Every collection, by name."""
+    return [Collection(*r) for r in db.execute(f"{_COLL} ORDER BY name")]

@@ -3,6 +3,6 @@ branches moved by compare-and-swap, three-way merge and unified diffs (see servi
 
 from ..store.areas import Area
 
-DOCUMENTS = Area("documents", "loomdb.documents")
+DOCUMENTS = Area("documents", "loomdb.documents", hooks="loomdb.documents.hooks:HOOKS")
 
 __all__ = ["DOCUMENTS"]

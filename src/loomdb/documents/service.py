@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import content as C
+from .. import hooks
 from ..errors import InvalidInput, MergeConflict, MissingExtra, NotFound
 from ..model import new_id, now
 from ..naming import check_name
@@ -118,9 +120,8 @@ def _write_revision(loom: Loom, db: Unit, doc: Document, blocks: list[dict[str, 
 
 
 def _index(loom: Loom, name: str, rev_id: str, blocks: list[dict[str, Any]]) -> None:
-    from ..search import index
-
-    index.put_entry(loom, f"doc:{name}@{rev_id}", "document", C.plain_text(blocks))
+    """Give the revision's text to the areas that index text (search), in this unit."""
+    hooks.entity_written(loom, f"doc:{name}@{rev_id}", "document", C.plain_text(blocks))
 
 
 def reindex(loom: Loom) -> int:
@@ -128,7 +129,7 @@ def reindex(loom: Loom) -> int:
     store copy rebuilds the index with it rather than copying the index."""
     done = 0
     with loom.unit(DOCUMENTS) as db:
-        for doc_id, name in db.execute("SELECT id, name FROM doc_documents ORDER BY name"):
+        for doc_id, name in S.all_documents(db):
             for rev in S.revisions(db, doc_id).values():
                 _index(loom, name, rev.id, blocks_of(loom, db, rev.content_id))
                 done += 1
@@ -174,12 +175,10 @@ def from_message(loom: Loom, headish: str, name: str, message: str = "") -> tupl
 def delete(loom: Loom, name: str) -> None:
     """Remove a document with its revisions and branches; references to it then read as
     dangling, and contents only it used become garbage for `gc`."""
-    from ..search import index
-
     with loom.unit(DOCUMENTS) as db:
         doc = S.document(db, name)
         S.delete_document(db, doc.id)
-        index.delete_entries(loom, f"doc:{name}@")
+        hooks.entities_removed(loom, f"doc:{name}@")
 
 
 # == merging ========================================================================
@@ -351,7 +350,7 @@ def find(loom: Loom, name: str) -> Document | None:
 def ids_by_name(loom: Loom) -> dict[str, str]:
     """Every document's id by its name."""
     with loom.unit(DOCUMENTS) as db:
-        return {str(n): str(i) for n, i in db.execute("SELECT name, id FROM doc_documents")}
+        return {name: doc_id for doc_id, name in S.all_documents(db)}
 
 
 def held_contents(loom: Loom, names: list[str]) -> set[str]:
@@ -370,10 +369,47 @@ def held_contents(loom: Loom, names: list[str]) -> set[str]:
 def documents(loom: Loom) -> list[dict[str, Any]]:
     """Every document with its current branch and revision."""
     with loom.unit(DOCUMENTS) as db:
-        rows = db.execute("SELECT name FROM doc_documents ORDER BY name")
         out = []
-        for (name,) in rows:
+        for _, name in S.all_documents(db):
             doc = S.document(db, name)
             out.append({"document": name, "branch": doc.current_branch,
                         "revision": resolve_revision(db, doc, None).id})
         return out
+
+
+# == what garbage collection and forgetting ask ======================================
+def unused_bodies(loom: Loom, cutoff: str) -> list[tuple[str, str]]:
+    """(content id, body) of every kept body no revision uses, made before `cutoff`."""
+    with loom.unit(DOCUMENTS) as db:
+        return S.unused_bodies(db, cutoff)
+
+
+def drop_unused_body(loom: Loom, content_id: str, cutoff: str) -> bool:
+    """Delete a kept body if still unused and older than `cutoff`; whether it went."""
+    with loom.unit(DOCUMENTS) as db:
+        return S.delete_unused_body(db, content_id, cutoff)
+
+
+def blob_texts(loom: Loom) -> list[str]:
+    """Every kept body that may name a blob (in the caller's transaction)."""
+    with loom.unit(DOCUMENTS) as db:
+        return S.bodies_naming_blobs(db)
+
+
+def bodies_kept(loom: Loom, dropped: set[str]) -> list[list[dict[str, Any]]]:
+    """The content of every revision: the kept bodies (but `dropped`) and the core's
+    contents revisions share."""
+    with loom.unit(DOCUMENTS) as db:
+        kept = [json.loads(b) for cid, b in S.bodies(db) if cid not in dropped]
+        shared = S.contents_without_body(db)
+    return kept + [b for cid in shared if (b := loom.content_body(cid)) is not None]
+
+
+def keep_bodies(loom: Loom, content_ids: Sequence[str]) -> None:
+    """Give each revision whose content only a node holds its own copy, so deleting
+    the node leaves the revision whole (a forget's first step)."""
+    with loom.unit(DOCUMENTS) as db:
+        for cid in sorted(set(S.contents_without_body(db, content_ids))):
+            blocks = loom.content_body(cid)
+            if blocks is not None:
+                S.put_body(db, cid, C.canonical(blocks).decode("utf-8"), now())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import NotFound, RefConflict
@@ -151,3 +152,72 @@ def put_body(db: Unit, content_id: str, body: str, at: str) -> None:
     garbage a collection running now may take (see loomdb.gc)."""
     db.execute("INSERT INTO doc_contents VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE "
                "SET created_at = excluded.created_at", (content_id, body, at))
+
+
+def all_documents(db: Unit) -> list[tuple[str, str]]:
+    """(id, name) of every document, by name."""
+    return [(str(i), str(n)) for i, n in db.execute(
+        "SELECT id, name FROM doc_documents ORDER BY name")]
+
+
+def revisions_with_content(db: Unit, content_id: str) -> list[tuple[str, str]]:
+    """(document name, revision id) of every revision whose content is this one."""
+    return [(str(n), str(r)) for n, r in db.execute(
+        "SELECT d.name, r.id FROM doc_revisions r JOIN doc_documents d "
+        "ON d.id = r.document_id WHERE r.content_id = ? ORDER BY r.id", (content_id,))]
+
+
+def contents_without_body(db: Unit, content_ids: Sequence[str] | None = None) -> list[str]:
+    """Content ids revisions use that the area keeps no body of (the core holds them),
+    among `content_ids` (all of them when None)."""
+    sql = ("SELECT DISTINCT r.content_id FROM doc_revisions r WHERE NOT EXISTS "
+           "(SELECT 1 FROM doc_contents c WHERE c.id = r.content_id)")
+    if content_ids is None:
+        return [str(r[0]) for r in db.execute(sql)]
+    out: list[str] = []
+    for i in range(0, len(content_ids), 500):
+        part = list(content_ids[i:i + 500])
+        out += [str(r[0]) for r in db.execute(
+            sql + f" AND r.content_id IN ({','.join('?' * len(part))})", part)]
+    return out
+
+
+def bodies(db: Unit) -> list[tuple[str, str]]:
+    """(content id, body) of every body the area keeps."""
+    return [(str(i), str(b)) for i, b in db.execute("SELECT id, body FROM doc_contents")]
+
+
+def bodies_naming_blobs(db: Unit) -> list[str]:
+    """Every kept body that may name a blob (a mention of `sha256:` anywhere)."""
+    return [str(r[0]) for r in db.execute("SELECT body FROM doc_contents WHERE body LIKE ?",
+                                          ("%sha256:%",))]
+
+
+def body_names(db: Unit, needle: str) -> bool:
+    """Whether any kept body mentions `needle` (a blob id)."""
+    return db.one("SELECT 1 FROM doc_contents WHERE body LIKE ? LIMIT 1",
+                  (f"%{needle}%",)) is not None
+
+
+def set_body(db: Unit, content_id: str, body: str) -> None:
+    """Overwrite a kept body (a redaction's tombstone)."""
+    db.execute("UPDATE doc_contents SET body = ? WHERE id = ?", (body, content_id))
+
+
+#: a kept body no revision uses, older than a cutoff (garbage; see loomdb.gc)
+_UNUSED = ("FROM doc_contents c WHERE c.created_at < ? AND NOT EXISTS "
+           "(SELECT 1 FROM doc_revisions r WHERE r.content_id = c.id)")
+
+
+def unused_bodies(db: Unit, cutoff: str) -> list[tuple[str, str]]:
+    """(content id, body) of every kept body no revision uses, made before `cutoff`."""
+    return [(str(i), str(b)) for i, b in db.execute(f"SELECT c.id, c.body {_UNUSED}",
+                                                    (cutoff,))]
+
+
+def delete_unused_body(db: Unit, content_id: str, cutoff: str) -> bool:
+    """Delete a kept body if it is still unused and older than `cutoff` (the check is in
+    the statement, so a concurrent commit re-using it wins); whether it went."""
+    return bool(db.execute(
+        f"DELETE FROM doc_contents WHERE id IN (SELECT c.id {_UNUSED} AND c.id = ?) "
+        "RETURNING id", (cutoff, content_id)))

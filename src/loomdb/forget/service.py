@@ -13,7 +13,8 @@
   still verifies; the verifier reports the redaction apart from tampering.
 
 Both run as one transaction with what they erase from the areas (search index,
-gateway memo, document bodies); blobs only the forgotten content used go after the
+gateway memo, document bodies, the agents' copies of a text), each through its hooks
+(`loomdb.hooks`: forget writes no table of theirs); blobs only the forgotten content used go after the
 commit, and then `scrub` makes the freed bytes leave the files (docs/forget.md).
 """
 
@@ -26,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import content as C
+from .. import hooks
 from ..errors import InvalidInput, NotFound, RefsInTheWay
 from ..model import now
-from . import areas as A
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -168,7 +169,7 @@ def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: 
     kept_gens = {g for r in rows if r.id not in gone and (g := _generation(r))}
     gens = sorted({g for r in rows if r.id in gone and (g := _generation(r))} - kept_gens)
     cids = sorted({r.content_id for r in rows if r.id in gone})
-    A.keep_document_bodies(loom, cids)
+    hooks.keep_bodies(loom, cids)
     with_blobs = fs.bodies_with_blobs(ids)
     small = ([(n.content_id, n.content) for n in loom.nodes_by_id(ids).values()]
              if len(ids) <= MAX_CHECKED else [])
@@ -178,11 +179,11 @@ def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: 
     whole = [t for t, rs in trees.items() if all(r.id in gone for r in rs)]
     for tree in whole:
         fs.delete_tree(tree)
-        A.drop_tree(loom, tree)
+        hooks.forget_tree(loom, tree)
     left = fs.stored_contents(cids)
     blobs = {b for cid, body in with_blobs.items() if cid not in left
              for b in C.blob_refs(json.loads(body))}
-    A.drop_nodes(loom, ids, sorted(trees))
+    hooks.forget_nodes(loom, ids)
     at = now()
     for tree, rs in trees.items():
         fs.remember([r.id for r in rs if r.id in gone], "node", tree, at)
@@ -241,10 +242,10 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
         fs.redact_content(cid)
         for gid in gens:
             fs.redact_generation(gid)
-        A.redact_documents(loom, cid)
+        hooks.redact_content(loom, cid)
         _scrub_origins(fs, ids, texts)
         _retitle(loom, fs, trees, set(ids), C.title_from(found.content))
-        A.drop_nodes(loom, ids, trees, memo_trees=trees, redacted=True)
+        hooks.forget_nodes(loom, ids, memo_trees=trees, redacted=True)
         at = now()
         fs.mark_redacted([cid], "content", at)
         fs.mark_redacted(gens, "generation", at)
@@ -296,7 +297,7 @@ def _retitle(loom: Loom, fs: ForgetStore, trees: Sequence[str], ids: set[str],
     for tid in trees:
         tree = loom.tree_by_id(tid)
         if tree is not None and tree.root in ids and tree.title == derived:
-            fs.run("UPDATE trees SET title = ? WHERE id = ?", ("[redacted]", tid))
+            fs.retitle(tid, "[redacted]")
 
 
 def _needles(contents: Sequence[list[dict[str, Any]]]) -> list[bytes]:
@@ -370,11 +371,11 @@ def _after(loom: Loom, fs: ForgetStore, done: Forgotten) -> Forgotten:
     loom.drop_memory(done.ids, done.refs)
     gone = []
     for blob in done.blobs:
-        if not fs.blob_used(blob) and not A.blob_held(loom, blob):
+        if not fs.blob_used(blob) and not hooks.holds_blob(loom, blob):
             if loom.delete_blob(blob, "9999-12-31T23:59:59.999999Z"):
                 gone.append(blob)
     done.blobs = gone
-    done.files = fs.scrub(A.tables(loom), done.needles)
+    done.files = fs.scrub(sorted(fs.existing(hooks.forget_tables(loom))), done.needles)
     return done
 
 

@@ -6,8 +6,25 @@ branching history. Re-sent histories are matched to the path already stored, so 
 conversation grows one node per message; a retry becomes a sibling, an edited earlier
 message a version. See `paths.py` (matching), `record.py` (where messages go),
 `convert.py` (wire shapes) and `app.py` (HTTP).
+
+The web app is imported on first use of its names: the store layer imports
+`paths` (where the gateway's area is declared) to find the area's hooks, and a
+process that only writes to a store the gateway used must not import a web server.
 """
 
-from .app import create_gateway_app, gateway_router
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import create_gateway_app, gateway_router
 
 __all__ = ["create_gateway_app", "gateway_router"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

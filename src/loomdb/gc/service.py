@@ -8,6 +8,10 @@ are immutable. What can become garbage is
 * a blob that no node, revision body, reference or item uses (put but never attached,
   or attached only to deleted documents).
 
+gc owns no tables: it asks the documents area for its bodies (`documents.service`)
+and every area for the keys it holds (`loomdb.hooks.held_keys`: collection items,
+links).
+
 Mark and sweep, with a grace period: nothing created less than `grace` ago is touched,
 so a writer that put a blob and has not yet written the node using it keeps it. Each
 delete re-checks its condition in the statement itself (`created_at < cutoff AND no
@@ -29,6 +33,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import content as C
+from .. import hooks
+from ..documents import DOCUMENTS
+from ..documents import service as documents
 from ..errors import InvalidInput
 from ..model import iso
 
@@ -38,8 +45,6 @@ if TYPE_CHECKING:
 DEFAULT_GRACE = timedelta(hours=1)
 #: the longest grace period (a hundred years: "keep everything" without overflowing)
 MAX_GRACE = timedelta(days=36500)
-_UNUSED = ("FROM doc_contents c WHERE c.created_at < ? AND NOT EXISTS "
-           "(SELECT 1 FROM doc_revisions r WHERE r.content_id = c.id)")
 
 
 def collect(loom: Loom, *, dry_run: bool = False,
@@ -49,35 +54,23 @@ def collect(loom: Loom, *, dry_run: bool = False,
     if not timedelta(0) <= grace <= MAX_GRACE:
         raise InvalidInput("grace", f"must be from 0 to {MAX_GRACE.days} days, got {grace}")
     cutoff = iso(datetime.now(UTC) - grace)
-    held = _held_keys(loom)
+    held = hooks.held_keys(loom)
     garbage, freed = _contents(loom, cutoff, held, dry_run)
     blobs, blob_bytes = _blobs(loom, cutoff, held, dry_run, garbage)
     return {"contents": len(garbage), "blobs": blobs, "bytes": freed + blob_bytes}
 
 
-def _held_keys(loom: Loom) -> set[str]:
-    from ..collections import COLLECTIONS
-    from ..collections import storage as KS
-    from ..references import service as R
-
-    with loom.unit(COLLECTIONS) as db:
-        keys = set(KS.entity_keys(db))
-    return keys | set(R.link_keys(loom))
-
-
 def _contents(loom: Loom, cutoff: str, held: set[str], dry_run: bool) -> tuple[set[str], int]:
     """(ids of the bodies collected, or that would be with `dry_run`; their bytes)."""
-    from ..documents import DOCUMENTS
-
     gone: set[str] = set()
     size = 0
-    with loom.unit(DOCUMENTS) as db:
-        for cid, body in db.execute(f"SELECT c.id, c.body {_UNUSED}", (cutoff,)):
+    if not loom.has_area(DOCUMENTS):
+        return gone, size
+    with loom.transaction():
+        for cid, body in documents.unused_bodies(loom, cutoff):
             if cid in held:
                 continue
-            if not dry_run and not db.execute(
-                    f"DELETE FROM doc_contents WHERE id IN (SELECT c.id {_UNUSED} AND c.id = ?) "
-                    "RETURNING id", (cutoff, cid)):
+            if not dry_run and not documents.drop_unused_body(loom, cid, cutoff):
                 continue
             gone.add(cid)
             size += len(body.encode("utf-8"))
@@ -107,13 +100,11 @@ _BATCH = 1000
 def _sweep(loom: Loom, batch: dict[str, int], cutoff: str) -> dict[str, int]:
     """Delete the blobs of `batch` that nothing names now, in one transaction: the
     check and the deletes see the same store (see the module docstring)."""
-    from ..documents import DOCUMENTS
-
-    with loom.unit(DOCUMENTS) as db:
-        named = loom.blobs_named(list(batch)) | _held_keys(loom)
-        for (body,) in db.execute("SELECT body FROM doc_contents WHERE body LIKE ?",
-                                  ("%sha256:%",)):
-            named.update(bid for bid in batch if bid in body)
+    with loom.transaction():
+        named = loom.blobs_named(list(batch)) | hooks.held_keys(loom)
+        if loom.has_area(DOCUMENTS):
+            for body in documents.blob_texts(loom):
+                named.update(bid for bid in batch if bid in body)
         return {bid: n for bid, n in batch.items()
                 if bid not in named and loom.delete_blob(bid, cutoff)}
 
@@ -130,14 +121,6 @@ def _used_blobs(loom: Loom, dropped: set[str]) -> set[str]:
 
 
 def _document_bodies(loom: Loom, dropped: set[str]) -> list[list[dict[str, Any]]]:
-    import json
-
-    from ..documents import DOCUMENTS
-
-    with loom.unit(DOCUMENTS) as db:
-        bodies = [json.loads(b) for cid, b in db.execute("SELECT id, body FROM doc_contents")
-                  if cid not in dropped]
-        shared = [r[0] for r in db.execute(
-            "SELECT DISTINCT r.content_id FROM doc_revisions r WHERE NOT EXISTS "
-            "(SELECT 1 FROM doc_contents c WHERE c.id = r.content_id)")]
-    return bodies + [b for cid in shared if (b := loom.content_body(cid)) is not None]
+    if not loom.has_area(DOCUMENTS):
+        return []
+    return documents.bodies_kept(loom, dropped)

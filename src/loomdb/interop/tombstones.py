@@ -53,7 +53,7 @@ def write(loom: Loom, rec: dict[str, Any], fields: dict[str, Any]) -> Node:
         content_id=cid, parents=parents, created_at=node.created_at, author=node.author,
         role=node.role, kind=node.kind, edited_from=node.edited_from, options=node.options,
         response=(node.provenance or {}).get("response_hash")))
-    loom.forgetting().insert_tombstone(node, flags)
+    loom.insert_tombstone(node, flags)
     return node
 
 

@@ -2,9 +2,9 @@
 
 A link between two nodes is the core's edge (today's `link`, unchanged). Any other pair
 is a row of this area keyed by the targets' identities; backlinks also gather the
-references other areas hold implicitly: collection items pointing at the thing, and
-document revisions sharing a message's content (use case 7: the same content in a
-conversation and a document). Everything resolves at read time; a reference whose end
+references other areas hold implicitly, asked through their hooks (`loomdb.hooks`):
+collection items pointing at the thing, and document revisions sharing a message's
+content (use case 7: the same content in a conversation and a document). Everything resolves at read time; a reference whose end
 is gone is reported with `"dangling": true`, never raised.
 """
 
@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .. import hooks
+from ..addresses import Target, is_node_address, resolve, show
 from ..errors import InvalidInput, NotFound
 from ..model import new_id, now
 from . import REFERENCES
-from .address import Target, is_node_address, resolve, show
+from . import storage as S
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -35,7 +37,7 @@ def link(loom: Loom, src: str, dst: str, type: str = "link") -> dict[str, Any]:
         raise InvalidInput(f"link {a.address} -> {b.address}", "a thing cannot reference itself")
     row = (new_id(), a.key, a.address, b.key, b.address, type, now())
     with loom.unit(REFERENCES) as db:
-        db.execute("INSERT INTO ref_links VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+        S.insert(db, row)
     return {"id": row[0], "from": a.address, "to": b.address, "type": type,
             "created_at": row[6]}
 
@@ -48,19 +50,16 @@ def backlinks(loom: Loom, entity: str) -> list[dict[str, Any]]:
         target = None
     out = _stored(loom, target, entity)
     if target is not None:
-        out += _edges(loom, target) + _items(loom, target) + _same_content(loom, target)
+        out += _edges(loom, target) + hooks.backlinks(loom, target)
     return out
 
 
 def _stored(loom: Loom, target: Target | None, entity: str) -> list[dict[str, Any]]:
     with loom.unit(REFERENCES) as db:
         if target is None:  # the thing is gone: links made to it by that address
-            rows = db.execute("SELECT from_key, from_addr, to_key, to_addr, type FROM ref_links "
-                              "WHERE to_addr = ? ORDER BY id", (entity,))
+            rows = S.to_address(db, entity)
         else:
-            rows = db.execute("SELECT from_key, from_addr, to_key, to_addr, type FROM ref_links "
-                              "WHERE to_key = ? OR substr(to_key, 1, ?) = ? ORDER BY id",
-                              (target.key, len(target.key) + 1, target.key + "@"))
+            rows = S.to_key(db, target.key)
     out = []
     for from_key, from_addr, to_key, to_addr, kind in rows:
         src, src_gone = show(loom, from_key, from_addr)
@@ -80,31 +79,7 @@ def _edges(loom: Loom, target: Target) -> list[dict[str, Any]]:
             for src, _ in e.sources]
 
 
-def _items(loom: Loom, target: Target) -> list[dict[str, Any]]:
-    from ..collections import service as K
-
-    return [{"from": f"coll:{name}/{item}", "to": target.address, "type": "item"}
-            for name, item in K.holders(loom, target.key)]
-
-
-def _same_content(loom: Loom, target: Target) -> list[dict[str, Any]]:
-    from ..documents import DOCUMENTS
-
-    if target.kind == "node":
-        cid = loom.node(target.address).content_id
-    elif target.kind == "content":
-        cid = target.address
-    else:
-        return []
-    with loom.unit(DOCUMENTS) as db:
-        rows = db.execute("SELECT d.name, r.id FROM doc_revisions r JOIN doc_documents d "
-                          "ON d.id = r.document_id WHERE r.content_id = ? ORDER BY r.id", (cid,))
-    return [{"from": f"doc:{name}@{rev}", "to": target.address, "type": "content"}
-            for name, rev in rows]
-
-
 def link_keys(loom: Loom) -> list[str]:
     """Every key a reference points from or at (gc keeps them)."""
     with loom.unit(REFERENCES) as db:
-        return [r[0] for r in db.execute(
-            "SELECT to_key FROM ref_links UNION SELECT from_key FROM ref_links")]
+        return S.keys(db)

@@ -29,6 +29,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 from . import SEARCH
+from . import dialects as D
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -46,7 +47,7 @@ _ranked: weakref.WeakKeyDictionary[Loom, bool] = weakref.WeakKeyDictionary()
 
 def ranked(loom: Loom, db: Unit) -> bool:
     """Whether this store ranks from chunks (PostgreSQL with `rum`), asked once a handle."""
-    if db.dialect != "postgres":
+    if not D.storage(db).chunked:
         return False
     known = _ranked.get(loom)
     if known is None:
@@ -62,9 +63,9 @@ def enable(loom: Loom) -> bool:
     if _ranked.get(loom):
         return True
     with loom.unit(SEARCH) as db:
-        if db.dialect != "postgres":
+        if not D.storage(db).chunked:
             return False
-        db.script(dict(SEARCH.scripts("postgres"))["search/0002_rank"])
+        db.script(dict(SEARCH.scripts(db.dialect))["search/0002_rank"])
     _ranked.pop(loom, None)
     with loom.unit(SEARCH) as db:
         return ranked(loom, db)

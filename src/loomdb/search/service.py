@@ -23,9 +23,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import addresses
 from ..errors import InvalidInput, check_choice
-from ..store.areas import Unit
 from . import SEARCH, chunks
+from . import dialects as D
 from .index import catch_up
 
 if TYPE_CHECKING:
@@ -38,8 +39,6 @@ MAX_LIMIT = 1000
 #: the constant of reciprocal rank fusion (the value its authors found robust)
 RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
-_HEADLINE = ("StartSel=[, StopSel=], MaxWords=18, MinWords=6, ShortWord=2, "
-             "MaxFragments=1, FragmentDelimiter=…")
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ def search(loom: Loom, q: Query) -> list[dict[str, Any]]:
         hits = fuse([_hit(r) for r in _semantic(loom, q, tree, fetch)],
                     [_hit(r) for r in _text(loom, found, q, tree, max(fetch, 50))])
     if q.tag is not None:
-        hits = [h for h in hits if q.tag in _tags(loom, h)]
+        hits = [h for h in hits if q.tag in addresses.tags(loom, h["kind"], h["entity"])]
     return hits[: q.limit]
 
 
@@ -119,59 +118,7 @@ def _text(loom: Loom, found: list[str], q: Query, tree: str | None,
           limit: int) -> list[tuple[Any, ...]]:
     with loom.unit(SEARCH) as db:
         tables = chunks.chunk_tables(db) if chunks.ranked(loom, db) else None
-        return _query(db, found, q, tree, limit, tables)
-
-
-def _query(db: Unit, found: list[str], q: Query, tree: str | None, limit: int,
-           tables: list[str] | None) -> list[tuple[Any, ...]]:
-    if db.dialect == "postgres":
-        sql, args = postgres_query(" ".join(found), q, tree, limit, tables)
-        return db.execute(sql, args)
-    where, args = _filters(q, tree, "e")
-    match = " ".join('"' + w.replace('"', "") + '"' for w in found)
-    sql = ("SELECT e.entity, e.kind, e.tree_id, snippet(search_text, 0, '[', ']', '…', 12), "
-           "-bm25(search_text) FROM search_text JOIN search_entries e ON e.seq = search_text.rowid "
-           "WHERE search_text MATCH ?" + where + " ORDER BY bm25(search_text) LIMIT ?")
-    return db.execute(sql, [match, *args, limit])
-
-
-def postgres_query(text: str, q: Query, tree: str | None, limit: int,
-                   tables: list[str] | None) -> tuple[str, list[Any]]:
-    """The PostgreSQL full-text query and its arguments.
-
-    With `tables` (the tail and the chunks, see chunks.py), each hands over its best
-    `limit` by RUM's rank (`<=>`, a distance: the chunks' RUM indexes return matches in
-    that order and stop at the limit; the small tail is ranked by reading its matches),
-    and the best of those win. The query is written inline at each use: the planner
-    orders by an index only against a value it knows before the scan. Without them
-    (no `rum` extension), `ts_rank_cd` scores every match a GIN index finds. Ties rank
-    oldest first."""
-    where, args = _filters(q, tree, "c")
-    if tables is not None:
-        tsq = "plainto_tsquery('english', ?)"
-        parts = [f"(SELECT c.seq, c.tsv <=> {tsq} AS d FROM {t} c WHERE c.tsv @@ {tsq}"
-                 f"{where} ORDER BY c.tsv <=> {tsq} LIMIT ?)" for t in tables]
-        return ((f"SELECT e.entity, e.kind, e.tree_id, ts_headline('english', e.body, {tsq}, ?), "
-                 "1 / h.d FROM (" + " UNION ALL ".join(parts) + ") h "
-                 "JOIN search_entries e ON e.seq = h.seq ORDER BY h.d, h.seq LIMIT ?"),
-                [text, _HEADLINE, *[text, text, *args, text, limit] * len(tables), limit])
-    return (("WITH q AS (SELECT plainto_tsquery('english', ?) AS q), hits AS ("
-             "SELECT c.entity, c.kind, c.tree_id, c.body, ts_rank_cd(c.tsv, q.q) AS score "
-             "FROM search_entries c, q WHERE c.tsv @@ q.q" + where +
-             " ORDER BY score DESC, c.seq LIMIT ?) "
-             "SELECT h.entity, h.kind, h.tree_id, ts_headline('english', h.body, q.q, ?), "
-             "h.score FROM hits h, q ORDER BY h.score DESC"),
-            [text, *args, limit, _HEADLINE])
-
-
-def _filters(q: Query, tree: str | None, alias: str) -> tuple[str, list[Any]]:
-    where, args = "", []
-    for column, value in (("tree_id", tree), ("role", q.role), ("author", q.author),
-                          ("kind", q.kind)):
-        if value is not None:
-            where += f" AND {alias}.{column} = ?"
-            args.append(value)
-    return where, args
+        return D.storage(db).query(db, found, q, tree, limit, tables)
 
 
 def _hit(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -182,13 +129,3 @@ def _hit(row: tuple[Any, ...]) -> dict[str, Any]:
     hit["snippet"] = snippet
     hit["score"] = float(score)
     return hit
-
-
-def _tags(loom: Loom, hit: dict[str, Any]) -> list[str]:
-    if hit["kind"] == "message":
-        return list(loom.meta(hit["entity"]).tags)
-    if hit["kind"] == "item":
-        from ..collections import service as K
-
-        return K.item_tags(loom, hit["entity"].rpartition("/")[2])
-    return []

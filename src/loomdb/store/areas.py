@@ -28,6 +28,12 @@ when its package is imported), `Area.tables` lists an area's tables from its own
 migrations, and `loomdb.store.areacopy` copies their rows. An area whose rows are
 derived from the others (the search index) says so (`derived`) and names a `rebuild`
 hook instead, run at the target after the copy.
+
+An area that must hear of the core's writes (the search index queues every new node)
+names its hooks object (`Area.hooks`, "module:NAME"; see `loomdb.hooks.AreaHooks`):
+the core calls `nodes_written` after inserting nodes, inside the write's transaction,
+for each area the store records whose hooks define it. Named, not imported, so that
+the store layer never imports an area, and a store without the area pays nothing.
 """
 
 from __future__ import annotations
@@ -39,13 +45,16 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidInput
 from ..model import now
 from . import migrations
 from .base import Backend
 from .extensions import Extension
+
+if TYPE_CHECKING:
+    from ..model import Node
 
 #: advisory lock key taken while an area's migrations are applied on PostgreSQL
 _AREA_LOCK = 0x6C6F6F6D_61726561
@@ -90,6 +99,10 @@ class Area:
     #: target has the area; returns what it wrote ({what: count}). Named, not
     #: imported, so that the store layer never imports the area (layering).
     rebuild: str | None = None
+    #: "module:NAME" of the area's hooks object (`loomdb.hooks.AreaHooks`): what it
+    #: does on the core's writes (`nodes_written`) and offers the other areas
+    #: (addresses, search entries, forgetting). Imported on first use only.
+    hooks: str | None = None
 
     def __post_init__(self) -> None:
         _DECLARED[self.name] = self
@@ -134,6 +147,48 @@ class Area:
         hook: Callable[[Any], dict[str, int]] = getattr(importlib.import_module(module), attr)
         return hook
 
+    def hooks_object(self) -> Any:
+        """The `hooks` object, imported; None for an area without one."""
+        if self.hooks is None:
+            return None
+        module, _, attr = self.hooks.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+class WriteHook(Protocol):
+    """What an area's hooks define to hear of the core's writes."""
+
+    def nodes_written(self, db: Unit, nodes: Sequence[Node]) -> None:
+        """Nodes just inserted, inside the transaction that inserted them (a raise
+        rolls the write back). Keep it to a small insert: it is on the append path."""
+
+
+def nodes_written(backend: Backend, nodes: Sequence[Node]) -> None:
+    """The core's call after it inserts nodes (an append, an import, a copy, a
+    tombstone), inside the same transaction: every area of the store whose hooks
+    define `nodes_written` sees them. Which areas is worked out on a backend's first
+    write, and again when the store may have a new area (`Backend.areas_stamp`
+    changed: made by any process)."""
+    stamp = backend.areas_stamp()
+    known: tuple[object, tuple[WriteHook, ...]] | None = backend.__dict__.get("_write_hooks")
+    hooks = known[1] if known is not None and known[0] == stamp else _write_hooks(backend, stamp)
+    if hooks and nodes:
+        db = Unit(backend)
+        for hook in hooks:
+            hook.nodes_written(db, nodes)
+
+
+def _write_hooks(backend: Backend, stamp: object) -> tuple[WriteHook, ...]:
+    found: list[WriteHook] = []
+    for area in recorded(backend, known_only=True):
+        hooks = area.hooks_object()
+        if hooks is not None and callable(getattr(hooks, "nodes_written", None)):
+            prepare(backend, area)  # its missing migrations first (the trigger it replaces)
+            found.append(hooks)
+    out = tuple(found)
+    backend.__dict__["_write_hooks"] = (stamp, out)
+    return out
+
 
 def recorded(backend: Backend, *, known_only: bool = False) -> list[Area]:
     """The areas whose migrations a store records, by name. An area loomdb does not
@@ -143,6 +198,12 @@ def recorded(backend: Backend, *, known_only: bool = False) -> list[Area]:
     if known_only:
         names = [n for n in names if n in _DECLARED or n in BUILTIN]
     return [find(name) for name in names]
+
+
+def known() -> list[Area]:
+    """Every area this process knows: loomdb's own (`BUILTIN`, imported) and any other
+    declared, by name."""
+    return [find(name) for name in sorted(set(BUILTIN) | set(_DECLARED))]
 
 
 def find(name: str) -> Area:
@@ -186,6 +247,13 @@ class Unit:
         """Run one statement per row of arguments."""
         for row in rows:
             self.execute(sql, row)
+
+    def where_in(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """(condition, args) pairs that together select `column` in `values`: chunks
+        of bound values, which both dialects take (nothing for no values)."""
+        for i in range(0, len(values), 500):
+            part = list(values[i:i + 500])
+            yield f"{column} IN ({','.join('?' * len(part))})", part
 
     def one(self, sql: str, args: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         """The first row of a query, or None."""
@@ -250,6 +318,9 @@ def _ensure(backend: Backend, area: Area) -> None:
                     db.script(sql)
                     db.execute("INSERT INTO loomdb_migrations VALUES (?, ?)",
                                (name, now()))
+            if db.dialect == "postgres":  # every process's writers look again
+                db.execute("NOTIFY loomdb_areas")
+            backend.__dict__.pop("_write_hooks", None)
         if not backend.committed():
             tentative.add(area.name)
     if area.name not in tentative:

@@ -94,6 +94,13 @@ class Backend(ABC):
     def applied_migrations(self) -> list[str]:
         """Names of the migrations recorded as applied, oldest first."""
 
+    def areas_stamp(self) -> object:
+        """A value that changes when another process may have added an area to the
+        store (so the areas' write hooks are worked out again: `store.areas`), read
+        cheaply on every write: SQLite's schema cookie, PostgreSQL's count of
+        notices on `loomdb_areas`. None: a backend without one (hooks as first seen)."""
+        return None
+
     def transaction(self) -> AbstractContextManager[None]:
         """One atomic write: commit on success, roll back on any exception. Re-entrant:
         a transaction opened inside another joins it, and only the outermost commits."""

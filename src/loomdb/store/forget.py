@@ -168,6 +168,11 @@ class ForgetStore(ABC):
     def redact_content(self, content_id: str) -> None:
         """Replace the stored body of a content by the tombstone (its id stays)."""
 
+    def retitle(self, tree_id: str, title: str) -> None:
+        """Replace a tree's title (one made from a redacted root's words), leaving its
+        time of change as it was."""
+        self._run("UPDATE trees SET title = ? WHERE id = ?", (title, tree_id))
+
     def insert_tombstone(self, node: Node, flags: int) -> None:
         """Store a redacted node as an export carried it: the tombstone under its own
         content id (any copy of that content stored here is redacted first)."""

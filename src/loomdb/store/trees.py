@@ -6,6 +6,7 @@ they scan the tree's nodes, whose layout differs."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InvalidInput
@@ -46,6 +47,11 @@ class TreeStore(ABC):
     @abstractmethod
     def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """Tree ids starting with `prefix`, in order, at most `limit`."""
+
+    @abstractmethod
+    def node_ids_in_trees(self, prefix: str, trees: Sequence[str], limit: int) -> list[str]:
+        """Ids of nodes of `trees` starting with `prefix`, in order, at most `limit`
+        (a name resolved against what one user may see, filtered in the query)."""
 
 
 def tree_from_row(row: tuple[Any, ...]) -> Tree:
@@ -98,3 +104,11 @@ class TreeSQL(TreeStore):
             (prefix, prefix + "\uffff", limit),
         )
         return [r[0] for r in rows]
+
+    def node_ids_in_trees(self, prefix: str, trees: Sequence[str], limit: int) -> list[str]:
+        found: list[str] = []
+        for cond, args in self.sql.ids_in("tree_id", sorted(set(trees))):
+            found += [r[0] for r in self.sql.q_all(
+                f"SELECT id FROM nodes WHERE id >= ? AND id < ? AND {cond} ORDER BY id LIMIT ?",
+                (prefix, prefix + "\uffff", *args, limit))]
+        return sorted(found)[:limit]

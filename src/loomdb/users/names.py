@@ -47,11 +47,9 @@ class UserNames:
     def node_ids(self, prefix: str, limit: int) -> list[str]:
         """Ids of the user's own nodes that start with `prefix`, in order."""
         with self.loom.unit(USERS) as db:
-            rows = db.execute(
-                "SELECT n.id FROM nodes n JOIN user_trees u ON u.tree_id = n.tree_id"
-                " WHERE u.user_id = ? AND n.id >= ? AND n.id < ? ORDER BY n.id LIMIT ?",
-                (self.user_id, prefix, prefix + "\uffff", limit))
-        return [r[0] for r in rows]
+            trees = [r[0] for r in db.execute(
+                "SELECT tree_id FROM user_trees WHERE user_id = ?", (self.user_id,))]
+            return self.loom.node_ids_in_trees(prefix, trees, limit)
 
     def tree_ids(self, prefix: str, limit: int) -> list[str]:
         """Ids of the user's own trees that start with `prefix`, in order."""

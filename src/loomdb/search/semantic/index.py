@@ -18,21 +18,18 @@ from typing import TYPE_CHECKING
 from ...store.areas import Unit
 from .. import index as text_index
 from . import SEMANTIC
+from . import storage as V
 from .model import MAX_CHARS, MODEL_ID, embed
+from .storage import VECTOR_LOCK
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ...loom import Loom
 
-_BATCH = 256
-#: advisory lock key held by PostgreSQL writers of vectors, so `vseq` follows commits
-VECTOR_LOCK = 0x6C6F6F6D_76656373
+__all__ = ["VECTOR_LOCK", "catch_up", "pending", "reindex", "requeue_other_models"]
 
-_BODIES = {
-    "sqlite": "SELECT rowid, substr(body, 1, ?) FROM search_text WHERE rowid IN ({})",
-    "postgres": "SELECT seq, left(body, ?) FROM search_entries WHERE seq IN ({})",
-}
+_BATCH = 256
 
 
 def pending(db: Unit, n: int) -> list[tuple[int, str]]:
@@ -41,8 +38,7 @@ def pending(db: Unit, n: int) -> list[tuple[int, str]]:
         "SELECT seq FROM search_vec_pending ORDER BY seq LIMIT ?", (n,))]
     if not seqs:
         return []
-    body = {int(r[0]): r[1] or "" for r in db.execute(
-        _BODIES[db.dialect].format(",".join("?" * len(seqs))), [MAX_CHARS, *seqs])}
+    body = V.of(db).texts(db, seqs, MAX_CHARS)
     return [(s, body.get(s, "")) for s in seqs]
 
 
@@ -76,9 +72,7 @@ def reindex(loom: Loom) -> int:
     """Embed every entry again (after a model change, or to repair); how many."""
     text_index.catch_up(loom)
     with loom.unit(SEMANTIC) as db:
-        db.execute("DELETE FROM search_vectors")
-        if db.dialect == "sqlite":
-            db.execute("DELETE FROM search_vec_index")
+        V.of(db).clear(db)
         db.execute("INSERT INTO search_vec_pending (seq) SELECT seq FROM search_entries WHERE true "
                    "ON CONFLICT DO NOTHING")
     return catch_up(loom)
@@ -100,17 +94,12 @@ def requeue_other_models(loom: Loom, model: str = MODEL_ID) -> int:
 
 
 def _drop_gone(loom: Loom) -> None:
-    """Drop the vec0 rows of deleted entries (SQLite; see the migration)."""
+    """Drop what deleted entries left behind (SQLite's vec0 rows; see the migration)."""
     with loom.unit(SEMANTIC) as db:
-        if db.dialect != "sqlite" or db.one("SELECT 1 FROM search_vec_gone LIMIT 1") is None:
-            return
-        db.execute("DELETE FROM search_vec_index WHERE seq IN (SELECT seq FROM search_vec_gone)")
-        db.execute("DELETE FROM search_vec_gone")
+        V.of(db).drop_gone(db)
 
 
 def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
-    if db.dialect == "postgres":
-        db.execute("SELECT pg_advisory_xact_lock(?)", (VECTOR_LOCK,))
     marks = ",".join("?" * len(seqs))
     queued = {int(r[0]) for r in db.execute(
         f"SELECT seq FROM search_vec_pending WHERE seq IN ({marks})", list(seqs))}
@@ -120,28 +109,4 @@ def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:
         return
     db.execute(f"DELETE FROM search_vec_pending WHERE seq IN ({marks})", list(seqs))
     for i in range(0, len(rows), 200):
-        part = rows[i:i + 200]
-        args = [v for row in part for v in row]
-        if db.dialect == "sqlite":
-            last = db.execute("UPDATE search_vec_clock SET last = last + ? WHERE id = 1 "
-                              "RETURNING last", (len(part),))[0][0]
-            args = [v for i, (s, e, m) in enumerate(part)
-                    for v in (s, int(last) - len(part) + 1 + i, e, m)]
-            db.execute("INSERT OR REPLACE INTO search_vectors (seq, vseq, embedding, model) "
-                       "VALUES " + ",".join(["(?, ?, ?, ?)"] * len(part)), args)
-            _store_index(db, [row[0] for row in part])
-            continue
-        db.execute("INSERT INTO search_vectors (seq, vseq, embedding, model) VALUES "
-                   + ",".join(["(?, nextval('search_vectors_vseq'), ?, ?)"] * len(part))
-                   + " ON CONFLICT (seq) DO UPDATE SET vseq = excluded.vseq, "
-                   "embedding = excluded.embedding, model = excluded.model", args)
-
-
-def _store_index(db: Unit, seqs: Sequence[int]) -> None:
-    marks = ",".join("?" * len(seqs))
-    db.execute(f"DELETE FROM search_vec_index WHERE seq IN ({marks})", list(seqs))
-    db.execute("INSERT INTO search_vec_index (seq, embedding, kind, tree_id, role, author) "
-               "SELECT v.seq, v.embedding, e.kind, "
-               "coalesce(e.tree_id, ''), coalesce(e.role, ''), coalesce(e.author, '') "
-               "FROM search_vectors v JOIN search_entries e ON e.seq = v.seq "
-               f"WHERE v.seq IN ({marks})", list(seqs))
+        V.of(db).store(db, rows[i:i + 200])

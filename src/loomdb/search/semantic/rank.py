@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...store.areas import Unit
 from . import SEMANTIC
+from . import storage as V
 from .model import DIMS
 
 if TYPE_CHECKING:
@@ -34,18 +35,16 @@ if TYPE_CHECKING:
 Row = tuple[Any, ...]
 _SNIPPET = 200
 _FILTERS = ("tree_id", "role", "author", "kind")
-_MAX_K = 4096  # sqlite-vec's largest k
-#: SQLite: the scan reads the file memory-mapped (about twice as fast as through the
-#: page cache for 100k vectors); set on the connections that run semantic queries
-_MMAP = 1 << 30
 
 
 def nearest(loom: Loom, vector: np.ndarray, filters: dict[str, str], n: int) -> list[Row]:
     """The `n` entries nearest `vector` that pass `filters` (column -> value)."""
     with loom.unit(SEMANTIC) as db:
         cache = _cache(loom)
-        if db.dialect == "sqlite" and cache.first_query():
-            return _sqlite(db, vector, filters, n)
+        store = V.of(db)
+        if store.scans and cache.first_query():
+            return [(*r[:3], snippet(r[3]), r[4])
+                    for r in store.scan(db, vector.tobytes(), filters, n)]
         return cache.nearest(db, vector, filters, n)
 
 
@@ -58,20 +57,6 @@ def snippet(text: str) -> str:
     return cut + "…"
 
 
-def _sqlite(db: Unit, vector: np.ndarray, filters: dict[str, str], n: int) -> list[Row]:
-    """The k nearest by cosine in the vec0 table (exact; filters applied in the scan)."""
-    db.execute(f"PRAGMA mmap_size = {_MMAP}")
-    where = "".join(f" AND {c} = ?" for c in filters)
-    nearest = ("SELECT seq, 1 - distance AS score FROM search_vec_index "
-               f"WHERE embedding MATCH ? AND k = ?{where}")
-    rows = db.execute(
-        f"SELECT e.entity, e.kind, e.tree_id, substr(t.body, 1, {_SNIPPET * 2}), h.score "
-        f"FROM ({nearest}) h JOIN search_entries e ON e.seq = h.seq "
-        "JOIN search_text t ON t.rowid = h.seq ORDER BY h.score DESC",
-        [vector.tobytes(), min(n, _MAX_K), *filters.values()])
-    return [(*r[:3], snippet(r[3]), r[4]) for r in rows]
-
-
 _caches: weakref.WeakKeyDictionary[Loom, _Cache] = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
 
@@ -82,16 +67,6 @@ def _cache(loom: Loom) -> _Cache:
         if found is None:
             found = _caches[loom] = _Cache()
         return found
-
-
-#: the snippet's source per dialect (SQLite keeps the text only in the FTS table)
-_BODIES = {
-    "sqlite": (f"SELECT e.seq, e.entity, e.kind, e.tree_id, substr(t.body, 1, {_SNIPPET * 2}) "
-               "FROM search_entries e JOIN search_text t ON t.rowid = e.seq "
-               "WHERE e.seq IN ({})"),
-    "postgres": (f"SELECT seq, entity, kind, tree_id, left(body, {_SNIPPET * 2}) "
-                 "FROM search_entries WHERE seq IN ({})"),
-}
 
 
 class _Cache:
@@ -158,8 +133,7 @@ class _Cache:
         if len(order) == 0:
             return []
         seqs = [int(self.seqs[i]) for i in order]
-        found = {int(r[0]): r[1:] for r in db.execute(
-            _BODIES[db.dialect].format(",".join("?" * len(seqs))), seqs)}
+        found = V.of(db).openings(db, seqs)
         hits = []
         for i, seq in zip(order, seqs, strict=True):
             if seq not in found:

@@ -129,6 +129,9 @@ class PostgresBackend(Backend):
                 applied.append(name)
         return applied
 
+    def areas_stamp(self) -> object:
+        return self.runner.area_notices
+
     def applied_migrations(self) -> list[str]:
         c = self.runner
         if c.fetch_one("SELECT to_regclass('loomdb_migrations')")[0] is None:  # type: ignore[index]

@@ -111,11 +111,25 @@ class Connections(SqlRunner):
         self.citus = bool(found and found[0])
         #: how many partitions `nodes` has (0: not split; set by the backend's migrate)
         self.split = 0
+        #: notices that an area was added (the backend's `areas_stamp`); a new
+        #: connection may have missed one, so it counts as a notice too
+        self.area_notices = 0
         self._pool = psycopg_pool.ConnectionPool(
             conninfo or url, kwargs=options, min_size=1, max_size=max(1, pool_size),
             timeout=timeout, num_workers=1, open=True, name=f"loomdb-{id(self):x}",
+            configure=self._listen,
         )
         self._router = self._make_router(conninfo or url, options, replicas, pool_size)
+
+    def _listen(self, conn: Any) -> None:
+        """Each pooled connection hears `NOTIFY loomdb_areas` (sent when an area's
+        migrations commit, by any process) with the results of its next statement."""
+        conn.execute("LISTEN loomdb_areas")
+        conn.add_notify_handler(self._area_added)
+        self._area_added(None)
+
+    def _area_added(self, _notice: Any) -> None:
+        self.area_notices += 1
 
     @staticmethod
     def _make_router(conninfo: str, options: dict[str, Any], replicas: ReplicaOptions | None,

@@ -79,6 +79,11 @@ class SQLiteBackend(Backend):
                 applied.append(name)
         return applied
 
+    def areas_stamp(self) -> object:
+        # the schema cookie: any table made by anyone changes it (the header page is
+        # read by every transaction anyway)
+        return self.runner.db.execute("PRAGMA schema_version").fetchone()[0]
+
     def applied_migrations(self) -> list[str]:
         try:
             rows = self.runner.execute("SELECT name FROM loomdb_migrations ORDER BY name")

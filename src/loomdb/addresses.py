@@ -9,31 +9,34 @@
 An address resolves to a Target whose `key` is the identity behind it (a document id,
 an item id...): references store keys, so a renamed, moved or re-versioned target is
 still found at read time, and a deleted one reads as dangling.
+
+Messages, trees and contents are the core's, resolved here through the Loom; `doc:`
+and `coll:` (and the keys `doc:`, `coll:`, `item:`) belong to their areas, asked
+through their hooks (`loomdb.hooks`): this module sits below the areas, so the
+collections area can resolve an address without importing the documents area or the
+references area.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..collections import lookup as K
-from ..content import plain_text
-from ..errors import InvalidInput, NotFound
+from . import hooks
+from .content import plain_text
+from .errors import InvalidInput, NotFound
+from .hooks import Target
 
 if TYPE_CHECKING:
-    from ..loom import Loom
+    from .loom import Loom
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 SCHEMES = ("tree:", "doc:", "coll:", "sha256:")
+#: the area that owns each scheme an area resolves (address schemes and key schemes)
+OWNERS = {"doc": "documents", "coll": "collections", "item": "collections"}
 
-
-@dataclass(frozen=True)
-class Target:
-    address: str
-    key: str
-    kind: str  # node, tree, document, revision, collection, item, content
-    tree: str | None = None
+__all__ = ["OWNERS", "SCHEMES", "TITLE_CHARS", "Target", "content_exists", "first_words",
+           "is_node_address", "resolve", "show", "tags", "title"]
 
 
 def is_node_address(text: str) -> bool:
@@ -48,39 +51,13 @@ def resolve(loom: Loom, text: str) -> Target:
     if text.startswith("tree:"):
         tree = loom.tree(text[len("tree:"):])
         return Target(f"tree:{tree.id}", f"tree:{tree.id}", "tree", tree.id)
-    if text.startswith("doc:"):
-        return _document(loom, text[len("doc:"):])
-    if text.startswith("coll:"):
-        return _collection(loom, text[len("coll:"):])
     if text.startswith("sha256:"):
         return _content(loom, text)
+    scheme, colon, spec = text.partition(":")
+    if colon and scheme in ("doc", "coll"):
+        return hooks.of(OWNERS[scheme]).resolve(loom, scheme, spec)
     node = loom.node(text)
     return Target(node.id, f"node:{node.id}", "node", node.tree)
-
-
-def _document(loom: Loom, spec: str) -> Target:
-    from ..documents import DOCUMENTS
-    from ..documents import service as D
-    from ..documents import storage as DS
-
-    name, at = D.split_spec(spec)
-    with loom.unit(DOCUMENTS) as db:
-        doc = DS.document(db, name)
-        if at is None:
-            return Target(f"doc:{name}", f"doc:{doc.id}", "document")
-        if DS.branch_head(db, doc.id, at) is not None:
-            return Target(f"doc:{name}@{at}", f"doc:{doc.id}@{at}", "revision")
-        rev = D.resolve_revision(db, doc, at)
-    return Target(f"doc:{name}@{rev.id}", f"doc:{doc.id}@{rev.id}", "revision")
-
-
-def _collection(loom: Loom, spec: str) -> Target:
-    name, _, item = spec.partition("/")
-    coll = K.collection(loom, name)
-    if not item:
-        return Target(f"coll:{name}", f"coll:{coll.id}", "collection")
-    found = K.item(loom, name, item)
-    return Target(f"coll:{name}/{found.id}", f"item:{found.id}", "item")
 
 
 def _content(loom: Loom, text: str) -> Target:
@@ -92,13 +69,10 @@ def _content(loom: Loom, text: str) -> Target:
 
 
 def content_exists(loom: Loom, cid: str) -> bool:
-    from ..documents import DOCUMENTS
-    from ..documents import storage as DS
-
+    """Whether a node, a blob or an area (a document body) holds this content id."""
     if loom.content_body(cid) is not None or loom.blobs.has(cid):
         return True
-    with loom.unit(DOCUMENTS) as db:
-        return DS.stored_body(db, cid) is not None
+    return hooks.holds_content(loom, cid)
 
 
 def show(loom: Loom, key: str, written: str) -> tuple[str, bool]:
@@ -139,6 +113,15 @@ def first_words(text: str, limit: int = TITLE_CHARS) -> str:
     return cut + "…"
 
 
+def tags(loom: Loom, kind: str, entity: str) -> list[str]:
+    """The tags of a search hit's entity: a message's overlay tags, an item's tags."""
+    if kind == "message":
+        return list(loom.meta(entity).tags)
+    if entity.startswith("coll:"):
+        return hooks.of(OWNERS["coll"]).tags(loom, entity)
+    return []
+
+
 def _show(loom: Loom, key: str) -> str:
     scheme, _, rest = key.partition(":")
     if scheme == "node":
@@ -149,25 +132,6 @@ def _show(loom: Loom, key: str) -> str:
         if not content_exists(loom, key):
             raise NotFound("content or blob", key)
         return key
-    if scheme == "doc":
-        return _show_doc(loom, rest)
-    if scheme == "coll":
-        return f"coll:{K.collection_by_id(loom, rest).name}"
-    if scheme == "item":
-        coll_name, item_id = K.item_by_id(loom, rest)
-        return f"coll:{coll_name}/{item_id}"
+    if scheme in OWNERS:
+        return hooks.of(OWNERS[scheme]).show(loom, scheme, rest)
     raise NotFound("address", key)
-
-
-def _show_doc(loom: Loom, rest: str) -> str:
-    from ..documents import DOCUMENTS
-    from ..documents import storage as DS
-
-    doc_id, _, at = rest.partition("@")
-    with loom.unit(DOCUMENTS) as db:
-        doc = DS.document_by_id(db, doc_id)
-        if doc is None:
-            raise NotFound("document", doc_id)
-        if at and DS.branch_head(db, doc_id, at) is None and DS.revision(db, doc_id, at) is None:
-            raise NotFound(f"revision of doc:{doc.name}", at)
-    return f"doc:{doc.name}" + (f"@{at}" if at else "")
