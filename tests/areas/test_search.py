@@ -99,21 +99,88 @@ def test_nodes_written_before_search_existed_are_found(cli: Cli) -> None:
     assert cli("search", "401k")["hits"]
 
 
-def test_a_lost_trigger_is_recreated_and_the_gap_indexed(loom: Loom, cli: Cli) -> None:
-    """A core migration that rebuilds the nodes table drops its triggers: the next
-    search puts the trigger back and indexes what was written meanwhile."""
+def test_the_core_feeds_the_index_by_a_hook_not_a_trigger(loom: Loom, cli: Cli) -> None:
+    """No trigger on the core's `nodes`: each node the core writes is queued by the
+    search area's write hook, in the write's transaction (a rolled-back write queues
+    nothing)."""
     from loomdb.search import SEARCH
 
-    loom.new_tree("before the rebuild", session="s")
-    assert cli("search", "rebuild")["hits"]
+    loom.new_tree("hooked root", session="s")
+    assert cli("search", "hooked")["hits"]
     with loom.unit(SEARCH) as db:
-        db.execute("DROP TRIGGER search_node_written" +
-                   (" ON nodes" if db.dialect == "postgres" else ""))
-    loom.append("s", "written while the trigger was gone", role="user")
-    assert [h["snippet"] for h in cli("search", "gone")["hits"]] == [
-        "written while the trigger was [gone]"]
-    loom.append("s", "and after it came back", role="user")
-    assert cli("search", "came back")["hits"]
+        if db.dialect == "sqlite":
+            found = db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' "
+                               "AND tbl_name = 'nodes'")
+        else:
+            found = db.execute("SELECT tgname FROM pg_trigger t JOIN pg_class c "
+                               "ON c.oid = t.tgrelid WHERE c.relname = 'nodes'")
+    assert found == []
+    node = loom.append("s", "queued by the hook", role="user")
+    with loom.unit(SEARCH) as db:
+        assert db.execute("SELECT node_id FROM search_pending") == [(node.id,)]
+    with pytest.raises(RuntimeError), loom.transaction():
+        loom.append("s", "rolled back with its write", role="user")
+        raise RuntimeError
+    with loom.unit(SEARCH) as db:
+        assert db.execute("SELECT node_id FROM search_pending") == [(node.id,)]
+    assert [h["entity"] for h in cli("search", "queued")["hits"]] == [node.id]
+    assert cli("search", "rolled")["hits"] == []
+
+
+_OLD_TRIGGER = {
+    "sqlite": ["CREATE TRIGGER search_node_written AFTER INSERT ON nodes BEGIN "
+               "INSERT INTO search_pending (node_id) VALUES (new.id); END"],
+    "postgres": ["CREATE FUNCTION search_node_written() RETURNS trigger LANGUAGE plpgsql AS "
+                 "$$ BEGIN INSERT INTO search_pending (node_id) VALUES (NEW.id); "
+                 "RETURN NULL; END $$",
+                 "CREATE TRIGGER search_node_written AFTER INSERT ON nodes "
+                 "FOR EACH ROW EXECUTE FUNCTION search_node_written()"],
+}
+
+
+def _as_before_the_hook(store_url: str, *, trigger: bool, unindexed: str | None) -> None:
+    """Put a store's search area back as its first migration left it: the hand-over
+    not recorded, the trigger on `nodes` there (or lost), a node never indexed."""
+    import loomdb
+    from loomdb.search import SEARCH
+
+    with loomdb.open(store_url) as lm, lm.unit(SEARCH) as db:
+        (hook,) = [n for n, _ in SEARCH.scripts(db.dialect) if "write_hook" in n]
+        db.execute("DELETE FROM loomdb_migrations WHERE name = ?", (hook,))
+        for stmt in _OLD_TRIGGER[db.dialect] if trigger else ():
+            db.execute(stmt)
+        if unindexed is not None:
+            if db.dialect == "sqlite":
+                db.execute("DELETE FROM search_text WHERE rowid IN "
+                           "(SELECT seq FROM search_entries WHERE entity = ?)", (unindexed,))
+            db.execute("DELETE FROM search_entries WHERE entity = ?", (unindexed,))
+
+
+@pytest.mark.parametrize("trigger", [True, False], ids=["trigger", "trigger-lost"])
+def test_a_store_with_the_old_trigger_hands_over_to_the_hook(
+        store_url: str, cli: Cli, trigger: bool) -> None:
+    """A store made before the hook has the trigger, or lost it (a core migration
+    that rebuilt `nodes` dropped it, and the nodes written meanwhile were never
+    queued): the area's next migration queues what a lost trigger missed and drops
+    the trigger; every node is then found once."""
+    import loomdb
+
+    with loomdb.open(store_url) as lm:
+        lm.new_tree("aurora over the fjord", session="s")
+        missed = lm.append("s", "written while the trigger was gone", role="user")
+    assert cli("search", "aurora")["hits"] and cli("search", "gone")["hits"]
+    _as_before_the_hook(store_url, trigger=trigger, unindexed=None if trigger else missed.id)
+    with loomdb.open(store_url) as lm:
+        after = lm.append("s", "a meadow once the hook took over", role="user")
+    assert [h["entity"] for h in cli("search", "gone")["hits"]] == [missed.id]
+    assert [h["entity"] for h in cli("search", "meadow")["hits"]] == [after.id]
+    assert len(cli("search", "aurora")["hits"]) == 1
+    with loomdb.open(store_url) as lm:
+        from loomdb.search import SEARCH
+
+        with lm.unit(SEARCH) as db:
+            assert db.execute("SELECT count(*) FROM search_pending") == [(0,)]
+            assert db.one("SELECT count(*) FROM search_entries") == (3,)
 
 
 def test_text_with_a_nul_character_is_indexed(loom: Loom, cli: Cli) -> None:

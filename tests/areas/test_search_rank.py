@@ -17,6 +17,7 @@ import loomdb
 from loomdb import Loom
 from loomdb.search import SEARCH, chunks
 from loomdb.search import index as I
+from loomdb.search import postgres as P
 from loomdb.search import service as S
 from pg import ADMIN_URL, store_of
 
@@ -106,7 +107,7 @@ def test_each_chunk_hands_over_its_best_from_its_index_and_stops_at_the_limit(
         chunks.maintain(lm, seal=20)
         with lm.unit(SEARCH) as db:
             names = chunks.chunk_tables(db)
-            sql, args = S.postgres_query("ember", S.Query("ember"), None, 3, names)
+            sql, args = P.query("ember", S.Query("ember"), None, 3, names)
             plan = "\n".join(r[0] for r in db.execute("EXPLAIN " + sql, args))
             db.execute("DELETE FROM search_entries WHERE entity LIKE 'x%'")
         assert names[0] == "search_tail" and len(names) == 2
