@@ -145,7 +145,7 @@ class Sight:
     # -- addresses ------------------------------------------------------------------
     def address(self, text: str, seen: Seen | None = None) -> str:
         """The address to hand on: refused, as unknown, when it names something the
-        caller does not see (the address grammar is `loomdb.references.address`; a
+        caller does not see (the address grammar is `loomdb.addresses`; a
         malformed one is left to the operation, which says what is wrong with it). A
         node or tree comes back as its whole id, resolved here once against what the
         caller sees, so the operation cannot read the name as something else."""
