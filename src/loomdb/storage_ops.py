@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from .store.forget import ForgetStore
-    from .store.nodes import ChainRow
+    from .store.nodes import ChainRow, ShapeRow
     from .store.provenance import Compaction, Generation
 
 
@@ -113,6 +113,11 @@ class StorageOps(LoomParts):
     def all_nodes(self, tree_id: str) -> Iterator[Node]:
         """Every node of a tree by exact id, streamed (`tree_nodes` resolves a name)."""
         return self.backend.nodes.tree_nodes(tree_id)
+
+    def tree_shape(self, tree_id: str) -> list[ShapeRow]:
+        """Every node of a tree by exact id, as drawing the whole tree needs it: ids,
+        parent, slot, role, kind and the head of the stored content (see `ShapeRow`)."""
+        return self.backend.nodes.tree_shape(tree_id)
 
     def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         """What verification reads of each node of a tree, as stored (streamed)."""

@@ -37,6 +37,14 @@ CACHE: Final = 7
 FLAGS: Final = 8
 
 
+#: one node of a tree's shape, for drawing it whole: (id, parent, slot, edited_from, role,
+#: kind, head: the first `SHAPE_HEAD` characters of its stored content as text, or bytes
+#: cut anywhere, None when the content is gone)
+ShapeRow = tuple[str, "str | None", str, "str | None", str, str, "str | bytes | None"]
+#: how much of each stored content a shape row carries (enough for a short preview)
+SHAPE_HEAD: Final = 200
+
+
 class ChainRow(TypedDict):
     """The raw hashed fields of one node, for verification: nothing parsed, so a
     corrupt row still reaches the verifier (body as stored bytes, None if missing)."""
@@ -116,6 +124,11 @@ class NodeStore(ABC):
     @abstractmethod
     def tree_nodes(self, tree_id: str) -> Iterator[Node]:
         """Every node of a tree (with sources and selections), by creation."""
+
+    @abstractmethod
+    def tree_shape(self, tree_id: str) -> list[ShapeRow]:
+        """Every node of a tree as a `ShapeRow`, by creation: what drawing the whole
+        tree needs and nothing parsed (a 10,000-node tree in a few milliseconds)."""
 
     @abstractmethod
     def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:

@@ -40,6 +40,22 @@ def new_tree(body: NewTree, me: Door = Depends(door)) -> dict[str, str]:
     return {"tree": tree.id, "node": node.id}
 
 
+@router.get("/trees/{tree:path}/map", tags=["page"],
+            responses={200: {"content": {"application/json": {}}}})
+def tree_map(request: Request, tree: str,
+             at: str | None = Query(None, max_length=1000,
+                                    description="a headish in the tree: the path shown"),
+             who: Access = Depends(access)) -> Response:
+    """The whole tree as the tree map draws it, in one compact answer: parallel arrays
+    of its nodes (ids, parent and slot as row numbers, role, kind, a short preview), the
+    refs by kind, the row whose path is shown, pruned and excluded rows (see
+    `loomdb.treemap`)."""
+    from ...treemap import tree_map_json
+
+    with state_of(request).using():
+        return Response(tree_map_json(who, tree, at), media_type="application/json")
+
+
 @router.get("/trees/{tree}/export",
             responses={200: {"content": {t: {} for t in set(EXPORT_TYPES.values())}}})
 def export_tree(tree: str, format: str = Query("json", description=", ".join(EXPORT_TYPES)),

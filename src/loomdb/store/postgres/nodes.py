@@ -14,7 +14,16 @@ from typing import Any
 
 from ...errors import InvalidInput
 from ...model import Anchor, Node
-from ..nodes import DEPTH, HAS_SELECTIONS, HAS_SOURCES, ChainRow, NodeStore, PathRow
+from ..nodes import (
+    DEPTH,
+    HAS_SELECTIONS,
+    HAS_SOURCES,
+    SHAPE_HEAD,
+    ChainRow,
+    NodeStore,
+    PathRow,
+    ShapeRow,
+)
 from ..refs import REF_LOG
 from ..rows import build_nodes, bytes_to_hex, dumps, hex_to_bytes
 from .connections import Connections
@@ -257,6 +266,14 @@ class PostgresNodes(NodeStore):
     def tree_nodes(self, tree_id: str) -> Iterator[Node]:
         for batch in self._pages(_NODE_COLS + ", n.created_at", "JOIN contents", tree_id):
             yield from self._nodes([r[:-1] for r in batch]).values()
+
+    def tree_shape(self, tree_id: str) -> list[ShapeRow]:
+        return self.c.fetch_all(
+            "SELECT n.id, n.parent_id, n.slot_id, n.edited_from, n.role, n.kind,"
+            f" left(c.body, {SHAPE_HEAD}) FROM nodes n LEFT JOIN contents c"
+            " ON c.id = n.content_id WHERE n.tree_id = %s ORDER BY n.created_at, n.id",
+            (tree_id,),
+        )
 
     def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         cols = (

@@ -24,7 +24,15 @@ from typing import Any
 
 from ...errors import InvalidInput, NotFound
 from ...model import Anchor, Node
-from ..nodes import HAS_SELECTIONS, HAS_SOURCES, ChainRow, NodeStore, PathRow
+from ..nodes import (
+    HAS_SELECTIONS,
+    HAS_SOURCES,
+    SHAPE_HEAD,
+    ChainRow,
+    NodeStore,
+    PathRow,
+    ShapeRow,
+)
 from ..rows import build_nodes, bytes_to_hex, dumps, gc_paused, hex_to_bytes
 from .connections import Connections, chunks, marks
 
@@ -350,6 +358,14 @@ class SQLiteNodes(NodeStore):
         )
         while batch := cursor.fetchmany(2000):
             yield from self._nodes(batch).values()
+
+    def tree_shape(self, tree_id: str) -> list[ShapeRow]:
+        return self.c.db.execute(
+            "SELECT n.id, n.parent_id, n.slot_id, n.edited_from, n.role, n.kind,"
+            f" substr(coalesce(n.body, b.body), 1, {SHAPE_HEAD}) FROM {tree_rows()}"
+            " LEFT JOIN nodes b ON b.key = n.body_key ORDER BY n.created_at, n.id",
+            (tree_id,),
+        ).fetchall()
 
     def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         cursor = self.c.db.execute(
