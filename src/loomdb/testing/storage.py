@@ -24,7 +24,7 @@ from ..store.base import Backend
 from ..store.blobmeta import BlobMeta, BlobMetaStore
 from ..store.drafts import DraftStore
 from ..store.forget import ForgetStore
-from ..store.nodes import EdgeStore, NodeStore
+from ..store.nodes import SHAPE_HEAD, EdgeStore, NodeStore
 from ..store.overlay import MetaStore
 from ..store.provenance import Compaction, Generation, ProvenanceStore
 from ..store.refs import RefStore
@@ -108,6 +108,26 @@ class StorageConformance:
     def test_trees_an_unknown_field_is_refused(self) -> None:
         with refused(InvalidInput):
             self.backend.trees.update_tree("T1", {"mode": "buffer"})
+
+    # == nodes =====================================================================
+    def test_tree_shape_is_every_node_by_creation_with_the_head_of_its_content(self) -> None:
+        lm = self.loom()
+        tree, root = lm.new_tree("first words " * 40)
+        reply = lm.append(root.id, "a reply", role="assistant")
+        again = lm.append(root.id, "a reply", role="assistant")  # the same content, stored once
+        edited = lm.edit(reply.id, "an edited reply")
+        rows = self.backend.nodes.tree_shape(tree.id)
+        assert [r[:6] for r in rows] == [
+            (root.id, None, root.id, None, "user", "message"),
+            (reply.id, root.id, reply.id, None, "assistant", "message"),
+            (again.id, root.id, again.id, None, "assistant", "message"),
+            (edited.id, root.id, reply.id, reply.id, "assistant", "message"),
+        ]
+        heads = [r[6].decode() if isinstance(r[6], bytes) else r[6] for r in rows]
+        assert heads[0] is not None and heads[0].startswith('[{"text":"first words first')
+        assert len(heads[0]) == SHAPE_HEAD  # only the head of a long content
+        assert heads[1] == heads[2] == '[{"text":"a reply","type":"text"}]'
+        assert self.backend.nodes.tree_shape("no such tree") == []
 
     # == overlay ====================================================================
     def test_overlay_meta_tags_and_flags(self) -> None:

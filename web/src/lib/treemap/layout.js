@@ -12,9 +12,38 @@ export const TOGGLE = { r: 8, gap: 10 };
 const GAP = { x: 22, y: 38 };
 const VIRTUAL = -1; // the common parent of several roots (drawn as nothing)
 
+// d3.hierarchy's nodes, built here: d3.hierarchy() finds each node's height by walking
+// up from every node in turn, which is quadratic along a long chain (a 5,000-message
+// thread took 100-200 ms); this is one pass down and one back up.
+function nodes(top, childrenOf) {
+  const make = (data, parent) => {
+    const d = Object.create(hierarchy.prototype);
+    d.data = data;
+    d.depth = parent ? parent.depth + 1 : 0;
+    d.height = 0;
+    d.parent = parent;
+    return d;
+  };
+  const root = make(top, null);
+  const stack = [root], order = [];
+  while (stack.length) {
+    const d = stack.pop();
+    order.push(d);
+    const kids = childrenOf(d.data);
+    if (!kids || !kids.length) continue;
+    d.children = new Array(kids.length);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push((d.children[i] = make(kids[i], d)));
+  }
+  for (let i = order.length - 1; i > 0; i--) {
+    const d = order[i];
+    if (d.parent.height <= d.height) d.parent.height = d.height + 1;
+  }
+  return root;
+}
+
 export function layoutTree(model, { collapsed = new Set(), hoist = null } = {}) {
   const top = hoist ?? (model.roots.length === 1 ? model.roots[0] : VIRTUAL);
-  const root = hierarchy(top, (p) => {
+  const root = nodes(top, (p) => {
     if (p === VIRTUAL) return model.roots;
     if (collapsed.has(p)) return null;
     return model.kids.get(p) || null;
@@ -23,7 +52,7 @@ export function layoutTree(model, { collapsed = new Set(), hoist = null } = {}) 
     .nodeSize([BOX.w + GAP.x, BOX.h + GAP.y])
     .separation((a, b) => (a.parent === b.parent ? 1 : 1.2))(root);
 
-  const nodes = new Map(); // place -> its hierarchy node
+  const byPlace = new Map(); // place -> its hierarchy node
   const shown = [];
   const x = new Float64Array(model.n);
   const y = new Float64Array(model.n);
@@ -32,7 +61,7 @@ export function layoutTree(model, { collapsed = new Set(), hoist = null } = {}) 
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   root.each((d) => {
     if (d.data === VIRTUAL) return;
-    nodes.set(d.data, d);
+    byPlace.set(d.data, d);
     shown.push(d.data);
     if (d.parent && d.parent.data !== VIRTUAL) par[d.data] = d.parent.data;
     x[d.data] = d.x;
@@ -47,16 +76,16 @@ export function layoutTree(model, { collapsed = new Set(), hoist = null } = {}) 
   return {
     root: top, places, x, y, par, hoist,
     bounds: { x0: x0 - BOX.w / 2, x1: x1 + BOX.w / 2, y0: y0 - BOX.h / 2, y1: y1 + BOX.h / 2 },
-    has: (p) => nodes.has(p),
-    depthOf: (p) => (nodes.has(p) ? nodes.get(p).depth - (top === VIRTUAL ? 1 : 0) : undefined),
+    has: (p) => byPlace.has(p),
+    depthOf: (p) => (byPlace.has(p) ? byPlace.get(p).depth - (top === VIRTUAL ? 1 : 0) : undefined),
     isCollapsed: (p) => collapsed.has(p) && model.kids.has(p),
-    parentOf: (p) => (nodes.has(p) ? par[p] : -1),
+    parentOf: (p) => (byPlace.has(p) ? par[p] : -1),
     children(p) {
-      const d = nodes.get(p);
+      const d = byPlace.get(p);
       return d && d.children ? d.children.map((c) => c.data) : [];
     },
     siblings(p) {
-      const d = nodes.get(p);
+      const d = byPlace.get(p);
       if (!d) return [];
       return d.parent ? d.parent.children.map((c) => c.data) : [p];
     },

@@ -1,0 +1,182 @@
+"""The web app in Debian's Chromium (Playwright) against a real `loomdb serve`, each
+measure beside the API alone (the same data fetched by httpx), on both backends.
+
+    python benchmarks/bench_web.py [--runs 5] [--pg ADMIN_URL] [--sqlite-only] [--only NAME]
+
+Measures (each its own function; medians of `--runs`):
+  treemap   a 10,000-node tree map: from navigating to `#/treemap/<tree>` to the map
+            drawn and answering a zoom (target <= 2 s); beside it the map's one request
+            (`GET /api/trees/<tree>/map`, target < 100 ms), its wall time and the
+            server's CPU time per request (which, unlike wall time, does not grow with
+            the machine's load)
+
+Build the app first (`make install`, or `npm ci && npm run build` in web/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from bench_http import SERVER_PID, cpu_seconds, fresh_pg, server
+from rich.console import Console
+from rich.table import Table
+
+import loomdb
+from loomdb import Loom
+from loomdb.users import USERS
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+TIMEOUT_MS = 60_000
+#: a count above zero (the page marks what it drew)
+_positive = re.compile(r"^[1-9]")
+
+
+@contextmanager
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def ms(seconds: list[float]) -> str:
+    return f"{statistics.median(seconds) * 1000:.0f} ms"
+
+
+# -- the tree map ----------------------------------------------------------------------
+def grow_big(lm: Loom, n: int, seed: int = 7) -> str:
+    """A tree of `n` nodes shaped like long work (as tests/web/test_treemap.py grows
+    it): one long session, a branch every so often, an edit now and then."""
+    rnd = random.Random(seed)
+    tree, root = lm.new_tree("Where should the conversation start?", session="big",
+                             title="Ten thousand")
+    made = [root.id]
+    branch, left = "", 0
+    with lm.unit(USERS):
+        for i in range(n - 1):
+            text = f"Message {i}: a few words of a conversation that goes on"
+            role = "user" if i % 2 else "assistant"
+            if left:
+                node = lm.append(branch, text, role=role)
+                branch, left = node.id, left - 1
+            elif rnd.random() < 0.06:
+                at = made[rnd.randrange(max(0, len(made) - 300), len(made))]
+                node = lm.append(at, text, role=role)
+                branch, left = node.id, rnd.randint(1, 25)
+            elif rnd.random() < 0.01:
+                node = lm.edit(made[rnd.randrange(max(1, len(made) - 50), len(made))], text)
+            else:
+                node = lm.append("big", text, role=role)
+            made.append(node.id)
+    return tree.id
+
+
+def treemap(url: str, runs: int) -> dict[str, str]:
+    """A 10,000-node tree map: navigate -> drawn -> a zoom answered; and the API alone."""
+    from playwright.sync_api import expect
+
+    with loomdb.open(url) as lm:
+        tree = grow_big(lm, 10_000)
+    out: dict[str, str] = {}
+    with server(url) as base:
+        pid = SERVER_PID[0]
+        api, cpu = [], []
+        with httpx.Client(base_url=base, timeout=60) as c:
+            c.get(f"/api/trees/{tree}/map")  # warm: the first read opens the store's pages
+            for _ in range(max(runs, 7)):
+                c0, t0 = cpu_seconds(pid), time.perf_counter()
+                r = c.get(f"/api/trees/{tree}/map")
+                api.append(time.perf_counter() - t0)
+                cpu.append(cpu_seconds(pid) - c0)
+                assert r.status_code == 200 and len(r.json()["nodes"]["id"]) == 10_000
+        out["API alone (wall)"] = ms(api)
+        out["API alone (server CPU)"] = ms(cpu)
+        out["answer size"] = f"{len(r.content) / 1e6:.2f} MB"
+        drawn, answered = [], []
+        parts: dict[str, list[float]] = {}
+        with browser() as b:
+            context = b.new_context(base_url=base, viewport={"width": 1400, "height": 900})
+            expect.set_options(timeout=TIMEOUT_MS)
+            warm = context.new_page()  # the app's assets cached, as on a second visit
+            warm.goto("/#/treemap")
+            expect(warm.get_by_role("heading", name="Tree map")).to_be_visible()
+            warm.close()
+            for _ in range(runs):
+                page = context.new_page()
+                t0 = time.perf_counter()
+                page.goto(f"/#/treemap/{tree}")
+                canvas = page.get_by_role("region", name="Tree map").locator("canvas")
+                expect(canvas).to_have_attribute("data-nodes", "10000")
+                expect(canvas).to_have_attribute("data-drawn", _positive)
+                drawn.append(time.perf_counter() - t0)
+                for part, seconds in page.evaluate(_PARTS).items():
+                    parts.setdefault(part, []).append(seconds)
+                zoom = canvas.get_attribute("data-zoom")
+                page.get_by_role("application").press("+")
+                expect(canvas).not_to_have_attribute("data-zoom", zoom or "")
+                answered.append(time.perf_counter() - t0)
+                page.close()
+            context.close()
+        out["page: drawn"] = ms(drawn)
+        for part, seconds in parts.items():
+            out[f"  of which {part}"] = ms(seconds)
+        out["page: drawn and a zoom answered"] = ms(answered)
+    return out
+
+
+#: where a page's time went: the app's start (navigation to the map's request), and
+#: the map's own marks (see views/treemap/MapView.svelte)
+_PARTS = """() => {
+    const out = {};
+    const fetched = performance.getEntriesByName("treemap:fetch")[0];
+    if (fetched) out["app start"] = fetched.startTime / 1000;
+    for (const m of performance.getEntriesByType("measure")) {
+        if (m.name.startsWith("treemap: ")) out[m.name.slice(9)] = m.duration / 1000;
+    }
+    return out;
+}"""
+
+MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {"treemap": treemap}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument("--only", choices=sorted(MEASURES), action="append")
+    args = parser.parse_args()
+    console = Console()
+    for name in args.only or list(MEASURES):
+        table = Table(title=f"{name} (medians of {args.runs})")
+        table.add_column("measure")
+        results: dict[str, dict[str, str]] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            results["sqlite"] = MEASURES[name](str(Path(tmp) / "store"), args.runs)
+        if not args.sqlite_only:
+            with fresh_pg(args.pg) as url:
+                results["postgres"] = MEASURES[name](url, args.runs)
+        for backend in results:
+            table.add_column(backend, justify="right")
+        for row in next(iter(results.values())):
+            table.add_row(row, *(results[b][row] for b in results))
+        console.print(table)
+
+
+if __name__ == "__main__":
+    main()
