@@ -208,8 +208,24 @@ def test_the_map_draws_the_tree_with_the_current_path_and_the_refs(page: Any, tr
         return seen.size;
     }""") > 5  # drawn: many colours, not a blank canvas
     map_ = region(page)
-    expect(map_.get_by_role("application")).to_have_accessible_name(
-        re.compile(r"Lisbon m: 13 messages"))
+    # what a screen reader finds: the controls, the map by name, the focused message
+    # and the refs beside it, the live region
+    expect(map_).to_match_aria_snapshot("""
+      - toolbar "Map controls":
+        - button "Zoom in"
+        - button "Zoom out"
+        - button "Fit"
+      - 'application "Lisbon m: 13 messages"'
+      - complementary "Focused message":
+        - heading "Focused" [level=2]
+        - paragraph:
+          - link "Open its thread"
+        - heading "Refs" [level=2]
+        - heading "Sessions" [level=3]
+        - heading "Views" [level=3]
+        - heading "Bookmarks" [level=3]
+      - status
+    """)
     # the path shown is the newest session's (porto), ending at its head
     expect(map_.get_by_role("link", name="Open the current path")).to_have_attribute(
         "href", f"#/thread/{trip.coimbra}?at={trip.coimbra}")
