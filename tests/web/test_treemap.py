@@ -211,7 +211,7 @@ def test_the_map_draws_the_tree_with_the_current_path_and_the_refs(page: Any, tr
     # what a screen reader finds: the controls, the map by name, the focused message
     # and the refs beside it, the live region
     expect(map_).to_match_aria_snapshot("""
-      - toolbar "Map controls":
+      - group "Map controls":
         - button "Zoom in"
         - button "Zoom out"
         - button "Fit"
