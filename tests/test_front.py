@@ -32,7 +32,7 @@ def test_a_user_sees_their_own_and_the_operator_sees_everything(loom: Loom) -> N
     assert "alice-notes" in [d["document"] for d in loom.documents.list()]
     for call in (lambda: b.nodes.show(node.id), lambda: b.documents.show("alice-notes"),
                  lambda: b.collections.show("alice-list"), lambda: b.trees.get(tree.id),
-                 lambda: b.refs.get("alice-main"),
+                 lambda: b.refs.get("alice-main"), lambda: b.trees.map(tree.id),
                  lambda: b.collections.add("alice-list", node.id)):
         with pytest.raises(NotFound):
             call()
