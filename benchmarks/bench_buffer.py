@@ -29,6 +29,7 @@ from rich.table import Table
 
 import loomdb
 from loomdb import buffer as B
+from loomdb.buffer import document as BD
 
 WORDS = ("the loom weaves threads into cloth while the shuttle runs across the warp and "
          "every pick of weft makes one more row of the story").split()
@@ -40,8 +41,8 @@ def sentence(rng: random.Random) -> str:
 
 def cold_caches() -> None:
     """Forget the diffs and the node authors `buffer.document` keeps between calls."""
-    B._diff.cache_clear()
-    B._WHO.clear()
+    BD._diff.cache_clear()
+    BD._WHO.clear()
 
 
 def build(loom: loomdb.Loom, nodes: int, rng: random.Random) -> None:

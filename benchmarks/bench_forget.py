@@ -29,6 +29,7 @@ from ulid import ULID
 
 import loomdb
 from loomdb.forget import service as F
+from loomdb.storage_ops import storage
 
 TOMBSTONE = '[{"text":"[redacted]","type":"text"}]'
 
@@ -88,7 +89,7 @@ def build(loom: loomdb.Loom, floor: Floor, total: int, sub: int, runs: int) -> l
         parents = shape(size, sub, rng)
         tree, root = loom.new_tree(f"t{t} {TEXT[:60]}")
         ours, theirs = [root.id], [floor.add(None, f"t{t} {TEXT[:60]}")]
-        with loom.transaction():
+        with storage(loom).transaction():
             floor.db.execute("BEGIN")
             for i in range(1, size):
                 text = f"t{t} n{i} {TEXT[:100]}"
@@ -106,7 +107,7 @@ def build(loom: loomdb.Loom, floor: Floor, total: int, sub: int, runs: int) -> l
 
 
 def subtree_sizes(loom: loomdb.Loom, tops: list[tuple[str, str]]) -> list[int]:
-    return [len(loom.subtree(loom.node(top).slot)) for top, _ in tops]
+    return [len(storage(loom).subtree(loom.node(top).slot)) for top, _ in tops]
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ import loomdb
 from helpers import texts_of, thread
 from loomdb import Loom
 from loomdb.forget import service as F
+from loomdb.storage_ops import storage
 from loomdb.store.forget import ForgetStore
 
 pytestmark = pytest.mark.slow
@@ -58,7 +59,8 @@ def killed_at(url: str, k: int, work: Callable[[Loom], object]) -> bool:
 
 
 def state(loom: Loom, tree: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
-    nodes = frozenset(n.id for n in loom.tree_nodes(tree)) if loom.tree_by_id(tree) else frozenset()
+    known = storage(loom).tree_by_id(tree) is not None
+    nodes = frozenset(n.id for n in loom.tree_nodes(tree)) if known else frozenset()
     refs = frozenset(r.name for r in loom.refs(tree=tree))
     leaves = tuple(t for leaf in sorted(loom.leaves(tree)) for t in texts_of(loom, leaf)) \
         if nodes else ()

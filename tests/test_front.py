@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from loomdb import Loom, NotFound, Unauthorized
+from loomdb import InvalidInput, Loom, NotFound, Unauthorized
 from loomdb.users import Owner, add_user, authenticate
 
 
@@ -61,3 +61,42 @@ def test_only_the_operator_collects_garbage(loom: Loom) -> None:
     with pytest.raises(Unauthorized, match="loomdb gc"):
         loom.as_(alice).gc.collect(dry_run=True)
     assert set(loom.gc.collect(dry_run=True)) >= {"contents"}
+
+
+def test_a_user_s_subagent_tree_is_theirs_from_the_transaction_that_makes_it(
+        loom: Loom) -> None:
+    """The child tree is claimed as it is made: a child whose turn then fails (here: a
+    model that does not exist) is still the user's, never a tree without owner."""
+    alice, bob = _user(loom, "alice"), _user(loom, "bob")
+    a, b = loom.as_(alice), loom.as_(bob)
+    a.trees.new("plan the garden", session="alice-garden")
+    with pytest.raises(InvalidInput, match="no-such-model"):
+        a.agents.spawn("alice-garden", "list three vegetables", models=["no-such-model"])
+    [child] = [t for t in a.trees.list() if t.lineage]
+    assert child.lineage["spawned"]["session"] == "alice-garden"
+    assert child.id not in {t.id for t in b.trees.list()}
+
+
+def test_agents_personas_and_messages_are_the_operator_s(loom: Loom) -> None:
+    alice = _user(loom, "alice")
+    for call in (lambda: loom.as_(alice).agents.personas(),
+                 lambda: loom.as_(alice).agents.set_persona("critic", system="be terse"),
+                 lambda: loom.as_(alice).agents.add_agent("ann", "human"),
+                 lambda: loom.as_(alice).agents.inbox("ann"),
+                 lambda: loom.as_(alice).agents.route("persona", "critic")):
+        with pytest.raises(Unauthorized):
+            call()
+    loom.agents.set_persona("critic", system="be terse")
+    assert [p.name for p in loom.agents.personas()] == ["critic"]
+    assert loom.agents.persona("critic").system == "be terse"
+    assert [a.name for a in loom.agents.list_agents()] == []
+
+
+def test_only_the_operator_keeps_a_retention_or_sweeps(loom: Loom) -> None:
+    alice = _user(loom, "alice")
+    with pytest.raises(Unauthorized):
+        loom.as_(alice).gc.set_retention("90d")
+    with pytest.raises(Unauthorized):
+        loom.as_(alice).gc.sweep("1d", dry_run=True)
+    assert loom.gc.set_retention("90d") == "90d" and loom.gc.retention() == "90d"
+    assert loom.gc.sweep("90d", dry_run=True)["trees"] == []

@@ -13,8 +13,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "loomdb"
 
 #: the storage layer and the core Loom's own parts: they own `backend`
 STORAGE = {
-    "loom.py", "ref_ops.py", "overlay.py", "storage_ops.py", "graph.py", "headish.py",
-    "refs.py",
+    "loom.py", "write_ops.py", "ref_ops.py", "overlay.py", "storage_ops.py", "graph.py",
+    "headish.py", "refs.py",
     # a backend-to-backend copy of a whole store, and SQLite's online backup of its
     # connection: storage work by nature
     "transfer.py", "backup.py",

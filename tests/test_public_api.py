@@ -9,9 +9,23 @@ import pkgutil
 
 import loomdb
 from loomdb import errors
+from loomdb.storage_ops import Storage, storage
 
 #: modules whose public names are the library's contract (each lists them in __all__)
 PUBLIC_MODULES = ["loomdb", "loomdb.api", "loomdb.edge"]
+
+#: what the CLI can do, as methods of `loomdb.Loom`
+SERVICES = [
+    "new_tree", "append", "edit", "select", "link", "bookmark", "tag", "exclude", "prune",
+    "path", "children", "siblings", "versions", "leaves", "branch_points", "node", "meta",
+    "tree", "trees", "archive", "rename", "verify", "context", "request", "generate",
+    "chat_session", "chat_turn", "compact", "maybe_compact", "models", "import_file",
+    "export", "export_file", "copy_to", "tree_view", "fork", "view", "set_ref", "ref",
+    "refs", "ref_log", "undo", "delete_ref", "buffer", "edges",
+    # the area objects of the front door, acting for the operator, and for a caller
+    "documents", "collections", "references", "search", "forget", "gc", "agents",
+    "as_", "operator", "runtime",
+]
 
 
 def test_all_names_exist_and_are_public() -> None:
@@ -69,18 +83,7 @@ def test_every_error_is_exported() -> None:
 
 def test_the_front_door_offers_every_service() -> None:
     """What the CLI can do is a public, documented method of `loomdb.Loom`."""
-    wanted = [
-        "new_tree", "append", "edit", "select", "link", "bookmark", "tag", "exclude", "prune",
-        "path", "children", "siblings", "versions", "leaves", "branch_points", "node", "meta",
-        "tree", "trees", "archive", "rename", "verify", "context", "request", "generate",
-        "chat_session", "chat_turn", "compact", "maybe_compact", "models", "import_file",
-        "export", "export_file", "copy_to", "tree_view", "fork", "view", "set_ref", "ref",
-        "refs", "ref_log", "undo", "delete_ref", "buffer", "edges",
-        # the area objects of the front door, acting for the operator, and for a caller
-        "documents", "collections", "references", "search", "forget", "gc", "agents",
-        "as_", "operator", "runtime",
-    ]
-    for name in wanted:
+    for name in SERVICES:
         member = inspect.getattr_static(loomdb.Loom, name)
         assert (getattr(member, "__doc__", None) or "").strip(), name
     for name in ["text", "document", "draft", "set_draft", "append_draft", "commit", "edit",
@@ -97,3 +100,41 @@ def test_open_returns_the_front_door_with_its_buffer(tmp_path) -> None:  # type:
         assert node is not None and loom.buffer.text("doc") == "once upon a time, there was"
         view = loom.tree_view(tree.id)
         assert view.to_json()["roots"][0]["children"][0]["id"] == node.id
+
+
+#: the core's own public calls: content, blobs and the low-level writes importers use,
+#: areas' units, reads by name (the everyday calls are in the test above)
+CORE = {
+    "open", "close", "unit", "has_area", "content_body", "prepare", "put_blob", "blob_list",
+    "delete_blob", "blob", "file_content", "check_values", "write_node", "build_node",
+    "recorded_areas",
+    "resolve", "nodes", "path_rows", "tree_nodes", "context_rows", "backup", "create_ref",
+    "edge_map", "watcher",
+}
+
+
+def test_the_front_door_is_what_it_offers_and_no_storage_pass_through() -> None:
+    """`loomdb.Loom`'s public names are the services, the area objects and the core's
+    calls; the storage operations services build on (transactions, CAS moves, drafts,
+    records, lookups by id) are reached through `storage(loom)` only."""
+    public = {n for n in dir(loomdb.Loom) if not n.startswith("_")}
+    handle = {n for n in dir(Storage) if not n.startswith("_")} - {"backend"}
+    assert {"transaction", "move_ref", "write_draft", "record_generation", "nodes_by_id",
+            "forgetting"} <= handle
+    assert public & handle == set()
+    assert public - set(SERVICES) - CORE == set(), "list a new public name of loomdb.Loom here"
+    for name in public:
+        assert (getattr(inspect.getattr_static(loomdb.Loom, name), "__doc__", None)
+                or "").strip(), name
+
+
+def test_the_storage_handle_is_the_loom_s_own(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with loomdb.open(str(tmp_path / "s")) as loom:
+        handle = storage(loom)
+        assert handle is storage(loom)
+        tree, root = loom.new_tree("hi", session="main")
+        with handle.transaction():
+            assert not handle.committed()
+            moved = handle.move_ref(loom.ref("main"), root.id, "test")
+        assert handle.committed() and handle.head(moved) == root.id
+        assert handle.tree_by_id(tree.id) is not None and handle.find_ref("nope") is None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .compaction import maybe_compact
 from .generation import Generated, Stream, generate
 from .model import new_id
+from .storage_ops import storage
 
 if TYPE_CHECKING:
     from .loom import Loom
@@ -67,7 +68,7 @@ def turn(
 ) -> Turn:
     """Append `text` to `session` (made, with a new tree, when it does not exist), then
     generate the answer; the user's line stays even when the model fails."""
-    if loom.find_ref(session) is None:
+    if storage(loom).find_ref(session) is None:
         loom.new_tree(text, system=system, session=session)
     else:
         loom.append(session, text)

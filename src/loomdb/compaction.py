@@ -30,6 +30,7 @@ from .content import plain_text
 from .errors import InvalidInput, NotCompacted
 from .headish import Position
 from .model import Node, now
+from .storage_ops import storage
 from .store.base import BODY, ID, KIND, ROLE
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def compact(
         if (got := count_messages([_summary_message(summary)])) >= replaced:
             raise NotCompacted(replaced, got)
     duration = int((time.perf_counter() - start) * 1000)
-    with loom.transaction():
+    with storage(loom).transaction():
         provenance = record(loom, pos.tree, request, answer)
         node = loom.append(
             pos, SUMMARY_HEADER + summary, role="user", kind="compaction",
@@ -99,7 +100,7 @@ def compact(
             policy="fail",
         )
         after = loom.context(Position(node.id, node.tree))
-        loom.record_compaction({
+        storage(loom).record_compaction({
             "node_id": node.id, "tree_id": node.tree, "model": answer.model,
             "tokens_before": count_messages(before["messages"]),
             "tokens_after": count_messages(after["messages"]), "duration_ms": duration,

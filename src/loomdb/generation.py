@@ -26,6 +26,7 @@ from .content import canonical, digest
 from .errors import ProviderError
 from .headish import Position
 from .model import Node, new_id, now
+from .storage_ops import storage
 
 if TYPE_CHECKING:
     from .loom import Loom
@@ -59,7 +60,7 @@ def generate_at(loom: Loom, at: str | Position, **options: Any) -> Generated:
     """`generate` as the tree's mode wants it: dialogue trees here; a registered mode
     (buffer trees: the draft is committed first, see `loomdb.buffer.generate`) there."""
     pos = at if isinstance(at, Position) else loom.resolve(at)
-    special = _BY_MODE.get(loom.tree_settings(pos.tree).mode)
+    special = _BY_MODE.get(storage(loom).tree_settings(pos.tree).mode)
     if special is not None:
         return special(loom, pos, **options)
     return generate(loom, pos, **options)
@@ -106,7 +107,7 @@ def generate(
     pos = at if isinstance(at, Position) else loom.resolve(at)
     ctx = loom.context(pos, options)
     specs = pick_models(loom, models, ctx, config, environ)
-    tree = loom.tree_settings(pos.tree)
+    tree = storage(loom).tree_settings(pos.tree)
     mode = mode or ("completion" if tree.mode == "buffer" else None)
     with lock:
         results = complete_many(
@@ -136,7 +137,7 @@ def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[C
     anchor = Position(pos.node, pos.tree, pos.ref, None, pos.selections)
     nodes: list[Node] = []
     moved = False
-    with loom.transaction():
+    with storage(loom).transaction():
         for answer in answers:
             provenance = record(loom, pos.tree, ctx, answer)
             nodes.append(loom.append(
@@ -146,8 +147,9 @@ def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[C
             ))
         if pos.session is not None:
             ref = loom.ref(pos.session)
-            if loom.head(ref) == pos.node:  # still where the answers were asked for
-                loom.move_ref(ref, nodes[0].id, f"generate {len(nodes)} ({nodes[0].author})")
+            if storage(loom).head(ref) == pos.node:  # still where the answers were asked for
+                storage(loom).move_ref(ref, nodes[0].id,
+                                       f"generate {len(nodes)} ({nodes[0].author})")
                 moved = True
     return Generated(nodes, moved, session=pos.session)
 
@@ -157,7 +159,7 @@ def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) ->
     raw = json.dumps(answer.raw_response, ensure_ascii=False, default=str)
     response_hash = digest(canonical(json.loads(raw)))
     gen_id = new_id()
-    loom.record_generation({
+    storage(loom).record_generation({
         "id": gen_id, "tree_id": tree, "created_at": now(), "provider": answer.provider,
         "model": answer.model, "request": json.dumps(ctx, ensure_ascii=False),
         "provider_request": json.dumps(answer.provider_request, ensure_ascii=False, default=str),

@@ -21,6 +21,8 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .storage_ops import storage
+
 if TYPE_CHECKING:
     from .loom import Loom
     from .model import Node
@@ -100,7 +102,7 @@ def of_node(loom: Loom, node: Node) -> Compact:
     compact = prov.get("logprobs")
     if not compact:
         raise InvalidInput(f"node {node.id}", "has no logprobs (generate it with --logprobs K)")
-    record = loom.generation(prov.get("generation") or "")
+    record = storage(loom).generation(prov.get("generation") or "")
     if record is None:
         raise IntegrityError(f"generation record of {node.id}", "present", "missing")
     raw = json.loads(record["raw_response"])

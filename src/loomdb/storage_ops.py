@@ -1,42 +1,68 @@
-"""The public storage operations the services build on (part of the core `Loom`).
+"""The storage operations the services build on: an internal handle, not the public API.
 
-Generation, buffers, compaction, import, export and drawing need a few things below
-the everyday calls: a transaction to group writes, a ref moved by compare-and-swap,
-drafts, provenance records, node facts by id. They get them here, by name, instead of
-reaching into `loom.backend` or a private method: the storage layer can then change
-shape (connections per thread, areas split) without touching them.
+Generation, buffers, compaction, import, export, forgetting and drawing need a few
+things below the everyday calls: a transaction to group writes, a ref moved by
+compare-and-swap, drafts, provenance records, node facts by id. They get them from
+`storage(loom)`, by name, instead of reaching into `loom.backend` or a private method:
+the storage layer can then change shape (connections per thread, areas split) without
+touching them. They are not methods of `loomdb.Loom`: what a library user calls is
+the front door (`loomdb.Loom` and its area objects), and these bypass its rules (a
+transaction, a raw write of a restored row), so only the services reach them. The
+edges cannot: the import-linter contract holds them off this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
-from .ref_ops import LoomParts
 from .store import areas
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from .store.base import Backend
     from .store.forget import ForgetStore
     from .store.nodes import ChainRow, ShapeRow
     from .store.provenance import Compaction, Generation
 
 
-class StorageOps(LoomParts):
+class Core(Protocol):
+    """What the handle uses of the core `Loom` it belongs to."""
+
+    backend: Backend
+    _memory: Any
+    _recent: dict[str, Node]
+    _anchors: dict[str, Anchor]
+    _sessions: dict[str, Ref]
+
+    def _find_tree(self, name: str, *, stats: bool) -> Tree: ...
+    def _head_of(self, ref: Ref) -> str: ...
+    def _move(self, ref: Ref, new: str | None, reason: str) -> Ref: ...
+    def check_values(self, **values: Any) -> None: ...
+
+
+class Holder(Protocol):
+    """A core `Loom`: it makes its handle once, when it opens."""
+
+    _storage: Storage
+
+
+def storage(loom: Holder) -> Storage:
+    """The storage handle of a Loom (the services' way below the front door)."""
+    return loom._storage
+
+
+class Storage:
     """Grouping, lookups by id and records: the seams between services and storage."""
 
-    if TYPE_CHECKING:
-        def _find_tree(self, name: str, *, stats: bool) -> Tree: ...
-        def _head_of(self, ref: Ref) -> str: ...
-        def _move(self, ref: Ref, new: str | None, reason: str) -> Ref: ...
+    __slots__ = ("_core", "backend")
 
-        _memory: Any
-        _recent: dict[str, Node]
-        _anchors: dict[str, Anchor]
-        _sessions: dict[str, Ref]
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self.backend = core.backend
 
     # == grouping ===================================================================
     def transaction(self) -> AbstractContextManager[None]:
@@ -61,7 +87,7 @@ class StorageOps(LoomParts):
 
     def tree_settings(self, name: str) -> Tree:
         """A tree's settings (mode, system, options) without counting its nodes."""
-        return self._find_tree(name, stats=False)
+        return self._core._find_tree(name, stats=False)
 
     def tree_by_id(self, tree_id: str, *, stats: bool = False) -> Tree | None:
         """The tree with exactly this id, or None; `stats` adds its node count and last
@@ -74,12 +100,12 @@ class StorageOps(LoomParts):
 
     def head(self, ref: Ref) -> str:
         """The node a ref shows at its head (its selection for the head's slot, if any)."""
-        return self._head_of(ref)
+        return self._core._head_of(ref)
 
     def move_ref(self, ref: Ref, to: str | None, reason: str) -> Ref:
         """Move `ref` from where it was read to `to`, logged with `reason`; RefConflict
         when someone moved it since (compare-and-swap on its log)."""
-        return self._move(ref, to, reason)
+        return self._core._move(ref, to, reason)
 
     def anchor(self, node_id: str) -> Anchor | None:
         """What a child of the node is built from (tree, slot, depth, chain hash), without
@@ -191,7 +217,7 @@ class StorageOps(LoomParts):
     def write_tree(self, tree: Tree) -> None:
         """Write a tree row as given, inside the caller's transaction (for importers
         that write the root node themselves with `write_node`)."""
-        self.check_values(**{"tree.options": tree.options, "tree.lineage": tree.lineage})
+        self._core.check_values(**{"tree.options": tree.options, "tree.lineage": tree.lineage})
         self.backend.trees.insert_tree(tree)
 
     # == forgetting (loomdb.forget) ====================================================
@@ -209,10 +235,11 @@ class StorageOps(LoomParts):
     def drop_memory(self, node_ids: Sequence[str], refs: Sequence[str] = ()) -> None:
         """Forget what this Loom remembers of deleted or redacted nodes and deleted refs
         (recent nodes, anchors, session heads), so nothing is served from memory."""
-        with self._memory:
+        core = self._core
+        with core._memory:
             for node_id in node_ids:
-                self._recent.pop(node_id, None)
-                self._anchors.pop(node_id, None)
+                core._recent.pop(node_id, None)
+                core._anchors.pop(node_id, None)
             for name in refs:
-                self._sessions.pop(name, None)
+                core._sessions.pop(name, None)
         self.forgetting().forget_memory(node_ids)

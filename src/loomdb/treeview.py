@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import content as C
 from .model import Meta, Node, Tree
+from .storage_ops import storage
 
 if TYPE_CHECKING:
     from .loom import Loom
@@ -75,4 +76,4 @@ def tree_view(loom: Loom, name: str) -> TreeView:
     roots = [by_id[tree.root]] if tree.root and tree.root in by_id else []
     shown = [n.id for vs in kids.values() for n in vs] + [r.id for r in roots]
     forks = [{"name": r.name, "kind": r.kind, "from": r.forked_from} for r in refs if r.forked_from]
-    return TreeView(tree, roots, kids, versions, labels, loom.metas(shown), forks)
+    return TreeView(tree, roots, kids, versions, labels, storage(loom).metas(shown), forks)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .chain import chain_hash
 from .content import blob_refs, canonical, digest
 from .errors import IntegrityError, LoomError, NotFound
+from .storage_ops import storage
 from .store.forget import TOMBSTONE
 
 _TOMBSTONE = TOMBSTONE.encode("utf-8")
@@ -59,7 +60,7 @@ class Report:
 
 
 def verify(loom: Loom, tree_id: str | None = None) -> Report:
-    report = Report(erased=loom.forgetting().all_redacted())
+    report = Report(erased=storage(loom).forgetting().all_redacted())
     trees = [tree_id] if tree_id else [t.id for t in loom.trees()] + [
         t.id for t in loom.trees(archived=True)
     ]
@@ -69,7 +70,7 @@ def verify(loom: Loom, tree_id: str | None = None) -> Report:
 
 
 def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
-    rows = {r["id"]: r for r in loom.chain_rows(tree_id)}
+    rows = {r["id"]: r for r in storage(loom).chain_rows(tree_id)}
     stored = {nid: r["chain_hash"] for nid, r in rows.items()}
     dependents: dict[str, list[str]] = {}
     tampered: dict[str, str] = {}
@@ -171,7 +172,7 @@ def _check_claims(loom: Loom, tree_id: str, row: ChainRow, report: Report) -> No
 
 
 def _check_generation(loom: Loom, gen_id: str, response_hash: Any) -> str | None:
-    gen = loom.generation(gen_id)
+    gen = storage(loom).generation(gen_id)
     if gen is None:
         return f"its generation record {gen_id} is missing"
     try:

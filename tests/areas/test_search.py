@@ -8,6 +8,7 @@ import pytest
 
 from areas.cli import Cli
 from loomdb import Loom
+from loomdb.storage_ops import storage
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "interop"
 
@@ -118,7 +119,7 @@ def test_the_core_feeds_the_index_by_a_hook_not_a_trigger(loom: Loom, cli: Cli) 
     node = loom.append("s", "queued by the hook", role="user")
     with loom.unit(SEARCH) as db:
         assert db.execute("SELECT node_id FROM search_pending") == [(node.id,)]
-    with pytest.raises(RuntimeError), loom.transaction():
+    with pytest.raises(RuntimeError), storage(loom).transaction():
         loom.append("s", "rolled back with its write", role="user")
         raise RuntimeError
     with loom.unit(SEARCH) as db:

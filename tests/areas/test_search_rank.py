@@ -19,6 +19,7 @@ from loomdb.search import SEARCH, chunks
 from loomdb.search import index as I
 from loomdb.search import postgres as P
 from loomdb.search import service as S
+from loomdb.storage_ops import storage
 from pg import ADMIN_URL, store_of
 
 #: "ember" said 1 to 6 times; the rest of the corpus never says it
@@ -196,7 +197,7 @@ def test_a_search_during_seals_and_merges_sees_every_entry_once(url: str) -> Non
         try:
             with loomdb.open(url) as lm:
                 while not stop.is_set():
-                    with lm.transaction():
+                    with storage(lm).transaction():
                         I.put_entry(lm, "doc:w@1", "document", "kindling rewritten")
                         I.put_entry(lm, f"doc:w@{len(rewrites) + 2}", "document", "log")
                     rewrites.append(1)

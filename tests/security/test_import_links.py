@@ -24,6 +24,7 @@ from ulid import ULID
 
 import loomdb
 from loomdb import Loom
+from loomdb.storage_ops import storage
 from loomdb.users import add_user
 
 from .import_world import client, live_store, upload
@@ -127,9 +128,9 @@ def joined(lm: Loom, victim: dict[str, str]) -> list[str]:
             found += [f"{node.id} names {n}" for n in named & mine]
     for nid in mine:
         found += [f"edge {e.id}" for e in lm.edges(nid) if e.tree != victim["tree"]]
-    if lm.generation(GENERATION) is not None:
+    if storage(lm).generation(GENERATION) is not None:
         found.append(f"generation {GENERATION}")
-    comp = lm.compaction(victim["reply"])
+    comp = storage(lm).compaction(victim["reply"])
     if comp is not None:
         found.append(f"compaction {comp}")
     return found

@@ -27,6 +27,7 @@ from loomdb.agents.identities import bind_session, get_persona, set_persona
 from loomdb.agents.loop import Env, Plan, prepare_step, run_turn, wants_turn
 from loomdb.agents.tools import Result, run_tool, toolbox
 from loomdb.server import create_app
+from loomdb.storage_ops import storage
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
 
@@ -179,7 +180,7 @@ def export_with_programs(tmp_path: Path, marker: Path) -> Path:
     argv = marker_program(marker)
     with loomdb.open(str(tmp_path / "source")) as src:
         tree, root = src.new_tree("hello", session="evil")
-        with src.transaction():  # the importers' low-level write: no option check
+        with storage(src).transaction():  # the importers' low-level write: no option check
             node = src.write_node(
                 tree=tree.id, parent=root, blocks=[{"type": "text", "text": "go"}],
                 role="user", author="mallory", source="human", cache=False, kind="message",

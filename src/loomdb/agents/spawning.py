@@ -8,7 +8,7 @@ parts of `subagents`, and `subagents` never needs the loop.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,13 +43,15 @@ def spawn(
     max_steps: int = DEFAULT_MAX_STEPS, models: list[str] | tuple[str, ...] = (),
     max_tokens: int | None = None, config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
+    on_child: Callable[[str], None] | None = None,
 ) -> Spawned:
     """Run `task` in a child of the thread at `at`; its summary is appended there when
     the child is done (a session named as `at` moves to it). A child that stops for an
     approval writes nothing there yet: approving (or denying) its call lets it finish,
-    and the summary arrives then."""
+    and the summary arrives then. `on_child` runs with the child tree's id inside the
+    transaction that makes it (a user's claim of it: never a child without owner)."""
     check_steps(max_steps)
-    tree, session = start_child(loom, at, task, persona)
+    tree, session = start_child(loom, at, task, persona, on_child)
     turn = run_turn(loom, session, models=models, max_steps=max_steps, max_tokens=max_tokens,
                     config=config, environ=environ, tools=tools)
     report = report_back(loom, turn)

@@ -11,7 +11,7 @@ names the child tree and session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +30,10 @@ if TYPE_CHECKING:
     from .loop import Turn
 
 
-def start_child(loom: Loom, at: str, task: str, persona: str | None) -> tuple[str, str]:
-    """Create the child tree (its root is the task) and its session; (tree, session)."""
+def start_child(loom: Loom, at: str, task: str, persona: str | None,
+                on_child: Callable[[str], None] | None = None) -> tuple[str, str]:
+    """Create the child tree (its root is the task) and its session; (tree, session).
+    `on_child` runs with the tree's id inside the same transaction."""
     if not isinstance(task, str) or not task.strip():
         raise InvalidInput("--task", "give the subagent a task")
     pos = loom.resolve(at)
@@ -50,6 +52,8 @@ def start_child(loom: Loom, at: str, task: str, persona: str | None) -> tuple[st
                    (tree.id, pos.tree, pos.node, session, task, now()))
         if name is not None:
             bind_session(loom, session, persona=name)
+        if on_child is not None:
+            on_child(tree.id)
     return tree.id, session
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,19 @@ from . import JSON, argument, emit, loom, repeatable
 from . import root as app
 from .settings import providers_config
 from .settings import tools_config as tools_config
+
+if TYPE_CHECKING:
+    from ..front import Door
+
+
+def _door(ctx: click.Context) -> Door:
+    """The operator's door under the runtime this command runs models and programs
+    with: providers.toml, tools.toml and the environment, read here at the edge."""
+    from ..front import Runtime
+
+    lm = loom(ctx)
+    return lm.as_(lm.operator, runtime=Runtime(
+        config=providers_config(ctx), environ=os.environ, tools=tools_config(ctx)))
 
 
 @app.group("agent")
@@ -35,9 +48,7 @@ def persona_app() -> None:
 def agent_add(ctx: click.Context, name: str, kind: str, persona: str | None,
               as_json: bool) -> None:
     """Register an agent."""
-    from ..agents.identities import add_agent
-
-    agent = add_agent(loom(ctx), name, kind, persona)
+    agent = loom(ctx).agents.add_agent(name, kind, persona)
     emit(as_json, agent.to_json(), f"agent {agent.name} ({agent.kind})")
 
 
@@ -46,9 +57,7 @@ def agent_add(ctx: click.Context, name: str, kind: str, persona: str | None,
 @click.pass_context
 def agent_list(ctx: click.Context, as_json: bool) -> None:
     """Every agent."""
-    from ..agents.identities import agents
-
-    found = [a.to_json() for a in agents(loom(ctx))]
+    found = [a.to_json() for a in loom(ctx).agents.list_agents()]
     emit(as_json, {"agents": found}, "\n".join(
         f"{a['name']}\t{a['kind']}\t{a['persona'] or '-'}" for a in found) or "no agents")
 
@@ -80,10 +89,9 @@ def persona_set(ctx: click.Context, name: str, system: str | None, model: str | 
                 param: list[str], allow: list[str], deny: list[str], approve: list[str],
                 as_json: bool) -> None:
     """Create or update a persona (lists given replace the stored ones)."""
-    from ..agents.identities import set_persona
-
-    persona = set_persona(loom(ctx), name, system=system, model=model, params=_params(param),
-                          allow=allow or None, deny=deny or None, approve=approve or None)
+    persona = loom(ctx).agents.set_persona(
+        name, system=system, model=model, params=_params(param), allow=allow or None,
+        deny=deny or None, approve=approve or None)
     emit(as_json, persona.to_json(), f"persona {persona.name}")
 
 
@@ -93,9 +101,7 @@ def persona_set(ctx: click.Context, name: str, system: str | None, model: str | 
 @click.pass_context
 def persona_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """A persona's settings."""
-    from ..agents.identities import get_persona
-
-    emit(as_json, get_persona(loom(ctx), name).to_json())
+    emit(as_json, loom(ctx).agents.persona(name).to_json())
 
 
 @persona_app.command("list")
@@ -103,9 +109,7 @@ def persona_show(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def persona_list(ctx: click.Context, as_json: bool) -> None:
     """Every persona."""
-    from ..agents.identities import personas
-
-    found = [p.to_json() for p in personas(loom(ctx))]
+    found = [p.to_json() for p in loom(ctx).agents.personas()]
     emit(as_json, {"personas": found}, "\n".join(p["name"] for p in found) or "no personas")
 
 
@@ -114,9 +118,7 @@ def persona_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def pending(ctx: click.Context, as_json: bool) -> None:
     """Tool calls waiting for approval."""
-    from ..agents.approvals import pending as waiting
-
-    found = [p.to_json() for p in waiting(loom(ctx))]
+    found = [p.to_json() for p in loom(ctx).agents.pending()]
     emit(as_json, {"pending": found}, "\n".join(
         f"{p['node']}\t{p['session'] or '-'}\t" + ", ".join(c["name"] for c in p["calls"])
         for p in found) or "nothing pending")
@@ -128,15 +130,12 @@ def pending(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def approve_cmd(ctx: click.Context, id: str, as_json: bool) -> None:
     """Approve a pending tool call (it runs, the turn resumes) or a proposed message."""
-    from ..agents import approvals, messages
-
-    lm = loom(ctx)
-    if messages.message(lm, id) is not None:
-        msg, node = messages.approve(lm, id)
+    me = _door(ctx)
+    if me.agents.message(id) is not None:
+        msg, node = me.agents.approve_message(id)
         emit(as_json, {"message": msg.to_json(), "node": node.id}, node.id)
         return
-    turn = approvals.approve(lm, id, config=providers_config(ctx), environ=os.environ,
-                             tools=tools_config(ctx))
+    turn = me.agents.approve(id)
     emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
 
 
@@ -147,10 +146,7 @@ def approve_cmd(ctx: click.Context, id: str, as_json: bool) -> None:
 @click.pass_context
 def deny_cmd(ctx: click.Context, node: str, reason: str | None, as_json: bool) -> None:
     """Refuse a pending tool call: an error result is stored and the turn resumes."""
-    from ..agents import approvals
-
-    turn = approvals.deny(loom(ctx), node, reason=reason, config=providers_config(ctx),
-                          environ=os.environ, tools=tools_config(ctx))
+    turn = _door(ctx).agents.deny(node, reason=reason)
     emit(as_json, turn.to_json(), "\n".join(n.id for n in turn.nodes))
 
 
@@ -164,13 +160,11 @@ def deny_cmd(ctx: click.Context, node: str, reason: str | None, as_json: bool) -
 def route_cmd(ctx: click.Context, thread: str | None, session: str | None, persona: str | None,
               smart: str | None, as_json: bool) -> None:
     """Where a message would go: {"headish", "why"}."""
-    from ..agents.routing import route
-
     given = [(k, v) for k, v in (("thread", thread), ("session", session), ("persona", persona),
                                  ("smart", smart)) if v is not None]
     if len(given) != 1:
         raise InvalidInput("route", "give exactly one of --thread, --session, --persona, --smart")
-    found = route(loom(ctx), *given[0])
+    found = loom(ctx).agents.route(*given[0])
     emit(as_json, found.to_json(), f"{found.headish or found.new}\t{found.why}")
 
 
@@ -186,11 +180,8 @@ def route_cmd(ctx: click.Context, thread: str | None, session: str | None, perso
 def spawn(ctx: click.Context, headish: str, task: str, persona: str | None, max_steps: int,
           model: str | None, max_tokens: int | None, as_json: bool) -> None:
     """Run a task in a child tree that sees this thread; its summary comes back here."""
-    from ..agents.spawning import spawn as run
-
-    done = run(loom(ctx), headish, task, persona=persona, max_steps=max_steps,
-               models=[model] if model else [], max_tokens=max_tokens,
-               config=providers_config(ctx), environ=os.environ, tools=tools_config(ctx))
+    done = _door(ctx).agents.spawn(headish, task, persona=persona, max_steps=max_steps,
+                                   models=[model] if model else [], max_tokens=max_tokens)
     emit(as_json, done.to_json(), f"tree {done.tree}\nsession {done.session}\n"
          f"summary {done.summary_node}")
 
@@ -205,9 +196,7 @@ def spawn(ctx: click.Context, headish: str, task: str, persona: str | None, max_
 def propose(ctx: click.Context, from_session: str, to_session: str, text: str,
             supervisor: str | None, as_json: bool) -> None:
     """Propose a message to another session; it waits for its supervisor."""
-    from ..agents.messages import propose as send
-
-    msg = send(loom(ctx), from_session, to_session, text, supervisor=supervisor)
+    msg = loom(ctx).agents.propose(from_session, to_session, text, supervisor=supervisor)
     emit(as_json, msg.to_json(), msg.id)
 
 
@@ -217,9 +206,7 @@ def propose(ctx: click.Context, from_session: str, to_session: str, text: str,
 @click.pass_context
 def inbox(ctx: click.Context, supervisor: str, as_json: bool) -> None:
     """Proposed messages waiting for SUPERVISOR."""
-    from ..agents.messages import inbox as waiting
-
-    found = [m.to_json() for m in waiting(loom(ctx), supervisor)]
+    found = [m.to_json() for m in loom(ctx).agents.inbox(supervisor)]
     emit(as_json, {"messages": found}, "\n".join(
         f"{m['id']}\t{m['from_session']} -> {m['to_session']}\t{m['text']}" for m in found)
         or "inbox empty")
@@ -232,9 +219,7 @@ def inbox(ctx: click.Context, supervisor: str, as_json: bool) -> None:
 @click.pass_context
 def reject(ctx: click.Context, id: str, reason: str | None, as_json: bool) -> None:
     """Refuse a proposed message; nothing reaches its target."""
-    from ..agents.messages import reject as refuse
-
-    msg = refuse(loom(ctx), id, reason=reason)
+    msg = loom(ctx).agents.reject(id, reason=reason)
     emit(as_json, msg.to_json(), f"rejected {msg.id}")
 
 
@@ -245,7 +230,5 @@ def reject(ctx: click.Context, id: str, reason: str | None, as_json: bool) -> No
 @click.pass_context
 def amend(ctx: click.Context, id: str, text: str, as_json: bool) -> None:
     """Approve a proposed message with your own text (the original is kept in its origin)."""
-    from ..agents.messages import amend as change
-
-    msg, node = change(loom(ctx), id, text)
+    msg, node = loom(ctx).agents.amend(id, text)
     emit(as_json, {"message": msg.to_json(), "node": node.id}, node.id)

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from ..edge import error_json
-from ..errors import LoomError, ProviderError
+from ..errors import LoomError, NotFound, ProviderError
 
 
 def run(
@@ -24,7 +24,7 @@ def run(
     the loop going on), so a program can drive the chat through a pipe."""
     console = Console(highlight=False, stderr=True)
     name = loom.chat_session(headish, session)
-    where = f"session {name}" if loom.find_ref(name) is not None else "a new tree"
+    where = f"session {name}" if _known(loom, name) else "a new tree"
     console.print(f"[dim]Chatting in {where} with {model or 'the default model'}. "
                   "Ctrl-D or 'exit' ends.[/dim]")
     while True:
@@ -52,8 +52,18 @@ def run(
             continue
         if not turn.moved:
             console.print("[yellow]the session moved meanwhile; the answer is kept as a branch[/yellow]")
-    known = loom.find_ref(name) is not None
+    known = _known(loom, name)
     console.print(f"[dim]bye — continue with: loomdb chat {name}[/dim]" if known else "")
+
+
+def _known(loom: Any, name: str) -> bool:
+    """Whether a ref of this name exists yet (a new chat makes its session on the
+    first turn)."""
+    try:
+        loom.ref(name)
+    except NotFound:
+        return False
+    return True
 
 
 def _turn_json(turn: Any) -> str:

@@ -28,24 +28,23 @@ def gc(ctx: click.Context, dry_run: bool, grace: float | None, older_than: str |
        tree: str | None, retention: str | None, as_json: bool) -> None:
     """Delete unreachable contents and blobs: {contents, blobs, bytes}; and with
     --older-than (or a kept default), trees not touched since."""
-    from ..forget import retention as RT
-    from ..gc import service as G
+    from ..front.forget import DEFAULT_GRACE, MAX_GRACE
 
-    lm = loom(ctx)
+    me = loom(ctx).gc
     if retention is not None:
-        kept = RT.set_default(lm, retention)
+        kept = me.set_retention(retention)
         emit(as_json, {"retention": kept}, f"retention: {kept or 'off'}")
         return
     if tree is not None and older_than is None:
         raise InvalidInput("--tree", "goes with --older-than")
     if grace is None:
-        grace = G.DEFAULT_GRACE.total_seconds()
-    if not 0 <= grace <= G.MAX_GRACE.total_seconds():  # (also refuses nan), before any sweep
-        raise InvalidInput("--grace", f"must be from 0 to {G.MAX_GRACE.total_seconds():.0f} "
+        grace = DEFAULT_GRACE.total_seconds()
+    if not 0 <= grace <= MAX_GRACE.total_seconds():  # (also refuses nan), before any sweep
+        raise InvalidInput("--grace", f"must be from 0 to {MAX_GRACE.total_seconds():.0f} "
                            f"seconds, got {grace!r}")
-    older_than = older_than or RT.default(lm)
-    swept = RT.sweep(lm, older_than, tree=tree, dry_run=dry_run) if older_than else None
-    out: dict[str, object] = dict(G.collect(lm, dry_run=dry_run, grace=timedelta(seconds=grace)))
+    older_than = older_than or me.retention()
+    swept = me.sweep(older_than, tree=tree, dry_run=dry_run) if older_than else None
+    out: dict[str, object] = dict(me.collect(dry_run=dry_run, grace=timedelta(seconds=grace)))
     verb = "would free" if dry_run else "freed"
     text = f"{verb} {out['contents']} contents, {out['blobs']} blobs, {out['bytes']} bytes"
     if swept is not None:

@@ -107,7 +107,7 @@ def compact(ctx: click.Context, headish: str, keep: int, model: str | None,
     lm = loom(ctx)
     node = lm.compact(headish, keep=keep, model=model, config=providers_config(ctx),
                       environ=os.environ, max_tokens=max_tokens)
-    row: dict[str, Any] = dict(lm.compaction(node.id) or {})
+    row = lm.as_(lm.operator).nodes.compaction(node.id) or {}
     data = {"node": node.id, "tokens_before": row.get("tokens_before"),
             "tokens_after": row.get("tokens_after")}
     emit(as_json, data, f"{node.id} ({data['tokens_before']} -> {data['tokens_after']} tokens)")

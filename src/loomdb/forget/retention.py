@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import iso, now
+from ..storage_ops import storage
 from . import service as F
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def parse(text: str, where: str = "--older-than") -> timedelta:
 
 def default(loom: Loom) -> str | None:
     """The store's default retention (a duration), or None."""
-    return loom.forgetting().setting("retention")
+    return storage(loom).forgetting().setting("retention")
 
 
 def set_default(loom: Loom, value: str | None) -> str | None:
@@ -47,8 +48,8 @@ def set_default(loom: Loom, value: str | None) -> str | None:
         value = None
     else:
         parse(value, "--retention")
-    with loom.transaction():
-        loom.forgetting().set_setting("retention", value)
+    with storage(loom).transaction():
+        storage(loom).forgetting().set_setting("retention", value)
     return value
 
 

@@ -30,6 +30,7 @@ from .. import content as C
 from .. import hooks
 from ..errors import InvalidInput, NotFound, RefsInTheWay
 from ..model import now
+from ..storage_ops import storage
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -84,11 +85,11 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
     already resolved (an edge that resolved `address` against its user); `within`:
     which of some trees the caller may change (a delete reaching others is refused)."""
     _check_reason(reason)
-    fs = loom.forgetting()
-    with loom.transaction():
+    fs = storage(loom).forgetting()
+    with storage(loom).transaction():
         fs.begin()
         if address.startswith("tree:"):
-            tree = loom.tree_by_id(address[5:])
+            tree = storage(loom).tree_by_id(address[5:])
             if tree is None:
                 raise NotFound("tree", address[5:])
             rows = fs.tree_rows(tree.id)
@@ -97,7 +98,7 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
             target = address
         else:
             start = node or loom.resolve(address).node
-            found = loom.anchor(start)
+            found = storage(loom).anchor(start)
             if found is None:
                 raise NotFound("node", start)
             rows = fs.tree_rows(found.tree)
@@ -171,7 +172,7 @@ def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: 
     cids = sorted({r.content_id for r in rows if r.id in gone})
     hooks.keep_bodies(loom, cids)
     with_blobs = fs.bodies_with_blobs(ids)
-    small = ([(n.content_id, n.content) for n in loom.nodes_by_id(ids).values()]
+    small = ([(n.content_id, n.content) for n in storage(loom).nodes_by_id(ids).values()]
              if len(ids) <= MAX_CHECKED else [])
     fs.delete_node_rows(ids)
     fs.delete_nodes(ids)
@@ -220,11 +221,11 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
     the module docstring). Every node sharing the content id is redacted with it
     (`shared`). Redacting a redacted node again changes nothing but the record."""
     _check_reason(reason)
-    fs = loom.forgetting()
+    fs = storage(loom).forgetting()
     start = node or loom.resolve(headish).node
-    with loom.transaction():
+    with storage(loom).transaction():
         fs.begin()
-        found = loom.nodes_by_id([start]).get(start)
+        found = storage(loom).nodes_by_id([start]).get(start)
         if found is None:
             raise NotFound("node", start)
         cid = found.content_id
@@ -233,7 +234,7 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
         _allowed(within, trees)
         ids = sorted(n for n, _ in users)
         texts = _texts(found.content)
-        own = {g for n in loom.nodes_by_id(ids).values()
+        own = {g for n in storage(loom).nodes_by_id(ids).values()
                if isinstance(g := (n.provenance or {}).get("generation"), str)}
         gens = sorted(gid for gid, *parts in fs.generations_of(trees)
                       if gid in own or _carries(parts, texts))
@@ -295,7 +296,7 @@ def _retitle(loom: Loom, fs: ForgetStore, trees: Sequence[str], ids: set[str],
     """A tree whose title is the default one made from a redacted root's words is
     retitled `[redacted]` (a title someone chose stays)."""
     for tid in trees:
-        tree = loom.tree_by_id(tid)
+        tree = storage(loom).tree_by_id(tid)
         if tree is not None and tree.root in ids and tree.title == derived:
             fs.retitle(tid, "[redacted]")
 
@@ -368,7 +369,7 @@ def _holds(doc: Any, texts: Sequence[str]) -> bool:
 def _after(loom: Loom, fs: ForgetStore, done: Forgotten) -> Forgotten:
     """Drop memories of what went, delete the blobs nothing uses any more, and make
     the freed bytes leave the files."""
-    loom.drop_memory(done.ids, done.refs)
+    storage(loom).drop_memory(done.ids, done.refs)
     gone = []
     for blob in done.blobs:
         if not fs.blob_used(blob) and not hooks.holds_blob(loom, blob):
@@ -385,7 +386,7 @@ def log(loom: Loom, *, limit: int = 100, tree: str | None = None,
     (`within`: only the lines about trees the caller sees)."""
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LOG:
         raise InvalidInput("limit", f"must be from 1 to {MAX_LOG}")
-    lines = loom.forgetting().entries(limit=MAX_LOG if within else limit, tree=tree)
+    lines = storage(loom).forgetting().entries(limit=MAX_LOG if within else limit, tree=tree)
     if within is not None:
         lines = [e for e in lines if within(e["trees"]) == set(e["trees"])]
     return lines[:limit]
@@ -393,7 +394,7 @@ def log(loom: Loom, *, limit: int = 100, tree: str | None = None,
 
 def forgotten(loom: Loom, ids: Iterable[str]) -> set[str]:
     """Which of these node or tree ids were deleted (imports skip them)."""
-    return loom.forgetting().forgotten(sorted(set(ids)))
+    return storage(loom).forgetting().forgotten(sorted(set(ids)))
 
 
 def _allowed(within: Within | None, trees: Iterable[str]) -> None:

@@ -1,18 +1,27 @@
 """Agents for a caller (`loom.agents`, `loom.as_(caller).agents`): an agent's turn and
 a subagent at a thread the caller sees, and the tool calls waiting for a person,
-listed and decided on the caller's trees only."""
+listed and decided on the caller's trees only. Identities, personas, routing and the
+supervised messages between sessions are the store's own settings and traffic: the
+operator's alone (a user is refused, Unauthorized)."""
 
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .base import AreaDoor
 
 if TYPE_CHECKING:
     from ..agents.approvals import Pending
+    from ..agents.identities import Agent, Persona
     from ..agents.loop import Turn
+    from ..agents.messages import Message
+    from ..agents.routing import Route
     from ..agents.spawning import Spawned
+    from ..model import Node
+
+#: why a user may not touch the store's agents, personas, routes and messages
+_OPERATOR_ONLY = "agents, personas and messages between sessions are the operator's"
 
 
 class Agents(AreaDoor):
@@ -32,7 +41,8 @@ class Agents(AreaDoor):
                         environ=rt.environ, tools=rt.tools)
 
     def spawn(self, at: str, task: str, *, persona: str | None = None,
-              max_steps: int | None = None, max_tokens: int | None = None) -> Spawned:
+              max_steps: int | None = None, max_tokens: int | None = None,
+              models: tuple[str, ...] | builtins.list[str] = ()) -> Spawned:
         """Run `task` in a subagent that sees the thread at `at`; its summary comes back
         there when the child is done."""
         from ..agents.loop import DEFAULT_MAX_STEPS
@@ -40,13 +50,14 @@ class Agents(AreaDoor):
 
         rt = self.runtime
         steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
-        spawned = spawn(self.loom, self._at(at), task, persona=persona, max_steps=steps,
-                        max_tokens=max_tokens, config=rt.config, environ=rt.environ,
-                        tools=rt.tools)
-        if self.sight.shared:
-            with self.sight.atomic():
-                self.sight.claim([spawned.tree])
-        return spawned
+        # a user's child tree is theirs from the transaction that makes it
+        claim = self._claim if self.sight.shared else None
+        return spawn(self.loom, self._at(at), task, persona=persona, max_steps=steps,
+                     models=models, max_tokens=max_tokens, config=rt.config,
+                     environ=rt.environ, tools=rt.tools, on_child=claim)
+
+    def _claim(self, tree: str) -> None:
+        self.sight.claim([tree])
 
     def pending(self, *, include_running: bool = False) -> builtins.list[Pending]:
         """Calls waiting for a decision, oldest first."""
@@ -73,6 +84,98 @@ class Agents(AreaDoor):
         rt = self.runtime
         return A.deny(self.loom, self._call(node), reason=reason, by=by or self.sight.actor,
                       config=rt.config, environ=rt.environ, tools=rt.tools)
+
+    def message(self, mid: str) -> Message | None:
+        """A supervised message by id, or None."""
+        from ..agents import messages as M
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return M.message(self.loom, mid)
+
+    def approve_message(self, mid: str) -> tuple[Message, Node]:
+        """Deliver a proposed message to its target session; (message, node written)."""
+        from ..agents import messages as M
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return M.approve(self.loom, mid)
+
+    def propose(self, from_session: str, to_session: str, text: str, *,
+                supervisor: str | None = None) -> Message:
+        """Propose a message from one session to another; it waits for its supervisor
+        (default: the target's agent)."""
+        from ..agents import messages as M
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return M.propose(self.loom, from_session, to_session, text, supervisor=supervisor)
+
+    def inbox(self, supervisor: str) -> builtins.list[Message]:
+        """Proposed messages waiting for `supervisor`."""
+        from ..agents import messages as M
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return M.inbox(self.loom, supervisor)
+
+    def reject(self, mid: str, *, reason: str | None = None) -> Message:
+        """Refuse a proposed message; nothing reaches its target."""
+        from ..agents import messages as M
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return M.reject(self.loom, mid, reason=reason)
+
+    def amend(self, mid: str, text: str) -> tuple[Message, Node]:
+        """Deliver a proposed message with the supervisor's own text instead."""
+        from ..agents import messages as M
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return M.amend(self.loom, mid, text)
+
+    def add_agent(self, name: str, kind: str, persona: str | None = None) -> Agent:
+        """Register an agent (`human` or `model`), optionally with a persona."""
+        from ..agents import identities
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return identities.add_agent(self.loom, name, kind, persona)
+
+    def list_agents(self) -> builtins.list[Agent]:
+        """Every registered agent."""
+        from ..agents import identities
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return identities.agents(self.loom)
+
+    def set_persona(self, name: str, *, system: str | None = None, model: str | None = None,
+                    params: dict[str, Any] | None = None,
+                    allow: builtins.list[str] | None = None,
+                    deny: builtins.list[str] | None = None,
+                    approve: builtins.list[str] | None = None) -> Persona:
+        """Create a persona or update the fields given (lists replace, params merge)."""
+        from ..agents import identities
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return identities.set_persona(self.loom, name, system=system, model=model,
+                                      params=params, allow=allow, deny=deny, approve=approve)
+
+    def persona(self, name: str) -> Persona:
+        """A persona's settings (NotFound when there is none of that name)."""
+        from ..agents import identities
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return identities.get_persona(self.loom, name)
+
+    def personas(self) -> builtins.list[Persona]:
+        """Every persona."""
+        from ..agents import identities
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return identities.personas(self.loom)
+
+    def route(self, kind: str, value: str) -> Route:
+        """Where a message would go: continue a `thread`, a `session`'s head, a
+        `persona`'s latest session, or the session `smart`ly matching a text."""
+        from ..agents import routing as R
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return R.route(self.loom, kind, value)
 
     def _at(self, at: str) -> str:
         """A user's name resolved against what they see, handed on as the session's

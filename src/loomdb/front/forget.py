@@ -18,6 +18,8 @@ from .base import AreaDoor
 MAX_LOG = F.MAX_LOG
 #: what a collection keeps by default: anything newer than an hour
 DEFAULT_GRACE = G.DEFAULT_GRACE
+#: the longest grace a collection takes
+MAX_GRACE = G.MAX_GRACE
 
 
 class Forget(AreaDoor):
@@ -65,5 +67,30 @@ class Gc(AreaDoor):
                                  "the store's operator runs `loomdb gc`")
         return G.collect(self.loom, dry_run=dry_run, grace=grace)
 
+    def retention(self) -> str | None:
+        """The store's default retention (a duration such as `90d`), or None."""
+        from ..forget import retention as RT
 
-__all__ = ["DEFAULT_GRACE", "MAX_LOG", "Forget", "Gc"]
+        return RT.default(self.loom)
+
+    def set_retention(self, value: str | None) -> str | None:
+        """Keep `value` (a duration; None or `off` clears it) as the store's default
+        retention; answers what is kept."""
+        from ..forget import retention as RT
+
+        self.sight.operator_only("the store's retention is the operator's to set")
+        return RT.set_default(self.loom, value)
+
+    def sweep(self, older_than: str, *, tree: str | None = None,
+              dry_run: bool = False) -> dict[str, Any]:
+        """Delete (or with `dry_run`, list) whole trees not touched for `older_than`
+        (one tree id with `tree`), as `delete tree:ID --force` does."""
+        from ..forget import retention as RT
+
+        self.sight.operator_only("a retention sweep sees every user's trees: "
+                                 "the store's operator runs `loomdb gc --older-than`")
+        return RT.sweep(self.loom, older_than, tree=tree, dry_run=dry_run,
+                        actor=self.sight.actor)
+
+
+__all__ = ["DEFAULT_GRACE", "MAX_GRACE", "MAX_LOG", "Forget", "Gc"]

@@ -12,6 +12,7 @@ from .. import shapes
 from ..headish import Position
 from ..loom import ContentLike
 from ..model import Meta, Node
+from ..storage_ops import storage
 from .base import AreaDoor
 
 if TYPE_CHECKING:
@@ -121,6 +122,12 @@ class Nodes(AreaDoor):
                        strategy=strategy, options=options, config=rt.config,
                        environ=rt.environ, normalized=context_at(self.loom, pos, options))
 
+    def compaction(self, headish: str | Position) -> dict[str, Any] | None:
+        """What the compaction at `headish` did (model, tokens before and after, turns
+        summarized, duration), or None when that node is not a compaction."""
+        row = storage(self.loom).compaction(self.find(headish).node)
+        return None if row is None else dict(row)
+
     def generate(self, headish: str | Position, *, models: Sequence[str] = (), n: int = 1,
                  max_tokens: int | None = None, stream: Stream | None = None,
                  keep_partial: bool = False, options: dict[str, Any] | None = None,
@@ -143,7 +150,7 @@ class Nodes(AreaDoor):
         common: dict[str, Any] = dict(models=models, n=n, max_tokens=max_tokens,
                                       stream=stream, config=rt.config, environ=rt.environ,
                                       keep_partial=keep_partial, options=options)
-        if lm.tree_settings(pos.tree).mode == "buffer":
+        if storage(lm).tree_settings(pos.tree).mode == "buffer":
             result = generate_at(lm, pos, **common)
         else:
             result = generate(lm, pos, lock=rt.model_lock, **common)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..generation import record as generation_record
 from ..headish import Position
+from ..storage_ops import storage
 from .exchange import MAX_N
 from .paths import GATEWAY
 
@@ -99,7 +100,7 @@ def record(loom: Loom, prompt: str, answers: list[Completion], body: dict[str, A
             remember(db, prompt + answer.text, node)
             nodes.append(node)
         if session is not None:
-            if loom.find_ref(session) is None:
+            if storage(loom).find_ref(session) is None:
                 loom.fork(Position(nodes[0].id, nodes[0].tree), session)
             else:
                 loom.set_ref(session, Position(nodes[0].id, nodes[0].tree))
@@ -114,7 +115,7 @@ def find(db: Unit, loom: Loom, prompt: str) -> tuple[int, Node] | None:
         "SELECT length, digest, node_id FROM gateway_buffers"
         f" WHERE head IN ({marks}) AND length <= ? ORDER BY length DESC", [*heads, len(prompt)])
     for length, digest, node_id in rows[:64]:
-        if _digest(prompt[:length]) == digest and loom.anchor(node_id) is not None:
+        if _digest(prompt[:length]) == digest and storage(loom).anchor(node_id) is not None:
             return length, loom.node(node_id)
     return None
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..storage_ops import storage
 from ..store.areas import Area
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def _best(db: Unit, loom: Loom, digests: dict[int, str], tree: str | None) -> Hi
     rows = sorted(db.execute(sql, args), key=lambda r: (by_digest[r[0]], r[2]), reverse=True)
     for digest, tree_id, node_id, depth, selections in rows:
         index = by_digest[digest]
-        anchor = loom.anchor(node_id)
+        anchor = storage(loom).anchor(node_id)
         if anchor is None or anchor.tree != tree_id or anchor.depth != depth or depth != index:
             continue  # verified cheaply: a stale or foreign entry is never trusted
         return Hit(index, node_id, tree_id, json.loads(selections) if selections else {})

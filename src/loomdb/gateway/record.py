@@ -27,6 +27,7 @@ from ..content import title_from
 from ..errors import InvalidInput
 from ..generation import record as generation_record
 from ..headish import Position
+from ..storage_ops import storage
 from . import paths
 from .convert import Message, Messages, key_of, resent
 
@@ -105,7 +106,7 @@ def record(
 def _session_tree(loom: Loom, session: str | None) -> str | None:
     if session is None:
         return None
-    ref = loom.find_ref(session)
+    ref = storage(loom).find_ref(session)
     if ref is None:
         return None
     if ref.kind != "session":
@@ -229,7 +230,7 @@ def _elided(body: Mapping[str, Any], through: str) -> dict[str, Any]:
 
 
 def _move_session(loom: Loom, name: str, node: Node) -> None:
-    if loom.find_ref(name) is None:
+    if storage(loom).find_ref(name) is None:
         loom.fork(Position(node.id, node.tree), name)
     else:
         loom.set_ref(name, Position(node.id, node.tree))

@@ -38,6 +38,7 @@ from ..documents import DOCUMENTS
 from ..documents import service as documents
 from ..errors import InvalidInput
 from ..model import iso
+from ..storage_ops import storage
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -66,7 +67,7 @@ def _contents(loom: Loom, cutoff: str, held: set[str], dry_run: bool) -> tuple[s
     size = 0
     if not loom.has_area(DOCUMENTS):
         return gone, size
-    with loom.transaction():
+    with storage(loom).transaction():
         for cid, body in documents.unused_bodies(loom, cutoff):
             if cid in held:
                 continue
@@ -100,8 +101,8 @@ _BATCH = 1000
 def _sweep(loom: Loom, batch: dict[str, int], cutoff: str) -> dict[str, int]:
     """Delete the blobs of `batch` that nothing names now, in one transaction: the
     check and the deletes see the same store (see the module docstring)."""
-    with loom.transaction():
-        named = loom.blobs_named(list(batch)) | hooks.held_keys(loom)
+    with storage(loom).transaction():
+        named = storage(loom).blobs_named(list(batch)) | hooks.held_keys(loom)
         if loom.has_area(DOCUMENTS):
             for body in documents.blob_texts(loom):
                 named.update(bid for bid in batch if bid in body)

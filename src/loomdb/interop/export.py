@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..errors import InvalidInput, NotFound
 from ..headish import Position
 from ..model import Node, Tree
+from ..storage_ops import storage
 from . import native
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def export_file(
 
 def locate(loom: Loom, name: str) -> tuple[str, Position | None]:
     """(tree id, the position named, if `name` names a node or ref rather than a tree)."""
-    tree = loom.tree_by_id(name)
+    tree = storage(loom).tree_by_id(name)
     if tree is not None:
         return tree.id, None
     try:
@@ -163,7 +164,7 @@ def markdown(loom: Loom, tree_id: str, at: Position | None = None) -> str:
     pos = at or default_position(loom, tree_id)
     ids = loom.path(pos)
     nodes = loom.nodes(ids)
-    meta = loom.metas(ids)
+    meta = storage(loom).metas(ids)
     via = f"`{pos.ref.name}`" if pos.ref is not None else f"node `{pos.node}`"
     lines = [f"# {tree.title}", "",
              f"- tree `{tree.id}` ({tree.mode}), created {tree.created_at}",
@@ -263,7 +264,7 @@ def _epoch(value: str | None) -> float | None:
 def chatgpt_conversation(loom: Loom, tree_id: str, at: Position | None = None) -> dict[str, Any]:
     """A tree as one ChatGPT export conversation (a `mapping` of every node)."""
     tree = loom.tree(tree_id)
-    nodes = list(loom.all_nodes(tree.id))
+    nodes = list(storage(loom).all_nodes(tree.id))
     hidden = {nid for nid, m in _metas(loom, [n.id for n in nodes]) if "hidden" in m.tags}
     children: dict[str, list[str]] = {_CHATGPT_ROOT: []}
     for node in nodes:
@@ -283,7 +284,7 @@ def chatgpt_conversation(loom: Loom, tree_id: str, at: Position | None = None) -
 
 def _metas(loom: Loom, ids: list[str]) -> Iterable[tuple[str, Any]]:
     for i in range(0, len(ids), 500):
-        yield from loom.metas(ids[i : i + 500]).items()
+        yield from storage(loom).metas(ids[i : i + 500]).items()
 
 
 def _chatgpt_message(node: Node, hidden: bool) -> dict[str, Any]:

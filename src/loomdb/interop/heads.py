@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..model import Node, Ref
+from ..storage_ops import storage
 
 if TYPE_CHECKING:
     from .writer import _ConversationWriter
@@ -48,4 +49,4 @@ def write_heads(w: _ConversationWriter, nodes: dict[str, Node]) -> None:
             if name is not None:
                 w.loom.create_ref(name, "session", w.tree_id, target, {}, origin)
         elif ref.node != target and w.follows_source(ref):
-            w.loom.move_ref(ref, target, "import: the source's session moved")
+            storage(w.loom).move_ref(ref, target, "import: the source's session moved")

@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, LoomError
 from ..limits import DEFAULT, Limits
+from ..storage_ops import storage
 from . import claude_code, links, native
 from .detect import FORMATS, _document, detect
 from .files import BESIDE, Beside
@@ -188,7 +189,7 @@ def import_file(
                 report.error(item.where, item.reason)
             else:
                 try:
-                    with loom.transaction():
+                    with storage(loom).transaction():
                         outcome = write(item)
                         if outcome.spawned is not None and on_spawn is not None:
                             on_spawn(outcome.spawned)
@@ -237,12 +238,12 @@ def _late_links(loom: Loom, run: links.Run, report: ImportReport) -> None:
     one transaction); a link to a node this import did not bring is left out."""
     if not run.waiting:
         return
-    with loom.transaction():
+    with storage(loom).transaction():
         for where, edge, why in links.late_links(loom, run):
             if why is not None:
                 report.warn(where, why)
             elif edge is not None:
-                loom.restore_edge(edge)
+                storage(loom).restore_edge(edge)
 
 
 def _labelled(

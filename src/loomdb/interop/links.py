@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import EDGE_TYPES, Edge, Node
+from ..storage_ops import storage
 from . import tombstones as T
 from .model import expect
 
@@ -68,17 +69,17 @@ def edges(loom: Loom, tid: str, edges: list[Any], nodes: dict[str, Node], run: R
         for node in (*(s for s, _ in sources), *(() if etype == "link" else (target,))):
             if node not in nodes:
                 raise InvalidInput(where, f"names {node}, not a node of this tree")
-        if any(e.id == eid for e in loom.node_edges(sources[0][0])):
+        if any(e.id == eid for e in storage(loom).node_edges(sources[0][0])):
             continue
         edge = Edge(eid, tid, etype, sources, target,
                     _str(rec.get("created_at"), f"{where}.created_at"))
         if target not in nodes and target not in run.nodes:
-            if loom.nodes_by_id([target]):
+            if storage(loom).nodes_by_id([target]):
                 raise InvalidInput(where, f"links to {target}, which is neither a node of "
                                    "this tree nor one this import brought")
             run.pending_links.append((f"tree {tid} {where}", edge))
             continue
-        loom.restore_edge(edge)
+        storage(loom).restore_edge(edge)
 
 
 def check_records(loom: Loom, tid: str, generations: list[Any], compactions: list[Any],
@@ -88,15 +89,15 @@ def check_records(loom: Loom, tid: str, generations: list[Any], compactions: lis
         rec = expect(raw, dict, f"generations[{i}]", optional=False)
         if rec.get("tree_id") != tid:
             raise InvalidInput(f"generations[{i}].tree_id", "is not this tree")
-        if loom.generation(_str(rec.get("id"), f"generations[{i}].id")) is None:
+        if storage(loom).generation(_str(rec.get("id"), f"generations[{i}].id")) is None:
             T.record_generation(loom, rec)  # a redacted one stays noted so
     for i, raw in enumerate(compactions):
         rec = expect(raw, dict, f"compactions[{i}]", optional=False)
         node = _str(rec.get("node_id"), f"compactions[{i}].node_id")
         if rec.get("tree_id") != tid or node not in nodes:
             raise InvalidInput(f"compactions[{i}]", f"names {node}, not a node of this tree")
-        if loom.compaction(node) is None:
-            loom.record_compaction(rec)
+        if storage(loom).compaction(node) is None:
+            storage(loom).record_compaction(rec)
 
 
 def late_links(loom: Loom, run: Run) -> Iterator[tuple[str, Edge | None, str | None]]:
@@ -104,7 +105,7 @@ def late_links(loom: Loom, run: Run) -> Iterator[tuple[str, Edge | None, str | N
     brought, else (where, None, why it is left out)."""
     for where, edge in run.waiting:
         if edge.target in run.nodes:
-            if not any(e.id == edge.id for e in loom.node_edges(edge.sources[0][0])):
+            if not any(e.id == edge.id for e in storage(loom).node_edges(edge.sources[0][0])):
                 yield where, edge, None
         else:
             yield where, None, (f"a link to {edge.target}, which is not a node this import "

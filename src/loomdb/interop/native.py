@@ -44,6 +44,7 @@ from .. import content as C
 from .. import refs as R
 from ..errors import CycleError, InvalidInput, NotFound
 from ..model import MODES, REF_KINDS, Node, Ref, RefMove, Tree, now
+from ..storage_ops import storage
 from ..tool_options import import_warnings
 from . import tombstones as T
 from .links import Run, check_records, edges
@@ -84,17 +85,17 @@ def write_jsonl(loom: Loom, tree_ids: Iterable[str], out: TextIO) -> None:
 
 def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
     """One tree document (one line, no newline), streamed field by field."""
-    tree = loom.tree_by_id(tree_id, stats=True)
+    tree = storage(loom).tree_by_id(tree_id, stats=True)
     if tree is None:
         raise NotFound("tree", tree_id)
-    nodes = order_nodes(list(loom.all_nodes(tree_id)))
+    nodes = order_nodes(list(storage(loom).all_nodes(tree_id)))
     ids = [n.id for n in nodes]
     record = tree.to_json()
     record.pop("nodes", None)
     out.write(f'{{"{MARKER}":{VERSION},"tree":{_dumps(record)},"blobs":[')
     blob_ids = sorted({ref for n in nodes for ref in C.blob_refs(n.content)})
     for i, bid in enumerate(blob_ids):
-        size, mime = loom.blob_known(bid) or (None, "application/octet-stream")
+        size, mime = storage(loom).blob_known(bid) or (None, "application/octet-stream")
         data = loom.blob(bid)
         out.write("," if i else "")
         out.write(_dumps({"id": bid, "mime_type": mime, "size": len(data) if size is None else size,
@@ -110,15 +111,15 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
     for i, ref in enumerate(loom.refs(tree=tree_id)):
         rec = ref.to_json()
         rec["log"] = [{k: v for k, v in m.to_json().items() if k not in ("seq", "ref")}
-                      for m in loom.ref_moves(ref.name)]
-        draft = loom.draft(ref.name)
+                      for m in storage(loom).ref_moves(ref.name)]
+        draft = storage(loom).draft(ref.name)
         if draft:
             rec["draft"] = draft  # buffer mode's uncommitted text belongs to the ref
         out.write(("," if i else "") + _dumps(rec))
     out.write('],"meta":[')
     first = True
     for chunk in _chunks(ids, 500):
-        found = loom.metas(chunk)
+        found = storage(loom).metas(chunk)
         for nid in chunk:
             if nid in found:
                 out.write(("" if first else ",") + _dumps({"node": nid, **found[nid].to_json()}))
@@ -126,12 +127,12 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
     out.write('],"edges":[')
     seen: set[str] = set()
     for node in nodes:
-        for edge in loom.node_edges(node.id):
+        for edge in storage(loom).node_edges(node.id):
             if edge.tree == tree_id and edge.id not in seen:
                 out.write(("," if seen else "") + _dumps(edge.to_json()))
                 seen.add(edge.id)
     out.write('],"generations":[')
-    get_gen = loom.generation
+    get_gen = storage(loom).generation
     written: set[str] = set()
     for node in nodes:
         gid = (node.provenance or {}).get("generation")
@@ -141,7 +142,7 @@ def write_tree(loom: Loom, tree_id: str, out: TextIO) -> None:
                 out.write(("," if written else "") + _dumps(T.mark_generation(loom, dict(gen))))
                 written.add(gid)
     out.write('],"compactions":[')
-    get_comp = loom.compaction
+    get_comp = storage(loom).compaction
     first = True
     for node in nodes:
         if node.kind == "compaction" and get_comp is not None:
@@ -257,12 +258,12 @@ def import_tree(loom: Loom, doc: Any, run: Run | None = None) -> Outcome:
     raw_tree = expect(doc.get("tree"), dict, "tree", optional=False)
     tid = _str(raw_tree.get("id"), "tree.id")
     outcome = Outcome(tid)
-    if loom.forgetting().forgotten([tid]):
+    if storage(loom).forgetting().forgotten([tid]):
         outcome.skipped = len(_list(doc, "nodes"))
         outcome.warnings.append("this tree was deleted from this store; skipped "
                                 "(see `loomdb forgotten`)")
         return outcome
-    existing_tree = loom.tree_by_id(tid)
+    existing_tree = storage(loom).tree_by_id(tid)
     if existing_tree is not None and raw_tree.get("root") != existing_tree.root:
         # same tree id, another first message: another tree, not more of this one
         raise InvalidInput(
@@ -275,7 +276,7 @@ def import_tree(loom: Loom, doc: Any, run: Run | None = None) -> Outcome:
     if existing_tree is None:
         if not outcome.nodes:
             raise InvalidInput("tree", "has no nodes")
-        loom.write_tree(_tree(raw_tree, nodes))
+        storage(loom).write_tree(_tree(raw_tree, nodes))
         outcome.created = True
     elif existing_tree.mode != raw_tree.get("mode"):
         raise InvalidInput(f"tree {tid}", f"exists here as a {existing_tree.mode} tree")
@@ -334,7 +335,7 @@ def _blobs(loom: Loom, blobs: list[Any], outcome: Outcome) -> None:
             raise InvalidInput(f"{where}.data", "is not valid base64") from None
         if C.digest(data) != bid:
             raise InvalidInput(f"{where}.data", f"does not match its id {bid}")
-        known = loom.blob_known(bid)
+        known = storage(loom).blob_known(bid)
         loom.put_blob(data, expect(rec.get("mime_type"), str, f"{where}.mime_type")
                       or "application/octet-stream")
         if known is None:
@@ -363,7 +364,7 @@ def _nodes(
         records[nid] = rec
     _skip_forgotten(loom, records, deps, outcome)
     wanted = {d for ds in deps.values() for d in ds} | set(records)
-    stored = loom.nodes_by_id(sorted(wanted))
+    stored = storage(loom).nodes_by_id(sorted(wanted))
     for nid, ds in deps.items():
         for d in ds:
             if d not in records and (d not in stored or stored[d].tree != tid):
@@ -394,7 +395,7 @@ def _nodes(
 def _skip_forgotten(loom: Loom, records: dict[str, dict[str, Any]],
                     deps: dict[str, list[str]], outcome: Outcome) -> None:
     """Leave out nodes deleted here before, and the nodes created from them."""
-    gone = loom.forgetting().forgotten(sorted(records))
+    gone = storage(loom).forgetting().forgotten(sorted(records))
     if not gone:
         return
     for nid in _topological({n: [d for d in ds if d in records] for n, ds in deps.items()},
@@ -480,7 +481,7 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
         kind = rec.get("kind")
         if kind not in REF_KINDS:
             raise InvalidInput(f"{where}.kind", f"{kind!r} is not one of {', '.join(REF_KINDS)}")
-        have = loom.find_ref(name)
+        have = storage(loom).find_ref(name)
         if have is not None:
             if have.tree == tid and have.kind == kind:
                 continue
@@ -491,7 +492,7 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
             )
         node = _str(rec.get("node"), f"{where}.node")
         selections = expect(rec.get("selections"), dict, f"{where}.selections") or {}
-        targets = loom.nodes_by_id([node, *selections.values()])
+        targets = storage(loom).nodes_by_id([node, *selections.values()])
         for target in (node, *selections.values()):
             if target not in targets or targets[target].tree != tid:
                 raise InvalidInput(f"ref {name!r}", f"points at {target}, not a node of this tree")
@@ -506,7 +507,7 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
                 expect(move.get("by"), str, f"{where}.log[{j}].by") or "import",
                 expect(move.get("reason"), str, f"{where}.log[{j}].reason") or "",
             ))
-        loom.restore_ref(Ref(
+        storage(loom).restore_ref(Ref(
             name, kind, tid, node, created,
             expect(rec.get("updated_at"), str, f"{where}.updated_at") or created,
             dict(selections), expect(rec.get("origin"), dict, f"{where}.origin"),
@@ -529,7 +530,7 @@ def _meta(
         for t in tags:
             if not isinstance(t, str) or not t or len(t) > 100:
                 raise InvalidInput(f"{where}.tags", f"{t!r}: tags are 1-100 characters")
-        loom.restore_meta(nid, tid, {
+        storage(loom).restore_meta(nid, tid, {
             "bookmarked": int(bool(rec.get("bookmarked"))),
             "label": expect(rec.get("label"), str, f"{where}.label"),
             "pruned": int(bool(rec.get("pruned"))), "excluded": int(bool(rec.get("excluded"))),

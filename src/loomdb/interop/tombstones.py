@@ -15,6 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..chain import chain_hash
+from ..storage_ops import storage
 from ..store.forget import TOMBSTONE
 
 if TYPE_CHECKING:
@@ -29,14 +30,14 @@ def mark_export(loom: Loom, records: list[dict[str, Any]]) -> None:
     maybe = [r for r in records if r.get("content") == BLOCKS]
     if not maybe:
         return
-    erased = loom.forgetting().redacted("content", [r["content_id"] for r in maybe])
+    erased = storage(loom).forgetting().redacted("content", [r["content_id"] for r in maybe])
     for rec in maybe:
         if rec["content_id"] in erased:
             rec["redacted"] = True
 
 
 def mark_generation(loom: Loom, rec: dict[str, Any]) -> dict[str, Any]:
-    if loom.forgetting().redacted("generation", [rec["id"]]):
+    if storage(loom).forgetting().redacted("generation", [rec["id"]]):
         return {**rec, "redacted": True}
     return rec
 
@@ -45,7 +46,7 @@ def write(loom: Loom, rec: dict[str, Any], fields: dict[str, Any]) -> Node:
     """Store a redacted node record: the tombstone under its exported content id."""
     node, _, flags = loom.build_node(**{**fields, "blocks": BLOCKS})
     cid = str(rec.get("content_id"))
-    linked = loom.nodes_by_id([s for s, _ in node.sources] + list(node.selections.values()))
+    linked = storage(loom).nodes_by_id([s for s, _ in node.sources] + list(node.selections.values()))
     parents = [fields["parent"].chain_hash] if fields["parent"] is not None else []
     parents += [linked[s].chain_hash for s, _ in node.sources if s in linked]
     parents += [linked[v].chain_hash for v in node.selections.values() if v in linked]
@@ -53,15 +54,15 @@ def write(loom: Loom, rec: dict[str, Any], fields: dict[str, Any]) -> Node:
         content_id=cid, parents=parents, created_at=node.created_at, author=node.author,
         role=node.role, kind=node.kind, edited_from=node.edited_from, options=node.options,
         response=(node.provenance or {}).get("response_hash")))
-    loom.insert_tombstone(node, flags)
+    storage(loom).insert_tombstone(node, flags)
     return node
 
 
 def record_generation(loom: Loom, rec: dict[str, Any]) -> None:
     """A generation record, noted as redacted when it was exported so."""
     redacted = rec.pop("redacted", None) is True
-    loom.record_generation(rec)  # type: ignore[arg-type]
+    storage(loom).record_generation(rec)  # type: ignore[arg-type]
     if redacted:
         from ..model import now
 
-        loom.forgetting().mark_redacted([rec["id"]], "generation", now())
+        storage(loom).forgetting().mark_redacted([rec["id"]], "generation", now())

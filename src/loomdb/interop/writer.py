@@ -50,6 +50,7 @@ from .. import content as C
 from .. import refs as R
 from ..errors import InvalidInput
 from ..model import Node, Ref, Tree, iso
+from ..storage_ops import storage
 from .heads import ref_part, write_heads
 from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage
 from .report import Outcome
@@ -174,7 +175,7 @@ class _ConversationWriter:
             return self.outcome
         tree = self._find_tree()
         ids = {m.source_id: self._node_id(m.source_id) for m in conv.messages}
-        existing = self.loom.nodes_by_id(list(ids.values())) if tree is not None else {}
+        existing = storage(self.loom).nodes_by_id(list(ids.values())) if tree is not None else {}
         if tree is not None and tree.mode != conv.mode:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")
         for node in existing.values():
@@ -222,7 +223,7 @@ class _ConversationWriter:
         """Source ids of messages deleted here before (`loomdb delete`), with the
         messages below them: skipped, so an import never brings them back. None when
         the whole tree was deleted (then nothing is imported)."""
-        gone = self.loom.forgetting().forgotten([*ids.values(), self.tree_id])
+        gone = storage(self.loom).forgetting().forgotten([*ids.values(), self.tree_id])
         if not gone:
             return set()
         if self.tree_id in gone:
@@ -271,18 +272,19 @@ class _ConversationWriter:
         message (same id, role and content). Otherwise another conversation already
         carries this source id: this one gets ids derived from its first message too,
         and so a tree of its own, found again the same way on the next import."""
-        tree = self.loom.tree_by_id(self.tree_id)
+        tree = storage(self.loom).tree_by_id(self.tree_id)
         if tree is None:
             return None
         root_id = self._node_id(self.root_source)
-        root = self.loom.nodes_by_id([root_id]).get(root_id) if tree.root == root_id else None
+        root = (storage(self.loom).nodes_by_id([root_id]).get(root_id)
+                if tree.root == root_id else None)
         if root is not None and self._same(root, self.by_source[self.root_source], None):
             return tree
         first = self.by_source[self.root_source]
         self.scope = (self.fmt, self.conv.source_id, f"~{first.role}:{self._content(first)[1]}")
         taken, self.tree_id = self.tree_id, derive_id(_conversation_time(self.conv), *self.scope)
         self.outcome.tree = self.tree_id
-        tree = self.loom.tree_by_id(self.tree_id)
+        tree = storage(self.loom).tree_by_id(self.tree_id)
         if tree is None:
             self.outcome.warnings.append(
                 f"its source id is already imported as tree {taken}, which starts with "
@@ -306,7 +308,7 @@ class _ConversationWriter:
             return nid, have
         key = f"~{m.role}:{self._content(m)[1]}:{parent.id if parent else ''}"
         other = derive_id(self.times[m.source_id][0], *self.scope, m.source_id, key)
-        found = self.loom.nodes_by_id([other]).get(other)
+        found = storage(self.loom).nodes_by_id([other]).get(other)
         if found is None:
             self.changed.append(m.source_id)
             return other, None
@@ -427,7 +429,7 @@ class _ConversationWriter:
             updated_at=node.created_at, system=conv.system or None, options={},
             root=node.id, lineage=tree_lineage,
         )
-        self.loom.write_tree(tree)
+        storage(self.loom).write_tree(tree)
         return tree
 
     def _overlay(self, m: ImportedMessage, node: Node) -> None:
@@ -435,7 +437,7 @@ class _ConversationWriter:
         if m.hidden:
             tags.append("hidden")
         if tags:
-            self.loom.write_tags(node.id, self.tree_id, sorted(set(tags)))
+            storage(self.loom).write_tags(node.id, self.tree_id, sorted(set(tags)))
         self._bookmark(m, node)
 
     def _bookmark(self, m: ImportedMessage, node: Node) -> None:
@@ -479,7 +481,7 @@ class _ConversationWriter:
         att = self.attachments.get(key)
         bid = None
         if att is not None and att.data is not None:
-            known = self.loom.blob_known(C.digest(att.data))
+            known = storage(self.loom).blob_known(C.digest(att.data))
             bid = self.loom.put_blob(att.data, att.mime_type or "application/octet-stream")
             if known is None:
                 self.outcome.blobs += 1
@@ -506,7 +508,7 @@ class _ConversationWriter:
         wanted = wanted[:96].rstrip("./-") or "import"
         for i in range(1, 1000):
             name = wanted if i == 1 else f"{wanted}-{i}"
-            ref = self.loom.find_ref(name)
+            ref = storage(self.loom).find_ref(name)
             if ref is None:
                 return name
             if ref.node == node_id and ref.tree == self.tree_id:
@@ -540,8 +542,8 @@ class _ConversationWriter:
         if ref.node == head or not self.follows_source(ref):
             return
         grew = ref.node in self._active_path(nodes, current)
-        self.loom.move_ref(ref, head, "import: the source's active branch "
-                        + ("grew" if grew else "changed"))
+        storage(self.loom).move_ref(ref, head, "import: the source's active branch "
+                                    + ("grew" if grew else "changed"))
 
     def follows_source(self, ref: Ref) -> bool:
         """Is the session still where an import put it (nobody moved, continued or

@@ -16,6 +16,7 @@ from ..errors import AmbiguousName, NotFound
 from ..headish import looks_like_prefix
 from ..loom import Loom
 from ..model import Ref
+from ..storage_ops import storage
 from .accounts import USERS
 
 
@@ -33,7 +34,7 @@ class UserNames:
         return row is not None
 
     def __call__(self, base: str) -> tuple[str, Ref | None]:
-        ref = self.loom.find_ref(base)
+        ref = storage(self.loom).find_ref(base)
         if ref is not None and self.owns(ref.tree):
             return ref.node, ref
         if looks_like_prefix(base):
@@ -49,7 +50,7 @@ class UserNames:
         with self.loom.unit(USERS) as db:
             trees = [r[0] for r in db.execute(
                 "SELECT tree_id FROM user_trees WHERE user_id = ?", (self.user_id,))]
-            return self.loom.node_ids_in_trees(prefix, trees, limit)
+            return storage(self.loom).node_ids_in_trees(prefix, trees, limit)
 
     def tree_ids(self, prefix: str, limit: int) -> list[str]:
         """Ids of the user's own trees that start with `prefix`, in order."""
