@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from .errors import InvalidInput, TooLarge
+from .storage_ops import storage
 from .users import Access
 
 #: the most nodes a map is drawn for (the answer holds each one)
@@ -49,7 +50,8 @@ def tree_map(who: Access, name: str, at: str | None = None) -> dict[str, Any]:
     if tree.nodes > MAX_NODES:
         raise TooLarge("tree", f"{tree.nodes} nodes is over the map's limit of {MAX_NODES}")
     loom = who.loom
-    rows = loom.tree_shape(tree.id)
+    store = storage(loom)
+    rows = store.tree_shape(tree.id)
     index = {r[0]: i for i, r in enumerate(rows)}
     nodes = {"id": [r[0] for r in rows],
              "parent": [-1 if r[1] is None else index.get(r[1], -1) for r in rows],
@@ -70,7 +72,7 @@ def tree_map(who: Access, name: str, at: str | None = None) -> dict[str, Any]:
         current = _row_of(who, at, tree.id, index)
     elif newest is not None:
         current = newest[1]
-    flags = {f: sorted(index[n] for n in loom.flagged(tree.id, f) if n in index)
+    flags = {f: sorted(index[n] for n in store.flagged(tree.id, f) if n in index)
              for f in ("pruned", "excluded")}
     return {"tree": tree.to_json(), "nodes": nodes, "refs": refs, "current": current,
             **flags}
