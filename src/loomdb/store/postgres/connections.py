@@ -124,8 +124,10 @@ class Connections(SqlRunner):
     def _listen(self, conn: Any) -> None:
         """Each pooled connection hears `NOTIFY loomdb_areas` (sent when an area's
         migrations commit, by any process) with the results of its next statement."""
-        conn.execute("LISTEN loomdb_areas")
-        conn.add_notify_handler(self._area_added)
+        # a hot standby refuses LISTEN (and no area's migrations commit on it)
+        if not conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+            conn.execute("LISTEN loomdb_areas")
+            conn.add_notify_handler(self._area_added)
         self._area_added(None)
 
     def _area_added(self, _notice: Any) -> None:
