@@ -24,7 +24,7 @@ SERVICES = [
     "refs", "ref_log", "undo", "delete_ref", "buffer", "edges",
     # the area objects of the front door, acting for the operator, and for a caller
     "documents", "collections", "references", "search", "forget", "gc", "agents",
-    "as_", "operator", "runtime",
+    "shares", "as_", "operator", "runtime",
 ]
 
 

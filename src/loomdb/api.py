@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .front.forget import Forget, Gc
     from .front.links import References, Search
     from .front.runtime import Runtime
+    from .front.shares import Shares
     from .generation import Generated, Stream
     from .interop.report import ImportReport, Outcome
     from .interop.watch import Watcher
@@ -118,8 +119,9 @@ class Loom(CoreLoom):
 
     `loom.as_(caller)` acts for a caller (see `loomdb.front`): `loom.as_(user).documents
     .commit(...)`. The Loom's own area objects (`loom.documents`, `loom.collections`,
-    `loom.references`, `loom.search`, `loom.forget`, `loom.gc`, `loom.agents`) act for
-    the local operator, who sees the whole store, as the CLI does."""
+    `loom.references`, `loom.search`, `loom.forget`, `loom.gc`, `loom.agents`,
+    `loom.shares`) act for the local operator, who sees the whole store, as the CLI
+    does."""
 
     _runtime: Runtime | None = None
 
@@ -202,6 +204,11 @@ class Loom(CoreLoom):
     def agents(self) -> Agents:
         """Tool calls waiting for a person: list, approve, deny."""
         return self._door.agents
+
+    @property
+    def shares(self) -> Shares:
+        """Read-only share links to branches: make, list, revoke, open."""
+        return self._door.shares
 
     @cached_property
     def buffer(self) -> Buffer:

@@ -41,7 +41,7 @@ COMMANDS = {
     **dict.fromkeys(("delete", "redact", "forgotten"), "forget"),
     **dict.fromkeys(("pending", "approve", "deny", "route", "spawn", "propose", "inbox",
                      "reject", "amend"), "agents"),
-    "serve": "serve", "gateway": "gateway", "mcp": "mcp",
+    "serve": "serve", "gateway": "gateway", "mcp": "mcp", "share": "shares",
     # the groups, after every plain command
     "session": "refs", "view": "refs", "doc": "docs", "coll": "colls", "agent": "agents",
     "persona": "agents", "user": "serve",

@@ -2,9 +2,10 @@
 
 `loom.as_(caller)` is a `Door`: one object per area (`trees`, `nodes`, `refs`,
 `buffer`, `documents`, `collections`, `references`, `search`, `forget`, `gc`,
-`agents`), each method acting for `caller`, a `loomdb.users.Access`: the local
-operator (`users.Everyone`, who sees the whole store: the CLI, the library, MCP) or a
-user (`users.Owner`, who sees what they own: the HTTP API with a token). Authorization
+`agents`, `shares`, `live`), each method acting for `caller`, a
+`loomdb.users.Access`: the local operator (`users.Everyone`, who sees the whole
+store: the CLI, the library, MCP) or a user (`users.Owner`, who sees what they own:
+the HTTP API with a token). Authorization
 and name resolution happen here, once, for every edge: a name is resolved against
 what the caller may see, an address naming something else is unknown, and a list or a
 search holds only what the caller sees (the rules: `loomdb.front.sight`). The edges
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
     from .documents import Documents
     from .forget import Forget, Gc
     from .links import References, Search
+    from .live import Live
     from .nodes import Nodes
+    from .shares import Shares
     from .trees import Refs, Trees
 
 
@@ -109,6 +112,18 @@ class Door:
         from .agents import Agents
 
         return Agents(self.sight, self.runtime)
+
+    @cached_property
+    def shares(self) -> Shares:
+        from .shares import Shares
+
+        return Shares(self.sight, self.runtime)
+
+    @cached_property
+    def live(self) -> Live:
+        from .live import Live
+
+        return Live(self.sight, self.runtime)
 
 
 __all__ = ["Door", "Runtime"]

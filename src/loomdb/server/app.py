@@ -26,13 +26,16 @@ from .routes import (
     forget,
     gc,
     generate,
+    live,
     meta,
     nodes,
     references,
     refs,
     search,
+    shares,
     trees,
 )
+from .live import Writes
 from .state import ServerState, single_user
 
 STATIC = Path(str(resources.files("loomdb.server") / "static"))
@@ -74,18 +77,20 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     errors.install(app)
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router, documents.router, collections.router, references.router,
-                   search.router, gc.router, forget.router):
+                   search.router, gc.router, forget.router, shares.router, live.router,
+                   shares.page_router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
     app.include_router(gateway_router(loom, runtime=state.runtime),
                        dependencies=[Depends(_gateway_allowed)], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     docs.install(app)
+    app.add_middleware(Writes, streams=state.streams)
     app.add_middleware(Guard, trust=replace(trust, uploads=trust.uploads | UPLOADS))
 
     @app.get("/", include_in_schema=False)
     def page() -> Response:
-        return _app_page()
+        return app_page()
 
     @app.get("/classic", include_in_schema=False)
     def classic() -> FileResponse:
@@ -94,7 +99,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     return app
 
 
-def _app_page() -> Response:
+def app_page() -> Response:
     """The web app (built from `web/` by `make install` into `static/app/`); a checkout
     that was never built says how to build it (the API works without it)."""
     built = STATIC / "app" / "index.html"

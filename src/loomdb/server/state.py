@@ -18,6 +18,7 @@ from ..api import Loom
 from ..front import Door, Runtime
 from ..users import Access, Everyone, Owner, authenticate, has_users
 from .errors import Unauthorized
+from .live import Streams
 
 
 class ServerState:
@@ -31,6 +32,8 @@ class ServerState:
         self.limits = self.runtime.limits or loom.limits
         self.owned = owned  # opened by the app from a URL: closed when it stops
         self._users_seen = False
+        #: the open live-update streams (`loomdb.server.live`)
+        self.streams = Streams()
         self._no_users_until = 0.0
 
     def has_users(self) -> bool:
@@ -98,6 +101,12 @@ def door(request: Request, who: Access = Depends(access)) -> Door:
     """Dependency: every operation acting for the caller, under the app's runtime."""
     state = state_of(request)
     return state.loom.as_(who, runtime=state.runtime)
+
+
+def caller_key(me: Door) -> str:
+    """Whom a caller's open streams are counted against."""
+    user = me.caller.user
+    return f"user:{user.id}" if user is not None else "operator"
 
 
 def operator_door(why: str) -> Callable[[Request], Door]:

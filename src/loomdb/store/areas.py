@@ -69,6 +69,7 @@ BUILTIN = {
     "references": "loomdb.references:REFERENCES",
     "search": "loomdb.search:SEARCH",
     "semantic": "loomdb.search.semantic:SEMANTIC",
+    "shares": "loomdb.shares:SHARES",
     "users": "loomdb.users.accounts:USERS",
 }
 #: every Area constructed in this process, by name (areas outside loomdb register so)

@@ -22,7 +22,9 @@ from .accounts import (
     list_users,
     remove_user,
     rotate_token,
+    user_by_id,
 )
 
 __all__ = ["USERS", "Access", "Everyone", "Owner", "User", "add_user", "authenticate",
-           "has_users", "list_users", "remove_user", "rotate_token"]
+           "has_users", "list_users", "remove_user", "rotate_token",
+           "user_by_id"]

@@ -69,6 +69,13 @@ def authenticate(loom: Loom, token: str) -> User | None:
     return None if row is None else User(*row)
 
 
+def user_by_id(loom: Loom, user_id: str) -> User | None:
+    """The user with this id (what ownership rows and share links name), or None."""
+    with loom.unit(USERS) as db:
+        row = db.one("SELECT id, name, created_at FROM users WHERE id = ?", (user_id,))
+    return None if row is None else User(*row)
+
+
 def has_users(loom: Loom) -> bool:
     """Whether any user exists: from then on every request needs a token."""
     with loom.unit(USERS) as db:

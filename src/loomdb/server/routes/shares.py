@@ -1,0 +1,92 @@
+"""Share links: make, list and revoke them (`loomdb.front.shares.Shares`), and the
+read-only side a link's holder uses without a token: its page at `/s/{token}` and
+`/api/s/{token}/...` (`Shared`), which reach the shared branch and nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...front import Door
+from ...front.shares import Shared, open_share
+from ..render import blocks_html
+from ..schemas import ERRORS
+from ..state import door, state_of
+
+router = APIRouter(prefix="/api", responses=ERRORS, tags=["shares"])
+page_router = APIRouter(include_in_schema=False)
+
+#: the longest token a link may carry (one is 43 characters)
+TOKEN = Field(max_length=200)
+#: the most messages one page of a shared thread may hold
+MAX_PAGE = 500
+
+
+class ShareIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    headish: str = Field(min_length=1, max_length=1000,
+                         description="the branch: a node (a snapshot) or a session (live)")
+    live: bool = Field(False, description="follow the session `headish` names as it moves")
+
+
+def shared(token: str, request: Request) -> Shared:
+    """Dependency: the link a path's token opens (404 when unknown, revoked or dead)."""
+    state = state_of(request)
+    return open_share(state.loom, token[:200], state.runtime)
+
+
+@router.post("/shares", status_code=201)
+def create(body: ShareIn, me: Door = Depends(door)) -> dict[str, Any]:
+    """A read-only link to one of your branches: its token (shown once, never stored)
+    and the path of its page. `live` follows a session; otherwise the node is fixed."""
+    made, token = me.shares.create(body.headish, live=body.live)
+    return {"token": token, "path": f"/s/{token}", **made.to_json()}
+
+
+@router.get("/shares")
+def listed(me: Door = Depends(door)) -> dict[str, Any]:
+    """Your links (id, the token's first characters, what each shows)."""
+    return {"shares": [s.to_json() for s in me.shares.list()]}
+
+
+@router.delete("/shares/{token}")
+def revoke(token: str, me: Door = Depends(door)) -> dict[str, Any]:
+    """Revoke one of your links, named by its token or its id: it stops at once."""
+    return {"revoked": me.shares.revoke(token[:200]).to_json()}
+
+
+@router.get("/s/{token}", tags=["page"])
+def info(link: Shared = Depends(shared)) -> dict[str, Any]:
+    """What a link shows (no token needed: the link is the capability)."""
+    return link.info()
+
+
+@router.get("/s/{token}/thread", tags=["page"])
+def thread(before: str | None = Query(None, max_length=1000),
+           limit: int | None = Query(None, ge=1, le=MAX_PAGE),
+           link: Shared = Depends(shared)) -> dict[str, Any]:
+    """The shared path as GET /api/nodes/{headish}/thread draws it (same shape and
+    paging), with nothing of the tree beside it."""
+    out = link.thread(before=before, limit=limit)
+    for message in out["messages"]:
+        message["html"] = blocks_html(message["content"])
+    return out
+
+
+@router.get("/s/{token}/events", tags=["page"])
+def events(request: Request, link: Shared = Depends(shared)) -> Response:
+    """Server-sent events: `change` (with the new head) when a live link's session
+    moves (`loomdb.server.live`)."""
+    return state_of(request).streams.stream(f"share:{link.share.id}", link.stamp, link.stamp())
+
+
+@page_router.get("/s/{token}")
+def page(token: str, request: Request) -> Response:
+    """A link's page: the app, reading only through the link."""
+    from ..app import app_page
+
+    shared(token, request)  # an unknown or revoked link is a 404, not an empty page
+    return app_page()
