@@ -135,7 +135,10 @@ class Shared:
                 "tree": {"id": tree.id, "title": tree.title, "mode": tree.mode}}
 
     def stamp(self) -> dict[str, Any]:
-        """What changes when the branch does (a live link's session moved)."""
+        """What changes when the branch does (a live link's session moved); NotFound
+        once the link is revoked (a stream reads it again and again)."""
+        if S.by_id(self.loom, self.share.id) is None:
+            raise self._gone()
         return {"head": self.head().node}
 
     def thread(self, *, before: str | None = None, limit: int | None = None) -> dict[str, Any]:
