@@ -89,4 +89,7 @@ def page(token: str, request: Request) -> Response:
     from ..app import app_page
 
     shared(token, request)  # an unknown or revoked link is a 404, not an empty page
-    return app_page()
+    out = app_page()
+    out.headers["Cache-Control"] = "no-store"  # a revoked link is not shown from a cache
+    out.headers["Referrer-Policy"] = "no-referrer"  # nor its token handed to other sites
+    return out

@@ -1,0 +1,104 @@
+"""Share links and live updates in the browser (issue 24, points 9 and 12): the Share
+view makes a snapshot or a live link, copies it, lists and revokes links; a reader of
+the link (another browser, no token) reads the branch without a single write control;
+a tree open in two browsers shows what the other wrote without a reload.
+
+Every wait is Playwright's `expect` on what the user sees, never a duration."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import open_page
+
+from loomdb import Loom
+
+
+@pytest.fixture
+def other(browser: Any, served: tuple[Loom, str], request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A second browser (its own context: its own storage, no token)."""
+    yield from open_page(browser, served[1], request)
+
+
+def test_the_share_view_makes_copies_lists_and_revokes(page: Any, other: Any,
+                                                        served: tuple[Loom, str],
+                                                        name: str) -> None:
+    from playwright.sync_api import expect
+
+    lm, _ = served
+    _, root = lm.new_tree("Where to in May?", session=name)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(f"/#/share/{root.id}?session={name}")
+    page.get_by_role("button", name="Share live").click()
+    made = page.get_by_role("group", name="New link").get_by_role("textbox", name="Link")
+    expect(made).to_have_value(re.compile(r"^http://127\.0\.0\.1:\d+/s/[A-Za-z0-9_-]{43}$"))
+    url = made.input_value()
+    page.get_by_role("button", name="Copy link").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == url
+    token = url.rsplit("/", 1)[1]
+    row = page.get_by_role("row").filter(has_text=f"/s/{token[:6]}…")
+    expect(row).to_contain_text("live")
+    expect(row).to_contain_text(name)
+
+    other.goto(url)  # the reader: no token, no navigation, nothing to write with
+    expect(other.get_by_role("status").filter(has_text="Read-only shared link")).to_be_visible()
+    expect(other.get_by_role("navigation", name="Views")).to_have_count(0)
+    expect(other.get_by_role("textbox")).to_have_count(0)
+
+    page.get_by_role("button", name=f"Revoke link {token[:6]}…").click()
+    expect(row).to_have_count(0)
+    expect(page.get_by_role("status").filter(has_text="revoked")).to_be_visible()
+    gone = other.goto(url)
+    assert gone is not None and gone.status == 404
+
+
+def test_a_snapshot_link_from_the_share_view(page: Any, served: tuple[Loom, str],
+                                             name: str) -> None:
+    from playwright.sync_api import expect
+
+    lm, _ = served
+    _, root = lm.new_tree("Snapshots stay", session=name)
+    page.goto(f"/#/share/{root.id}")
+    page.get_by_role("button", name="Share snapshot").click()
+    expect(page.get_by_role("textbox", name="Link")).to_have_value(re.compile(r"/s/"))
+    row = page.get_by_role("row").filter(has_text=root.id[:12])
+    expect(row).to_contain_text("snapshot")
+
+
+def test_the_tree_map_shows_what_another_browser_wrote(page: Any, other: Any,
+                                                       served: tuple[Loom, str],
+                                                       name: str) -> None:
+    """Two browsers on one tree: what the second writes (through the API, as its page
+    does), and a message added by the library, appear on the first one's map without
+    a reload, with the moved and new sessions."""
+    from playwright.sync_api import expect
+
+    lm, _ = served
+    tree, root = lm.new_tree("Live map", session=name, title=f"Live {name}")
+    page.goto(f"/#/treemap/{tree.id}")
+    board = page.get_by_role("region", name="Tree map").get_by_role("application")
+    expect(board).to_have_attribute("aria-label", f"Live {name}: 1 messages")
+    page.evaluate("window.__same_page = true")
+
+    other.goto("/#/trees")
+    status = other.evaluate("""async ([at, session]) => {
+        const r = await fetch(`/api/nodes/${at}/append`, {method: "POST",
+          headers: {"Content-Type": "application/json"},
+          body: JSON.stringify({text: "from the other browser", role: "assistant"})});
+        const made = await r.json();
+        const s = await fetch("/api/refs", {method: "POST",
+          headers: {"Content-Type": "application/json"},
+          body: JSON.stringify({name: session + "-b", kind: "session", at: made.node})});
+        return [r.status, s.status];
+    }""", [name, name])
+    assert status == [201, 201]
+    expect(board).to_have_attribute("aria-label", f"Live {name}: 2 messages")
+    expect(page.get_by_role("button", name=f"session {name}-b")).to_be_visible()
+
+    lm.append(root.id, "from the library", role="assistant")
+    expect(board).to_have_attribute("aria-label", f"Live {name}: 3 messages")
+    assert page.evaluate("window.__same_page") is True  # never reloaded
