@@ -23,6 +23,11 @@ def other(browser: Any, served: tuple[Loom, str], request: pytest.FixtureRequest
     yield from open_page(browser, served[1], request)
 
 
+@pytest.fixture
+def third(browser: Any, served: tuple[Loom, str], request: pytest.FixtureRequest) -> Iterator[Any]:
+    yield from open_page(browser, served[1], request)
+
+
 def test_the_share_view_makes_copies_lists_and_revokes(page: Any, other: Any,
                                                         served: tuple[Loom, str],
                                                         name: str) -> None:
@@ -102,3 +107,59 @@ def test_the_tree_map_shows_what_another_browser_wrote(page: Any, other: Any,
     lm.append(root.id, "from the library", role="assistant")
     expect(board).to_have_attribute("aria-label", f"Live {name}: 3 messages")
     assert page.evaluate("window.__same_page") is True  # never reloaded
+
+
+def messages(page: Any) -> Any:
+    return page.get_by_role("list", name="Messages").get_by_role("article")
+
+
+def test_a_live_reader_sees_the_owners_new_message_and_a_snapshot_stays(
+        page: Any, other: Any, third: Any, served: tuple[Loom, str], name: str) -> None:
+    """The owner writes in the thread view; the reader of a live link sees the new
+    message arrive, the reader of a snapshot link keeps the branch as it was."""
+    from playwright.sync_api import expect
+
+    lm, _ = served
+    lm.new_tree("Shall we picnic?", session=name)
+    lm.append(name, "Yes, by the river.", role="assistant")
+    _, live = lm.shares.create(name, live=True)
+    _, snap = lm.shares.create(name)
+    other.goto(f"/s/{live}")
+    expect(messages(other)).to_have_count(2)
+    still = third
+    still.goto(f"/s/{snap}")
+    expect(messages(still)).to_have_count(2)
+
+    page.goto(f"/#/thread/{name}")
+    expect(messages(page)).to_have_count(2)
+    page.get_by_role("textbox", name="Message").fill("Bring a blanket?")
+    page.get_by_role("button", name="Send").click()
+    expect(messages(page)).to_have_count(3)
+    expect(messages(other)).to_have_count(3)
+    expect(messages(other).nth(2)).to_contain_text("Bring a blanket?")
+    expect(other.get_by_role("button", name="Send")).to_have_count(0)
+    still.reload()
+    expect(messages(still)).to_have_count(2)
+    expect(still.get_by_text("Bring a blanket?")).to_have_count(0)
+
+
+def test_one_user_in_two_tabs_sees_the_other_tabs_messages(page: Any, other: Any,
+                                                           served: tuple[Loom, str],
+                                                           name: str) -> None:
+    from playwright.sync_api import expect
+
+    lm, _ = served
+    lm.new_tree("Two tabs", session=name)
+    page.goto(f"/#/thread/{name}")
+    other.goto(f"/#/thread/{name}")
+    expect(messages(page)).to_have_count(1)
+    expect(messages(other)).to_have_count(1)
+    page.evaluate("window.__same_page = true")
+    other.get_by_role("textbox", name="Message").fill("Written in the other tab")
+    other.get_by_role("button", name="Send").click()
+    expect(messages(page)).to_have_count(2)
+    expect(messages(page).nth(1)).to_contain_text("Written in the other tab")
+    lm.append(name, "And one from the library", role="assistant")
+    expect(messages(page)).to_have_count(3)
+    expect(messages(other)).to_have_count(3)
+    assert page.evaluate("window.__same_page") is True

@@ -163,5 +163,16 @@ class Shared:
         out["share"] = {"kind": self.share.kind, "session": self.share.session}
         return out
 
+    def blob(self, node: str, ref: str) -> tuple[bytes, str]:
+        """A blob (an image...) a message of the shared path names, and its media type;
+        a message off the path is unknown, as an unknown blob is."""
+        from .nodes import Nodes
+
+        who = self._maker()
+        pos = self.head(who)
+        if not isinstance(node, str) or node not in self.loom.path(pos):
+            raise NotFound("blob", str(ref)[:80])
+        return Nodes(Sight(who), self.runtime).blob(node, ref)
+
 
 __all__ = ["Shared", "Shares", "open_share"]

@@ -13,7 +13,8 @@ function base(shared) {
 export function loadThread({ headish, shared = null, before = null, limit = PAGE }) {
   const q = new URLSearchParams({ limit: String(limit) });
   if (before) q.set("before", before);
-  return get(`${base(shared)}/${enc(headish)}/thread?${q}`);
+  // a share link reads the branch its link names: no headish
+  return get(shared ? `${base(shared)}/thread?${q}` : `${base(shared)}/${enc(headish)}/thread?${q}`);
 }
 
 // A blob a message holds, as an object URL (the request carries the bearer token,

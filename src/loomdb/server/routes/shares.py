@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...front import Door
 from ...front.shares import Shared, open_share
 from ..render import blocks_html
+from .blobs import INLINE
 from ..schemas import ERRORS
 from ..state import door, state_of
 
@@ -74,6 +75,21 @@ def thread(before: str | None = Query(None, max_length=1000),
     for message in out["messages"]:
         message["html"] = blocks_html(message["content"])
     return out
+
+
+@router.get("/s/{token}/blobs/{ref}", tags=["page"],
+            responses={200: {"content": {"application/octet-stream": {}}}})
+def blob(ref: str = Path(max_length=71, description="sha256:<64 hex>"),
+         node: str = Query(max_length=1000, description="a message of the path naming it"),
+         link: Shared = Depends(shared)) -> Response:
+    """The bytes of a blob a message of the shared path holds (as GET /api/blobs)."""
+    data, mime = link.blob(node, ref)
+    inline = mime in INLINE
+    headers = {"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff"}
+    if not inline:
+        headers["Content-Disposition"] = "attachment"
+    return Response(data, media_type=mime if inline else "application/octet-stream",
+                    headers=headers)
 
 
 @router.get("/s/{token}/events", tags=["page"])
