@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import open_page
 
+from conftest import open_page
 from loomdb import Loom
 
 

@@ -19,6 +19,7 @@ from ..front import Runtime
 from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
 from . import docs, errors
+from .live import Writes
 from .routes import (
     blobs,
     buffer,
@@ -37,7 +38,6 @@ from .routes import (
     shares,
     trees,
 )
-from .live import Writes
 from .state import ServerState, single_user
 
 STATIC = Path(str(resources.files("loomdb.server") / "static"))

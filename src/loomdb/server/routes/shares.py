@@ -12,19 +12,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...front import Door
 from ...front.shares import Shared, open_share
+from ...front.threadpage import MAX_PAGE
 from ..render import blocks_html
-from .blobs import INLINE
 from ..schemas import ERRORS
 from ..state import door, state_of
+from .blobs import INLINE
 
 router = APIRouter(prefix="/api", responses=ERRORS, tags=["shares"])
 page_router = APIRouter(include_in_schema=False)
-
-#: the longest token a link may carry (one is 43 characters)
-TOKEN = Field(max_length=200)
-#: the most messages one page of a shared thread may hold
-MAX_PAGE = 500
-
 
 class ShareIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
