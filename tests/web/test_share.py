@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from conftest import open_page
@@ -163,3 +164,67 @@ def test_one_user_in_two_tabs_sees_the_other_tabs_messages(page: Any, other: Any
     expect(messages(page)).to_have_count(3)
     expect(messages(other)).to_have_count(3)
     assert page.evaluate("window.__same_page") is True
+
+
+@pytest.fixture(scope="module")
+def with_users(served_store: tuple[str, Loom, str]) -> tuple[Loom, str, dict[str, str]]:
+    """The module's store, with users ann and bob (from the first test that asks)."""
+    from loomdb.users import add_user, list_users
+
+    lm, base = served_store[1], served_store[2]
+    assert not list_users(lm)
+    return lm, base, {who: add_user(lm, who)[1] for who in ("ann", "bob")}
+
+
+def sign_in(page: Any, token: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto("/#/trees")
+    form = page.get_by_role("form", name="Sign in")
+    form.get_by_label("Token").fill(token)
+    form.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+
+
+def test_with_users_a_link_is_read_without_an_account_and_follows_live(
+        page: Any, other: Any, third: Any, with_users: tuple[Loom, str, dict[str, str]],
+        name: str) -> None:
+    """On a store with users (these tests run last in the module: from here on every
+    request needs a token): ann's two tabs follow her tree with her token, ann shares
+    a live link from her thread, and a reader with no account reads it, and sees ann's
+    next message; bob's page knows nothing of ann's tree."""
+    from playwright.sync_api import expect
+
+    lm, _, tokens = with_users
+    sign_in(page, tokens["ann"])
+    made = page.evaluate("""async ([token, name]) => {
+        const r = await fetch("/api/trees", {method: "POST", headers: {
+          "Content-Type": "application/json", Authorization: `Bearer ${token}`},
+          body: JSON.stringify({text: "Ann's picnic", session: name})});
+        return r.json();
+    }""", [tokens["ann"], name])
+    page.goto(f"/#/thread/{name}")
+    expect(messages(page)).to_have_count(1)
+    page.get_by_role("link", name="Share").last.click()
+    expect(page).to_have_url(re.compile(r"#/share/"))
+    page.get_by_role("button", name="Share live").click()
+    url = page.get_by_role("textbox", name="Link").input_value()
+
+    other.goto(url)  # no account
+    expect(messages(other)).to_have_count(1)
+    sign_in(third, tokens["ann"])  # ann's second tab, on the tree map
+    third.goto(f"/#/treemap/{made['tree']}")
+    board = third.get_by_role("region", name="Tree map").get_by_role("application")
+    expect(board).to_have_attribute("aria-label", re.compile(r": 1 messages$"))
+
+    page.goto(f"/#/thread/{name}")
+    page.get_by_role("textbox", name="Message").fill("Strawberries, please")
+    page.get_by_role("button", name="Send").click()
+    expect(messages(page)).to_have_count(2)
+    expect(messages(other)).to_have_count(2)
+    expect(messages(other).nth(1)).to_contain_text("Strawberries, please")
+    expect(board).to_have_attribute("aria-label", re.compile(r": 2 messages$"))
+    with httpx.Client(base_url=with_users[1]) as h:  # bob cannot follow ann's tree
+        bob = {"Authorization": f"Bearer {tokens['bob']}"}
+        assert h.get(f"/api/trees/{made['tree']}/events", headers=bob).status_code == 404
+        assert h.get(f"/api/trees/{made['tree']}/events").status_code == 401

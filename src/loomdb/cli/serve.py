@@ -54,7 +54,10 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
         emit(True, {"url": url, "api": f"{url}api", "gateway": f"{url}v1"})
     else:
         click.echo(f"loomdb: serving on {url} (Ctrl-C stops)", err=True)
-    uvicorn.run(application, host=host, port=port, log_level="warning")
+    # an open page holds a live-update stream: Ctrl-C ends it after a few seconds
+    # rather than waiting for every page to go away
+    uvicorn.run(application, host=host, port=port, log_level="warning",
+                timeout_graceful_shutdown=3)
 
 
 @user_app.command("add")
