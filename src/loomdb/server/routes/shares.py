@@ -17,6 +17,7 @@ from ..render import blocks_html
 from ..schemas import ERRORS
 from ..state import door, state_of
 from .blobs import INLINE
+from .live import STREAM
 
 router = APIRouter(prefix="/api", responses=ERRORS, tags=["shares"])
 page_router = APIRouter(include_in_schema=False)
@@ -87,7 +88,7 @@ def blob(ref: str = Path(max_length=71, description="sha256:<64 hex>"),
                     headers=headers)
 
 
-@router.get("/s/{token}/events", tags=["page"])
+@router.get("/s/{token}/events", tags=["page"], responses=STREAM)
 def events(request: Request, link: Shared = Depends(shared)) -> Response:
     """Server-sent events: `change` (with the new head) when a live link's session
     moves (`loomdb.server.live`)."""
