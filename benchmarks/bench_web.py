@@ -9,6 +9,10 @@ Measures (each its own function; medians of `--runs`):
             (`GET /api/trees/<tree>/map`, target < 100 ms), its wall time and the
             server's CPU time per request (which, unlike wall time, does not grow with
             the machine's load)
+  thread    a 5,000-message thread: from navigating to `#/thread/<session>` to its last
+            screen drawn and in view (target <= 1 s); beside it the page's one request
+            (`GET /api/nodes/<session>/thread`: the last 100 messages, target <= 100 ms),
+            its wall time and the server's CPU time per request
 
 Build the app first (`make install`, or `npm ci && npm run build` in web/).
 """
@@ -126,7 +130,81 @@ _PARTS = """() => {
     return out;
 }"""
 
-MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {"treemap": treemap}
+# -- the thread -----------------------------------------------------------------------
+def grow_long(lm: Loom, n: int) -> str:
+    """One session of `n` messages (as tests/web/test_thread.py grows a long one)."""
+    lm.new_tree("Message 0: where should the conversation start?", session="long",
+                title="Five thousand")
+    with lm.unit(USERS):
+        for i in range(1, n):
+            lm.append("long", f"Message {i}: a few words of a conversation that goes on",
+                      role="assistant" if i % 2 else "user")
+    return "long"
+
+
+def thread(url: str, runs: int) -> dict[str, str]:
+    """A 5,000-message thread: navigate -> its last screen drawn and in view; the API alone."""
+    from playwright.sync_api import expect
+
+    with loomdb.open(url) as lm:
+        session = grow_long(lm, 5_000)
+    out: dict[str, str] = {}
+    with server(url) as base:
+        pid = SERVER_PID[0]
+        api, cpu = [], []
+        with httpx.Client(base_url=base, timeout=60) as c:
+            c.get(f"/api/nodes/{session}/thread")  # warm, as for the map
+            for _ in range(max(runs, 7)):
+                c0, t0 = cpu_seconds(pid), time.perf_counter()
+                r = c.get(f"/api/nodes/{session}/thread")
+                api.append(time.perf_counter() - t0)
+                cpu.append(cpu_seconds(pid) - c0)
+                data = r.json()
+                assert r.status_code == 200 and data["total"] == 5_000 and data["has_more"]
+        out["API alone (wall)"] = ms(api)
+        out["API alone (server CPU)"] = ms(cpu)
+        out["answer size"] = f"{len(r.content) / 1e3:.0f} kB ({len(data['messages'])} messages)"
+        shown = []
+        parts: dict[str, list[float]] = {}
+        with browser() as b:
+            context = b.new_context(base_url=base, viewport={"width": 1400, "height": 900})
+            expect.set_options(timeout=TIMEOUT_MS)
+            warm = context.new_page()
+            warm.goto("/#/trees")
+            expect(warm.get_by_role("heading", name="Trees")).to_be_visible()
+            warm.close()
+            for _ in range(runs):
+                page = context.new_page()
+                t0 = time.perf_counter()
+                page.goto(f"/#/thread/{session}")
+                region = page.get_by_role("region", name="Thread")
+                expect(region).to_have_attribute("data-ready", _positive)
+                expect(region.get_by_role("article").last).to_be_in_viewport()
+                shown.append(time.perf_counter() - t0)
+                for part, seconds in page.evaluate(_THREAD_PARTS).items():
+                    parts.setdefault(part, []).append(seconds)
+                page.close()
+            context.close()
+        out["page: last screen shown"] = ms(shown)
+        for part, seconds in parts.items():
+            out[f"  of which {part}"] = ms(seconds)
+    return out
+
+
+#: the app's start (navigation to the thread's request) and the view's own marks
+#: (see views/Thread.svelte)
+_THREAD_PARTS = """() => {
+    const out = {};
+    const fetched = performance.getEntriesByName("thread:fetch")[0];
+    if (fetched) out["app start"] = fetched.startTime / 1000;
+    for (const m of performance.getEntriesByType("measure")) {
+        if (m.name.startsWith("thread: ")) out[m.name.slice(8)] = m.duration / 1000;
+    }
+    return out;
+}"""
+
+MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {"treemap": treemap,
+                                                              "thread": thread}
 
 
 def main() -> None:
