@@ -39,7 +39,7 @@ from rich.console import Console
 from rich.table import Table
 
 import loomdb
-from helpers import grow_big  # noqa: E402
+from helpers import grow_big, grow_long  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -131,23 +131,13 @@ _PARTS = """() => {
 }"""
 
 # -- the thread -----------------------------------------------------------------------
-def grow_long(lm: Loom, n: int) -> str:
-    """One session of `n` messages (as tests/web/test_thread.py grows a long one)."""
-    lm.new_tree("Message 0: where should the conversation start?", session="long",
-                title="Five thousand")
-    with lm.unit(USERS):
-        for i in range(1, n):
-            lm.append("long", f"Message {i}: a few words of a conversation that goes on",
-                      role="assistant" if i % 2 else "user")
-    return "long"
-
-
 def thread(url: str, runs: int) -> dict[str, str]:
     """A 5,000-message thread: navigate -> its last screen drawn and in view; the API alone."""
     from playwright.sync_api import expect
 
     with loomdb.open(url) as lm:
-        session = grow_long(lm, 5_000)
+        session = "long"
+        grow_long(lm, session, 5_000)
     out: dict[str, str] = {}
     with server(url) as base:
         pid = SERVER_PID[0]
