@@ -20,9 +20,9 @@ Build the app first (`make install`, or `npm ci && npm run build` in web/).
 from __future__ import annotations
 
 import argparse
-import random
 import re
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -31,13 +31,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
 from bench_http import SERVER_PID, cpu_seconds, fresh_pg, server
 from rich.console import Console
 from rich.table import Table
 
 import loomdb
-from loomdb import Loom
-from loomdb.users import USERS
+from helpers import grow_big, grow_long  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -63,33 +65,6 @@ def ms(seconds: list[float]) -> str:
 
 
 # -- the tree map ----------------------------------------------------------------------
-def grow_big(lm: Loom, n: int, seed: int = 7) -> str:
-    """A tree of `n` nodes shaped like long work (as tests/web/test_treemap.py grows
-    it): one long session, a branch every so often, an edit now and then."""
-    rnd = random.Random(seed)
-    tree, root = lm.new_tree("Where should the conversation start?", session="big",
-                             title="Ten thousand")
-    made = [root.id]
-    branch, left = "", 0
-    with lm.unit(USERS):
-        for i in range(n - 1):
-            text = f"Message {i}: a few words of a conversation that goes on"
-            role = "user" if i % 2 else "assistant"
-            if left:
-                node = lm.append(branch, text, role=role)
-                branch, left = node.id, left - 1
-            elif rnd.random() < 0.06:
-                at = made[rnd.randrange(max(0, len(made) - 300), len(made))]
-                node = lm.append(at, text, role=role)
-                branch, left = node.id, rnd.randint(1, 25)
-            elif rnd.random() < 0.01:
-                node = lm.edit(made[rnd.randrange(max(1, len(made) - 50), len(made))], text)
-            else:
-                node = lm.append("big", text, role=role)
-            made.append(node.id)
-    return tree.id
-
-
 def treemap(url: str, runs: int) -> dict[str, str]:
     """A 10,000-node tree map: navigate -> drawn -> a zoom answered; and the API alone."""
     from playwright.sync_api import expect
@@ -156,15 +131,15 @@ _PARTS = """() => {
 }"""
 
 # -- the thread -----------------------------------------------------------------------
-def grow_long(lm: Loom, n: int) -> str:
-    """One session of `n` messages (as tests/web/test_thread.py grows a long one)."""
-    lm.new_tree("Message 0: where should the conversation start?", session="long",
-                title="Five thousand")
-    with lm.unit(USERS):
-        for i in range(1, n):
-            lm.append("long", f"Message {i}: a few words of a conversation that goes on",
-                      role="assistant" if i % 2 else "user")
-    return "long"
+def analyzed(url: str) -> None:
+    """Refresh PostgreSQL's statistics after a bulk load, as autovacuum does soon after
+    one: a database that has never counted a freshly filled table plans a walk up a
+    path as if it were empty (a sequential scan per step: seconds for 5,000 steps)."""
+    if url.startswith(("postgres://", "postgresql://")):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE")
 
 
 def thread(url: str, runs: int) -> dict[str, str]:
@@ -172,7 +147,9 @@ def thread(url: str, runs: int) -> dict[str, str]:
     from playwright.sync_api import expect
 
     with loomdb.open(url) as lm:
-        session = grow_long(lm, 5_000)
+        session = "long"
+        grow_long(lm, session, 5_000)
+    analyzed(url)
     out: dict[str, str] = {}
     with server(url) as base:
         pid = SERVER_PID[0]

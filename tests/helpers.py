@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 from loomdb import Loom
+from loomdb.users import USERS
 
 
 def thread(loom: Loom, texts: list[str], session: str = "main") -> list[str]:
@@ -26,3 +29,43 @@ def row_counts(loom: Loom) -> dict[str, int]:
               "edge_sources", "node_meta", "node_tags", "refs", "ref_selections", "ref_log",
               "blobs"]
     return {t: loom.backend.execute(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
+
+def grow_big(lm: Loom, n: int, seed: int = 7) -> str:
+    """A tree of `n` nodes shaped like long work: one long session, a branch every so
+    often from a recent message (1 to 25 messages long), an edit now and then. Written
+    in one transaction (a few seconds, not one commit per node)."""
+    rnd = random.Random(seed)
+    tree, root = lm.new_tree("Where should the conversation start?", session="big",
+                             title="Ten thousand")
+    made = [root.id]
+    branch, left = "", 0
+    with lm.unit(USERS):
+        for i in range(n - 1):
+            text = f"Message {i}: a few words of a conversation that goes on"
+            role = "user" if i % 2 else "assistant"
+            if left:
+                node = lm.append(branch, text, role=role)
+                branch, left = node.id, left - 1
+            elif rnd.random() < 0.06:
+                at = made[rnd.randrange(max(0, len(made) - 300), len(made))]
+                node = lm.append(at, text, role=role)
+                branch, left = node.id, rnd.randint(1, 25)
+            elif rnd.random() < 0.01:
+                node = lm.edit(made[rnd.randrange(max(1, len(made) - 50), len(made))], text)
+            else:
+                node = lm.append("big", text, role=role)
+            made.append(node.id)
+    return tree.id
+
+
+def grow_long(lm: Loom, session: str, n: int) -> list[str]:
+    """One session of `n` messages ("Message 0" to "Message n-1", user and assistant in
+    turn), written in one transaction; their ids, root first."""
+    _, root = lm.new_tree("Message 0", session=session, title=f"Long {session}")
+    ids = [root.id]
+    with lm.unit(USERS):
+        for i in range(1, n):
+            ids.append(lm.append(session, f"Message {i}",
+                                 role="assistant" if i % 2 else "user").id)
+    return ids

@@ -4,6 +4,7 @@ blocks that are not text and with tags, `select` refusing what is not on the pat
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,38 @@ def test_fork_lineage_in_session_show_trees_and_tree(store: tuple[str, dict[str,
     assert f"session beta: forked from alt at {at[-8:]}" in " ".join(out.split())
     view = json.loads(run_cli(db, "tree", "s", "--json")[1])
     assert {f["name"] for f in view["forks"]} == {"alt", "beta"}
+
+
+def test_a_tree_thousands_of_messages_deep_prints_as_json_and_as_a_column(
+        tmp_path: Path) -> None:
+    """A chain deeper than any recursion limit: `tree --json` is flat nodes linked by id
+    (nested objects once broke the writer, and would break a reader), and the drawing
+    indents only at branch points. (What is read is the same on every backend; the
+    conformance suite holds that, so one SQLite file shows the printing.)"""
+    store_url = str(tmp_path / "deep")
+    with loomdb.open(store_url) as lm:
+        tree, root = lm.new_tree("the start", session="s")
+        with lm.unit(loomdb.users.USERS):
+            for i in range(6_000):
+                lm.append("s", f"step {i}", role="user")
+        side = lm.append("s~3", "a branch near the end", role="assistant")
+    code, out, err = run_cli(store_url, "tree", tree.id, "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert len(view["nodes"]) == 6_002 and view["roots"] == [root.id]
+    by_id = {n["id"]: n for n in view["nodes"]}
+    assert by_id[side.id]["parent"] in by_id and side.id in by_id[by_id[side.id]["parent"]]["children"]
+    code, out, err = run_cli(store_url, "tree", tree.id)
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if "step " in line]
+    assert len(lines) == 6_000
+    starts = {indent(line) for line in lines[:5_990]}
+    assert len(starts) == 1, "a run of single continuations is one column"
+    # the branch point's two branches indent one step, each under its first message
+    end = out.splitlines()[-6:]
+    branch = next(i for i, line in enumerate(end) if "a branch near the end" in line)
+    assert indent(end[branch]) == indent(lines[0]) + 4, out[-800:]
+
+
+def indent(line: str) -> int:
+    return len(line) - len(line.lstrip("│├└─ "))

@@ -99,7 +99,8 @@ def test_open_returns_the_front_door_with_its_buffer(tmp_path) -> None:  # type:
         node = loom.buffer.commit("doc")
         assert node is not None and loom.buffer.text("doc") == "once upon a time, there was"
         view = loom.tree_view(tree.id)
-        assert view.to_json()["roots"][0]["children"][0]["id"] == node.id
+        shown = view.to_json()
+        assert shown["nodes"][0]["children"] == [node.id] == [shown["nodes"][1]["id"]]
 
 
 #: the core's own public calls: content, blobs and the low-level writes importers use,

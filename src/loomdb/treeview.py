@@ -1,7 +1,6 @@
 """A tree's shape for drawing: who continues whom, edited versions, refs and flags.
 
-The terminal drawing (the CLI) and the nested JSON (`loomdb tree --json`, later the
-web page) are both made from one `TreeView`, read in a few queries.
+The terminal drawing (the CLI) and the JSON (`loomdb tree --json`) are both made from one `TreeView`, read in a few queries.
 """
 
 from __future__ import annotations
@@ -43,18 +42,26 @@ class TreeView:
         return [t for v in [node, *self.edited(node)] for t in self.labels.get(v.id, [])]
 
     def to_json(self) -> dict[str, Any]:
-        """`{"tree": ..., "roots": [{"id", "role", "text", "versions", "refs", "children"}]}`."""
-
-        def node(n: Node) -> dict[str, Any]:
-            return {
-                "id": n.id, "role": n.role, "text": C.plain_text(n.content)[:200],
+        """`{"tree", "roots": [id], "nodes": [{"id", "parent", "role", "text", "versions",
+        "refs", "children": [id]}], "forks"}`: the nodes flat, in drawing order (each node
+        before its continuations), linked by id. Flat, so a tree 100,000 messages deep is
+        as easy to write and to read as a short one (nested objects would need a reader
+        that recurses once per message)."""
+        nodes: list[dict[str, Any]] = []
+        stack: list[tuple[Node, str | None]] = [(r, None) for r in reversed(self.roots)]
+        while stack:
+            n, parent = stack.pop()
+            kids = self.children(n)
+            nodes.append({
+                "id": n.id, "parent": parent, "role": n.role,
+                "text": C.plain_text(n.content)[:200],
                 "versions": [v.id for v in self.edited(n)],
                 "refs": self.labels.get(n.id, []),
-                "children": [node(c) for c in self.children(n)],
-            }
-
-        return {"tree": self.tree.to_json(), "roots": [node(r) for r in self.roots],
-                "forks": self.forks}
+                "children": [c.id for c in kids],
+            })
+            stack.extend((c, n.id) for c in reversed(kids))
+        return {"tree": self.tree.to_json(), "roots": [r.id for r in self.roots],
+                "nodes": nodes, "forks": self.forks}
 
 
 def tree_view(loom: Loom, name: str) -> TreeView:

@@ -18,9 +18,9 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from helpers import grow_long
 from loomdb import Loom
 from loomdb.storage_ops import storage
-from loomdb.users import USERS
 
 
 def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -72,17 +72,6 @@ def grow_talk(lm: Loom, name: str) -> Talk:
     image = lm.node(pic.id).content[1]["ref"]
     return Talk(name, [root.id, answer.id, ask.id, code.id, pic.id, tool.id, result.id],
                 other.id, edited.id, image)
-
-
-def grow_long(lm: Loom, name: str, n: int) -> list[str]:
-    """One session of `n` messages, written in one transaction."""
-    _, root = lm.new_tree("Message 0", session=name, title=f"Long {name}")
-    ids = [root.id]
-    with lm.unit(USERS):
-        for i in range(1, n):
-            ids.append(lm.append(name, f"Message {i}",
-                                 role="assistant" if i % 2 else "user").id)
-    return ids
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +153,8 @@ def test_a_thread_shows_markdown_code_images_and_tools(page: Any, served: Any, n
     expect(shown.nth(0)).to_contain_text("Plan a picnic")
     expect(shown.nth(1).locator("strong")).to_have_text("bread")
     expect(shown.nth(3).locator("pre code")).to_have_text("print('picnic')")
-    image = shown.nth(4).get_by_role("img", name="map of the park")
-    expect(image).to_be_visible()
-    page.wait_for_function("img => img.complete && img.naturalWidth === 48",
-                           arg=image.element_handle())
+    image = shown.nth(4).get_by_role("img", name="map of the park", exact=True)
+    expect(image).to_have_js_property("naturalWidth", 48)  # the bytes arrived and decoded
     call = shown.nth(5).get_by_role("region", name="Tool call: weather")
     expect(call).to_contain_text('"city": "Lyon"')
     expect(shown.nth(6).get_by_role("region", name="Tool result: weather")).to_contain_text(
@@ -309,9 +296,9 @@ def test_a_shared_thread_has_no_write_controls(page: Any, served: Any, name: str
     expect(page.get_by_role("form", name="Compose")).to_have_count(0)
     expect(page.get_by_role("link", name="Share")).to_have_count(0)
     expect(messages(page).nth(1).get_by_role("button", name="Next alternative")).to_have_count(0)
-    expect(messages(page).nth(4).get_by_role("img", name="map of the park")).to_be_visible()
+    expect(messages(page).nth(4).get_by_role("img", name="map of the park", exact=True)
+           ).to_have_js_property("naturalWidth", 48)
     assert messages(page).nth(0).get_attribute("data-node") == talk.ids[0]
-
 
 def test_pages_follow_the_versions_a_path_selects(served: Any, name: str) -> None:
     """A version chosen by a session, or stored on a message below it, is the one its
@@ -335,3 +322,34 @@ def test_pages_follow_the_versions_a_path_selects(served: Any, name: str) -> Non
         assert [m["id"] for m in pages] == lm.path(head)
         assert pages[30]["id"] == old.id and pages[200]["id"] == near.id
         assert pages[200]["versions"] == [ids[200], near.id]
+
+
+def test_a_subagent_a_model_spawned_folds_into_its_call(page: Any, served: Any,
+                                                       name: str) -> None:
+    """A model's `spawn_subagent` call: the message lists the child (its thread a link
+    away) and the tool result that carried the report back is folded."""
+    from playwright.sync_api import expect
+
+    from loomdb.agents.subagents import start_child
+
+    lm, base = served
+    lm.new_tree("How many trees are in the park?", session=name)
+    call = lm.append(name, [{"type": "tool_use", "id": "call_9", "name": "spawn_subagent",
+                             "input": {"task": "count the trees"}}], role="assistant")
+    child, session = start_child(lm, call.id, "count the trees", None, None)
+    lm.append(name, [{"type": "tool_result", "tool_use_id": "call_9", "name": "spawn_subagent",
+                      "content": [{"type": "text", "text": "There are 41 trees."}]}],
+              role="tool")
+    listed = thread_of(base, name).json()["messages"][1]["subagents"]
+    assert [(c["tree"], c["session"], c["task"]) for c in listed] == [
+        (child, session, "count the trees")]
+    opened(page, name, 3)
+    report = messages(page).nth(2)
+    expect(report.get_by_text("There are 41 trees.")).to_be_hidden()
+    report.get_by_text("Subagent report").click()
+    expect(report.get_by_text("There are 41 trees.")).to_be_visible()
+    spawned = messages(page).nth(1)
+    spawned.get_by_text("Subagent: count the trees").click()
+    spawned.get_by_role("link", name="Open the subagent's thread").click()
+    expect(page).to_have_url(re.compile(f"#/thread/{session}$"))
+    expect(messages(page).first).to_contain_text("count the trees")

@@ -7,7 +7,6 @@ for a 10,000-node tree too."""
 from __future__ import annotations
 
 import os
-import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,9 +18,10 @@ import pytest
 from live import serving
 
 import loomdb
+from helpers import grow_big
 from loomdb import Loom
 from loomdb.server import create_app
-from loomdb.users import USERS, add_user
+from loomdb.users import add_user
 from pg import store_of
 
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
@@ -58,34 +58,6 @@ def grow_trip(lm: Loom, tag: str) -> Trip:
     lm.view(f"look-{tag}", plan.id)
     return Trip(tree.id, root.id, plan.id, food.id, museums.id, other.id, coimbra.id,
                 {"trip": trip, "porto": porto, "food": f"food-{tag}", "look": f"look-{tag}"})
-
-
-def grow_big(lm: Loom, n: int, seed: int = 7) -> str:
-    """A tree of `n` nodes shaped like long work: one long session, a branch every so
-    often from a recent message (1 to 25 messages long), an edit now and then. Written
-    in one transaction (a few seconds, not one commit per node)."""
-    rnd = random.Random(seed)
-    tree, root = lm.new_tree("Where should the conversation start?", session="big",
-                             title="Ten thousand")
-    made = [root.id]
-    branch, left = "", 0
-    with lm.unit(USERS):
-        for i in range(n - 1):
-            text = f"Message {i}: a few words of a conversation that goes on"
-            role = "user" if i % 2 else "assistant"
-            if left:
-                node = lm.append(branch, text, role=role)
-                branch, left = node.id, left - 1
-            elif rnd.random() < 0.06:
-                at = made[rnd.randrange(max(0, len(made) - 300), len(made))]
-                node = lm.append(at, text, role=role)
-                branch, left = node.id, rnd.randint(1, 25)
-            elif rnd.random() < 0.01:
-                node = lm.edit(made[rnd.randrange(max(1, len(made) - 50), len(made))], text)
-            else:
-                node = lm.append("big", text, role=role)
-            made.append(node.id)
-    return tree.id
 
 
 @pytest.fixture(scope="module")

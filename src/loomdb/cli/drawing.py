@@ -39,11 +39,18 @@ def draw(view: TreeView) -> RichTree:
 
     for fork in view.forks:
         top.add(Text(f"{fork['kind']} {fork['name']}: {breadcrumb(fork['from'])}", style="dim green"))
-    stack = [(top, r) for r in reversed(view.roots)]
+    # A run of single continuations stays at one indent; only a branch point indents,
+    # each of its branches under its first message (a tree 10,000 messages deep draws
+    # as a column, not a staircase off the screen).
+    stack: list[tuple[RichTree, Node, bool]] = [(top, r, False) for r in reversed(view.roots)]
     while stack:
-        parent, n = stack.pop()
-        branch = parent.add(line(n))
-        stack.extend((branch, c) for c in reversed(view.children(n)))
+        container, n, heads_branch = stack.pop()
+        branch = container.add(line(n))
+        kids = view.children(n)
+        if len(kids) == 1:
+            stack.append((branch if heads_branch else container, kids[0], False))
+        else:
+            stack.extend((branch, c, True) for c in reversed(kids))
     return top
 
 
