@@ -144,7 +144,8 @@ class Shared:
     def thread(self, *, before: str | None = None, limit: int | None = None) -> dict[str, Any]:
         """The shared path as the page draws it (`Nodes.thread`'s shape and paging),
         with nothing beside the path: each message's branches and versions are its
-        own, the tree and session carry no lineage, selections nor counts."""
+        own, no subagent's tree is named, the tree and session carry no lineage,
+        selections nor counts."""
         from .nodes import Nodes
 
         who = self._maker()
@@ -155,6 +156,8 @@ class Shared:
         for m in out["messages"]:
             m["branches"] = [m["slot"]]
             m["versions"] = [m["id"]]
+            if "subagents" in m:  # child trees: other trees, not shared
+                m["subagents"] = []
         tree = out["tree"]
         out["tree"] = {**tree, "lineage": None, "options": {}, "nodes": None}
         if out.get("ref") is not None:
