@@ -123,3 +123,19 @@ def test_the_cli_shares_lists_and_revokes(store_url: str) -> None:
     assert code == 2 and "unknown share" in err and made["token"] not in err
     code, _, err = run_cli(store_url, "share", "revoke")
     assert code == 2 and "usage" in err
+
+
+def test_a_link_names_no_subagents_tree(loom: Loom) -> None:
+    """A message a subagent was spawned from lists the child tree in its owner's thread;
+    through a link it lists none (the child is another tree, not shared)."""
+    from loomdb.agents.subagents import start_child
+
+    loom.new_tree("How many trees are in the park?", session="park")
+    call = loom.append("park", [{"type": "tool_use", "id": "call_9", "name": "spawn_subagent",
+                                 "input": {"task": "count the trees"}}], role="assistant")
+    child, _ = start_child(loom, call.id, "count the trees", None, None)
+    assert [c["tree"] for c in loom.as_(loom.operator).nodes.thread("park")["messages"][1]
+            ["subagents"]] == [child]
+    _, token = loom.shares.create("park", live=True)
+    shown = loom.shares.open(token).thread()
+    assert shown["messages"][1]["subagents"] == [] and child not in json.dumps(shown)
