@@ -102,3 +102,30 @@ def test_streams_are_limited_per_caller(served: tuple[Loom, str], name: str) -> 
 def test_an_unknown_tree_has_no_stream(served: tuple[Loom, str]) -> None:
     with client(served[1]) as h:
         assert h.get("/api/trees/01NOSUCHTREE00000000000000/events").status_code == 404
+
+
+def test_the_approvals_stream_tells_of_a_call_asked_for_and_decided(
+        served: tuple[Loom, str], name: str) -> None:
+    """A tool call left waiting for a person (as an agent's turn leaves it) and then
+    decided changes the caller's approvals stamp (what the inbox follows)."""
+    from loomdb.agents import AGENTS
+
+    lm, base = served
+    lm.new_tree("Check the weather", session=name)
+    call = lm.append(name, [{"type": "tool_use", "id": "c1", "name": "weather", "input": {}}],
+                     role="assistant")
+    with client(base) as h, h.stream("GET", "/api/events") as r:
+        seen = events(r)
+        kind, first = next(seen)
+        assert kind == "ready" and [call.id, "pending"] not in first["pending"]
+        with lm.unit(AGENTS) as db:
+            db.execute("INSERT INTO agent_tool_calls (node, call_id, tree, tool, input, state, "
+                       "run, created_at, updated_at) VALUES (?, 'c1', ?, 'weather', '[]', "
+                       "'pending', ?, 'now', 'now')",
+                       (call.id, call.tree, json.dumps({"session": name, "persona": None})))
+        kind, now = next(seen)
+        assert kind == "change" and [call.id, "pending"] in now["pending"]
+        with lm.unit(AGENTS) as db:
+            db.execute("UPDATE agent_tool_calls SET state = 'denied' WHERE node = ?", (call.id,))
+        kind, now = next(seen)
+        assert kind == "change" and [call.id, "pending"] not in now["pending"]

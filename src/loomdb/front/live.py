@@ -5,7 +5,9 @@ A stamp is the tree's message count and latest change with where each of its ref
 points: a new message (an append, an edit, a generation, a tool call waiting for
 approval or its result once decided) changes the first two, a moved, new or deleted
 session, view or bookmark the refs. An edge compares successive stamps and tells its
-followers when one differs (`loomdb.server.live`), whichever process wrote.
+followers when one differs (`loomdb.server.live`), whichever process wrote. The
+caller's approvals (tool calls waiting for a person, in any of their trees) have a
+stamp of their own, for the inbox.
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ class Live(AreaDoor):
         refs = self.sight.who.refs(tree=tree.id)
         return {"tree": tree.id, "nodes": tree.nodes, "updated_at": tree.updated_at,
                 "refs": {r.name: r.node for r in sorted(refs, key=lambda r: r.name)}}
+
+    def approvals(self) -> dict[str, Any]:
+        """The stamp of the caller's tool calls waiting for a person (or being run):
+        which, and in what state; it changes when one is asked for or decided."""
+        from .agents import Agents
+
+        found = Agents(self.sight, self.runtime).pending(include_running=True)
+        return {"pending": [[p.node, p.state] for p in found]}
 
 
 __all__ = ["Live"]

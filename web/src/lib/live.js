@@ -6,12 +6,18 @@
 // of the new stream differs from the last one seen).
 //
 //   const stop = follow(tree, (event) => { ... });   // event.type: "change" | "gone"
+//   followShared(token, onEvent), followApprovals(onEvent) likewise
 //   stop();
 
 import { token, enc } from "./api.js";
 
 export function follow(tree, onEvent) {
   return stream(`/api/trees/${enc(tree)}/events`, onEvent);
+}
+
+// the caller's tool calls waiting for a person, in any tree (for the inbox)
+export function followApprovals(onEvent) {
+  return stream("/api/events", onEvent);
 }
 
 export function followShared(shareToken, onEvent) {

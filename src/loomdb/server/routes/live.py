@@ -1,4 +1,4 @@
-"""Live updates of a tree the caller sees (`loomdb.server.live`)."""
+"""Live updates of a tree the caller sees, and of their approvals (`loomdb.server.live`)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,11 @@ def events(tree: str, request: Request, me: Door = Depends(door)) -> Response:
     tree_id = me.live.tree(tree[:1000])
     return state_of(request).streams.stream(caller_key(me), lambda: me.live.stamp(tree_id),
                                             me.live.stamp(tree_id))
+
+
+@router.get("/events", responses=STREAM)
+def approvals(request: Request, me: Door = Depends(door)) -> Response:
+    """Server-sent events: `change` with the caller's waiting tool calls
+    (`{"pending": [[node, state], ...]}`) whenever one is asked for or decided."""
+    return state_of(request).streams.stream(caller_key(me), me.live.approvals,
+                                            me.live.approvals())
