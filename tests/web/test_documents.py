@@ -56,6 +56,11 @@ def test_the_graph_shows_every_revision_and_any_two_are_diffed(
     expect(content).to_contain_text("TWO")
     expect(content).not_to_contain_text("four")
     page.screenshot(path="/tmp/areasweb-documents.png", full_page=True)
+    # check out that revision: detached there, no new revision offered
+    page.get_by_role("button", name=f"Check out {b[-7:]}").click()
+    expect(page.get_by_role("status", name="Current")).to_have_text(f"Detached at {b[-7:]}")
+    expect(page).to_have_url(re.compile(rf"#/documents/{name}$"))
+    expect(page.get_by_role("form", name="New revision")).to_have_count(0)
 
 
 def test_branch_checkout_commit_and_merge_with_conflicts_shown(

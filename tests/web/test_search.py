@@ -145,3 +145,22 @@ def test_a_query_without_words_is_refused_in_the_page(page: Any, served: Any) ->
 
     page.goto("/#/search?q=%21%21%21")
     expect(page.get_by_role("alert")).to_contain_text("no words")
+
+
+def test_more_hits_are_asked_for_and_kept_in_the_address(
+        page: Any, served: tuple[Loom, str], name: str) -> None:
+    from playwright.sync_api import expect
+
+    lm = served[0]
+    lm.new_tree(f"Count {name} one", session=f"count-{name}")
+    for i in range(24):
+        lm.append(f"count-{name}", f"Count {name} again, number {i}", role="user")
+    page.goto(f"/#/search?q={name}")
+    results = page.get_by_role("list", name="Results").get_by_role("listitem")
+    expect(results).to_have_count(20)
+    page.get_by_role("button", name="More hits").click()
+    expect(page).to_have_url(re.compile(r"&limit=40$"))
+    expect(results).to_have_count(25)
+    expect(page.get_by_role("button", name="More hits")).to_have_count(0)
+    page.reload()
+    expect(results).to_have_count(25)

@@ -5,12 +5,17 @@ export const MODES = [["text", "Full text"], ["semantic", "Semantic"], ["hybrid"
 export const FILTERS = ["tree", "role", "author", "tag", "kind"];
 //: the longest query the box sends (the server refuses nothing shorter; a query is words)
 export const MAX_QUERY = 500;
+//: hits asked for at first, and the most "More hits" asks for (the server's own cap is higher)
+export const PAGE = 20;
+export const MAX_HITS = 200;
 
 /** The query an address names: {q, mode, tree, role, author, tag, kind} (absent → ""). */
 export function queryOf(params) {
   const out = { q: (params?.get("q") ?? "").slice(0, MAX_QUERY), mode: params?.get("mode") ?? "text" };
   if (!MODES.some(([m]) => m === out.mode)) out.mode = "text";
   for (const f of FILTERS) out[f] = params?.get(f) ?? "";
+  const limit = Number.parseInt(params?.get("limit") ?? "", 10);
+  out.limit = Number.isFinite(limit) ? Math.min(Math.max(limit, 1), MAX_HITS) : PAGE;
   return out;
 }
 
@@ -20,12 +25,13 @@ export function addressOf(query) {
   p.set("q", query.q.trim());
   if (query.mode && query.mode !== "text") p.set("mode", query.mode);
   for (const f of FILTERS) if (query[f]) p.set(f, query[f]);
+  if (query.limit && query.limit !== PAGE) p.set("limit", String(query.limit));
   return "#/search?" + p.toString();
 }
 
 /** The API path answering a query. */
-export function apiPathOf(query, limit = 20) {
-  const p = new URLSearchParams({ q: query.q.trim(), mode: query.mode, limit: String(limit) });
+export function apiPathOf(query) {
+  const p = new URLSearchParams({ q: query.q.trim(), mode: query.mode, limit: String(query.limit ?? PAGE) });
   for (const f of FILTERS) if (query[f]) p.set(f, query[f]);
   return "/api/search?" + p.toString();
 }
