@@ -5,12 +5,25 @@ is the address, so a reload (or a shared link) shows the same hits."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+import httpx
+import pytest
+from live import serving
+
+import loomdb
+from conftest import open_page
 from loomdb import Loom
+from loomdb.server import create_app
+from loomdb.users import add_user
+from pg import store_of
+
+BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
 
 @dataclass
@@ -164,3 +177,56 @@ def test_more_hits_are_asked_for_and_kept_in_the_address(
     expect(page.get_by_role("button", name="More hits")).to_have_count(0)
     page.reload()
     expect(results).to_have_count(25)
+
+
+@pytest.fixture(params=BACKENDS)
+def users_store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[tuple[Loom, str]]:
+    """A store with users, served (its own: the module's store has none)."""
+    with store_of(request.param, str(tmp_path / "store")) as url, loomdb.open(url) as lm, \
+            serving(create_app(lm)) as base:
+        yield lm, base
+
+
+def test_each_user_finds_and_opens_only_their_own(
+        browser: Any, users_store: tuple[Loom, str], request: pytest.FixtureRequest) -> None:
+    """Signed in, search, documents and collections show the user's own things; another
+    user's document or collection answers as unknown."""
+    from playwright.sync_api import expect
+
+    lm, base = users_store
+    tokens = {who: add_user(lm, who)[1] for who in ("ann", "bob")}
+    ann = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {tokens['ann']}"})
+    made = ann.post("/api/trees", json={"text": "The albatross nests on cliffs",
+                                        "session": "birds"}).json()
+    assert ann.post("/api/documents", json={"name": "field-notes",
+                                            "text": "albatross counts\n"}).status_code == 201
+    assert ann.post("/api/collections", json={"name": "sightings"}).status_code == 201
+    assert ann.post("/api/collections/sightings/items",
+                    json={"entity": made["node"]}).status_code == 201
+    for who, sees in (("bob", False), ("ann", True)):
+        for tab in open_page(browser, base, request):
+            tab.goto("/")
+            tab.get_by_role("form", name="Sign in").get_by_label("Token").fill(tokens[who])
+            tab.get_by_role("button", name="Sign in").click()
+            expect(tab.get_by_role("button", name="Sign out")).to_be_visible()
+            tab.goto("/#/search?q=albatross")
+            results = tab.get_by_role("list", name="Results").get_by_role("listitem")
+            if sees:
+                expect(results).to_have_count(2)  # the message and the document
+                expect(results.filter(has_text="nests on cliffs").get_by_role(
+                    "link", name="Collection sightings")).to_be_visible()
+            else:
+                expect(tab.get_by_role("status").filter(has_text="No hits")).to_be_visible()
+            tab.goto("/#/documents")
+            expect(tab.get_by_role("list", name="Documents").get_by_role(
+                "link", name="field-notes")).to_have_count(1 if sees else 0)
+            tab.goto("/#/documents/field-notes")
+            if sees:
+                expect(tab.get_by_role("region", name="Content")).to_contain_text("albatross")
+            else:
+                expect(tab.get_by_role("alert")).to_contain_text("NotFound")
+            tab.goto("/#/collections/sightings")
+            if sees:
+                expect(tab.get_by_role("list", name="Items").get_by_role("listitem")).to_have_count(1)
+            else:
+                expect(tab.get_by_role("alert")).to_contain_text("NotFound")
