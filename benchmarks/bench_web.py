@@ -40,6 +40,8 @@ from rich.table import Table
 
 import loomdb
 from helpers import grow_big  # noqa: E402
+from loomdb import Loom
+from loomdb.users import USERS
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
