@@ -64,6 +64,20 @@ def test_a_hit_shows_its_snippet_tree_and_holders_and_opens_its_branch(
     page.get_by_role("navigation", name="Views").get_by_role("link", name="Search").click()
     box = page.get_by_role("searchbox", name="Search")
     expect(box).to_be_focused()
+    # what a screen reader finds: the box, the modes, the filters by name
+    expect(page.get_by_role("search", name="Search everything")).to_match_aria_snapshot("""
+      - searchbox "Search"
+      - button "Search"
+      - group "Mode":
+        - radio "Full text" [checked]
+        - radio "Semantic"
+        - radio "Hybrid"
+      - combobox "Tree"
+      - combobox "Role"
+      - textbox "Author"
+      - textbox "Tag"
+      - combobox "Kind"
+    """)
     box.fill(f"ferry {name}")
     box.press("Enter")
     expect(page).to_have_url(re.compile(rf"#/search\?q=ferry\+{name}$"))

@@ -6,7 +6,7 @@
 export const ROW = 30;
 export const LANE = 18;
 
-/** {rows: [{rev, lane, y, x, branches, current}], edges: [{x1,y1,x2,y2}], width, height}
+/** {rows: [{rev, number (1 the oldest), lane, y, x, branches, current}], edges: [{x1,y1,x2,y2}], width, height}
  *  from GET /api/documents/{name}/graph. */
 export function layout(graph) {
   const byId = new Map(graph.revisions.map((r) => [r.id, r]));
@@ -27,8 +27,9 @@ export function layout(graph) {
   for (const r of order) if (!lane.has(r.id)) lane.set(r.id, lanes++);
   const heads = {};
   for (const [b, h] of Object.entries(graph.branches)) (heads[h] ??= []).push(b);
+  const n = order.length;
   const rows = order.map((r, i) => ({
-    rev: r, lane: lane.get(r.id), x: LANE / 2 + lane.get(r.id) * LANE, y: ROW / 2 + i * ROW,
+    rev: r, number: n - i, lane: lane.get(r.id), x: LANE / 2 + lane.get(r.id) * LANE, y: ROW / 2 + i * ROW,
     branches: (heads[r.id] ?? []).sort(), current: r.id === graph.revision,
   }));
   const at = new Map(rows.map((row) => [row.rev.id, row]));
