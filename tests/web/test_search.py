@@ -244,3 +244,12 @@ def test_each_user_finds_and_opens_only_their_own(
                 expect(tab.get_by_role("list", name="Items").get_by_role("listitem")).to_have_count(1)
             else:
                 expect(tab.get_by_role("alert")).to_contain_text("NotFound")
+
+
+def test_the_search_request_refuses_what_is_too_long(served: tuple[Loom, str]) -> None:
+    base = served[1]
+    for params in ({"q": "w " * 501}, {"q": "word", "tag": "t" * 1001},
+                   {"q": "word", "tree": "t" * 1001}):
+        r = httpx.get(f"{base}/api/search", params=params)
+        assert r.status_code == 422, r.text
+    assert httpx.get(f"{base}/api/search", params={"q": "w " * 499}).status_code == 200
