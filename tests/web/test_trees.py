@@ -67,11 +67,11 @@ def test_trees_are_grouped_by_lineage_with_breadcrumbs(page: Any, family: Family
     page.goto("/#/trees")
     forest = page.get_by_role("list", name="Trees by lineage")
     parent = forest.locator(f'li[data-tree="{family.tree}"]')
-    expect(parent.get_by_role("link", name=family.title, exact=True)).to_be_visible()
+    expect(parent.get_by_role("link", name=family.title, exact=True).first).to_have_attribute(
+        "href", re.compile("#/thread/fam"))
     sessions = parent.get_by_role("list", name=f"Sessions of {family.title}")
     expect(sessions.get_by_role("listitem").nth(1)).to_contain_text(
-        "fam-alt forked from message")
-    expect(sessions.get_by_role("listitem").nth(1)).to_contain_text("at message 2")
+        "fam-alt forked at message 2")
     # the spawned child sits under its parent, with a breadcrumb back
     spawned = parent.get_by_role("list", name=f"Spawned from {family.title}")
     child = spawned.locator(f'li[data-tree="{family.child}"]')
