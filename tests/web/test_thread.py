@@ -261,10 +261,10 @@ def test_compactions_and_subagents_are_folded(page: Any, served: Any, name: str)
     spawned = messages(page).nth(8)
     expect(spawned.get_by_text("Subagent: find a park")).to_be_visible()
     spawned.get_by_text("Subagent: find a park").click()
+    page.screenshot(path="/tmp/thread-folded.png", full_page=True)
     spawned.get_by_role("link", name="Open the subagent's thread").click()
     expect(page).to_have_url(re.compile(f"#/thread/{name}-kid$"))
     expect(messages(page)).to_have_count(1)
-    page.screenshot(path="/tmp/thread-folded.png", full_page=True)
 
 
 def test_at_scrolls_to_and_highlights_a_message(page: Any, served: Any, long: Any) -> None:
