@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from .store.base import Backend
     from .store.forget import ForgetStore
-    from .store.nodes import ChainRow, ShapeRow
+    from .headish import Position
+    from .store.nodes import ChainRow, PathRow, ShapeRow
     from .store.provenance import Compaction, Generation
 
 
@@ -111,6 +112,13 @@ class Storage:
         """What a child of the node is built from (tree, slot, depth, chain hash), without
         its content; None when no such node is stored."""
         return self.backend.nodes.anchor(node_id)
+
+    def path_end(self, pos: Position, min_depth: int) -> list[PathRow]:
+        """The rows of the path to `pos` from `min_depth` on (root first), its version
+        selections applied: the end of a long path without reading the rest of it."""
+        from .graph import resolve_path
+
+        return resolve_path(self.backend, pos.node, pos.selections, min_depth)
 
     def nodes_by_id(self, ids: Sequence[str]) -> dict[str, Node]:
         """The nodes that exist among `ids`, by id (missing ids are left out)."""

@@ -321,3 +321,27 @@ def test_a_shared_thread_has_no_write_controls(page: Any, served: Any, name: str
     expect(messages(page).nth(1).get_by_role("button", name="Next alternative")).to_be_disabled()
     expect(messages(page).nth(4).get_by_role("img", name="map of the park")).to_be_visible()
     assert messages(page).nth(0).get_attribute("data-node") == talk.ids[0]
+
+
+def test_pages_follow_the_versions_a_path_selects(served: Any, name: str) -> None:
+    """A version chosen by a session, or stored on a message below it, is the one its
+    page shows, however far from the head (pages walk only the end of the path)."""
+    lm, base = served
+    ids = grow_long(lm, name, 230)
+    old = lm.edit(ids[30], "Message 30, again")
+    near = lm.edit(ids[200], "Message 200, again")
+    lm.select(name, old.id)
+    lm.select(name, near.id)
+    lm.fork(name, f"{name}-b")
+    tail = lm.append(f"{name}-b", "After both")  # stores the selections it was made under
+    for head in (name, tail.id):
+        pages, before = [], None
+        while True:
+            got = thread_of(base, head, limit=70, **({"before": before} if before else {})).json()
+            pages[:0] = got["messages"]
+            if not got["has_more"]:
+                break
+            before = got["messages"][0]["id"]
+        assert [m["id"] for m in pages] == lm.path(head)
+        assert pages[30]["id"] == old.id and pages[200]["id"] == near.id
+        assert pages[200]["versions"] == [ids[200], near.id]

@@ -2,16 +2,17 @@
 
 A long conversation is read from its end: the page holds the last `limit` messages
 before `before` (a node on the path; none: the head), and says whether older ones are
-left (`has_more`). The path itself is one walk (ids, slots and roles, as context
-assembly reads it); only the messages of the page are then read in full, with their
-overlays, the branches beside them and the versions of their slots, so a page of a
-5,000-message thread costs what a page of a short one does."""
+left (`has_more`). Only the end of the path is walked, from the head down to the page
+(a version selection is stored below the slot it chooses for, so the end of the chain
+resolves the end of the path), and only the messages of the page are read in full,
+with their overlays, the branches beside them and the versions of their slots: the
+last page of a 5,000-message thread costs what a page of a short one does."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..model import Meta
 from ..store.base import ID, SLOT
 from ..storage_ops import storage
@@ -35,20 +36,27 @@ def check_limit(limit: int) -> int:
 def page(lm: Loom, pos: Position, before: str | None, limit: int) -> dict[str, Any]:
     """The page of the path to `pos` ending just before `before` (see the module)."""
     check_limit(limit)
-    rows = lm.path_rows(pos)
-    end = len(rows)
-    if before is not None:
-        end = next((i for i, r in enumerate(rows) if r[ID] == before), -1)
-        if end < 0:
-            raise InvalidInput("before", f"{before[:80]!r} is not a message on this path")
-    start = max(0, end - limit)
     st = storage(lm)
-    ids = [r[ID] for r in rows[start:end]]
+    head = st.anchor(pos.node)
+    if head is None:
+        raise NotFound("node", pos.node)
+    total = end = head.depth + 1
+    if before is not None:
+        mark = st.anchor(before)
+        if mark is None or mark.tree != pos.tree or mark.depth >= total:
+            raise _off_path(before)
+        end = mark.depth
+    start = max(0, end - limit)
+    low = max(0, start - 1)  # the message before the page: its slot holds the first's siblings
+    rows = st.path_end(pos, low)
+    if before is not None and rows[end - low][ID] != before:
+        raise _off_path(before)
+    ids = [r[ID] for r in rows[start - low:end - low]]
     nodes, metas = st.nodes_by_id(ids), st.metas(ids)
     out = []
-    for i in range(start, end):
-        node = nodes[rows[i][ID]]
-        branches = st.slot_children(rows[i - 1][SLOT]) if i else [node.slot]
+    for k, node_id in enumerate(ids):
+        node, i = nodes[node_id], start + k
+        branches = st.slot_children(rows[i - 1 - low][SLOT]) if i else [node.slot]
         message = {**node.to_json(), "index": i, "meta": metas.get(node.id, _BARE).to_json(),
                    "branches": sorted(branches), "versions": st.slot_versions(node.slot),
                    "has_logprobs": bool((node.provenance or {}).get("logprobs"))}
@@ -57,5 +65,8 @@ def page(lm: Loom, pos: Position, before: str | None, limit: int) -> dict[str, A
             message["compaction"] = None if found is None else dict(found)
         out.append(message)
     return {"head": pos.node, "ref": pos.ref.to_json() if pos.ref else None,
-            "total": len(rows), "start": start, "has_more": start > 0, "messages": out}
+            "total": total, "start": start, "has_more": start > 0, "messages": out}
 
+
+def _off_path(before: str) -> InvalidInput:
+    return InvalidInput("before", f"{before[:80]!r} is not a message on this path")

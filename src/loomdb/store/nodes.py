@@ -90,8 +90,9 @@ class NodeStore(ABC):
         """Node ids starting with `prefix`, in order, at most `limit`."""
 
     @abstractmethod
-    def walk(self, node_id: str) -> list[PathRow]:
-        """The created-from chain from `node_id` up to the root, head first, in one query."""
+    def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:
+        """The created-from chain from `node_id` up to the root (or up to `min_depth`:
+        the end of a long path), head first, in one query."""
 
     @abstractmethod
     def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:

@@ -238,18 +238,19 @@ class SQLiteNodes(NodeStore):
         )
         return [r[0] for r in rows]
 
-    def walk(self, node_id: str) -> list[PathRow]:
+    def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:
         # climb segment by segment (the first node of each names its parent's key), then
-        # read each segment's part of the path as one rowid range
+        # read each segment's part of the path as one rowid range; a segment whose first
+        # node is at or above `min_depth` is the last one climbed
         return self.c.db.execute(
             "WITH RECURSIVE segs(lo, hi) AS ("
-            f" SELECT (key >> {POS_BITS}) << {POS_BITS}, key FROM nodes WHERE id = ?"
+            f" SELECT (key >> {POS_BITS}) << {POS_BITS}, key FROM nodes WHERE id = ?1"
             " UNION ALL"
             f" SELECT (s.parent_key >> {POS_BITS}) << {POS_BITS}, s.parent_key FROM segs"
-            " JOIN nodes s ON s.key = segs.lo WHERE s.parent_key IS NOT NULL)"
+            " JOIN nodes s ON s.key = segs.lo WHERE s.parent_key IS NOT NULL AND s.depth > ?2)"
             f" SELECT {_WALK_COLS} FROM segs JOIN nodes n ON n.key BETWEEN segs.lo AND segs.hi"
-            " LEFT JOIN nodes b ON b.key = n.body_key ORDER BY n.depth DESC",
-            (node_id,),
+            " LEFT JOIN nodes b ON b.key = n.body_key WHERE n.depth >= ?2 ORDER BY n.depth DESC",
+            (node_id, min_depth),
         ).fetchall()
 
     def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
