@@ -23,9 +23,9 @@ from .store import areas
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from .headish import Position
     from .store.base import Backend
     from .store.forget import ForgetStore
-    from .headish import Position
     from .store.nodes import ChainRow, PathRow, ShapeRow
     from .store.provenance import Compaction, Generation
 
@@ -135,6 +135,14 @@ class Storage:
     def slot_versions(self, slot: str) -> list[str]:
         """Every version of `slot`, the original first."""
         return self.backend.nodes.versions(slot)
+
+    def children_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`slot_children` of each of a tree's slots (in one query where the backend can)."""
+        return self.backend.nodes.children_of(slots, tree_id)
+
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`slot_versions` of each of a tree's slots (in one query where the backend can)."""
+        return self.backend.nodes.versions_of(slots, tree_id)
 
     def subtree(self, slot: str) -> list[str]:
         """Every node under `slot` (itself included), versions too."""

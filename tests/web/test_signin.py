@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import BACKENDS, open_page
 from live import serving
 
 import loomdb
+from conftest import BACKENDS, open_page
 from loomdb import Loom
 from loomdb.server import create_app
 from loomdb.users import add_user

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..model import Meta
-from ..store.base import ID, SLOT
 from ..storage_ops import storage
+from ..store.base import ID, SLOT
 
 if TYPE_CHECKING:
     from ..headish import Position
@@ -53,12 +53,15 @@ def page(lm: Loom, pos: Position, before: str | None, limit: int) -> dict[str, A
         raise _off_path(before)
     ids = [r[ID] for r in rows[start - low:end - low]]
     nodes, metas = st.nodes_by_id(ids), st.metas(ids)
+    parents = [r[SLOT] for r in rows[max(0, start - 1) - low:end - 1 - low]]
+    children = st.children_of(parents, pos.tree)
+    versions = st.versions_of([r[SLOT] for r in rows[start - low:end - low]], pos.tree)
     out = []
     for k, node_id in enumerate(ids):
         node, i = nodes[node_id], start + k
-        branches = st.slot_children(rows[i - 1 - low][SLOT]) if i else [node.slot]
+        branches = children[rows[i - 1 - low][SLOT]] if i else [node.slot]
         message = {**node.to_json(), "index": i, "meta": metas.get(node.id, _BARE).to_json(),
-                   "branches": sorted(branches), "versions": st.slot_versions(node.slot),
+                   "branches": sorted(branches), "versions": versions[node.slot],
                    "has_logprobs": bool((node.provenance or {}).get("logprobs"))}
         if node.kind == "compaction":
             found = st.compaction(node.id)

@@ -114,6 +114,16 @@ class NodeStore(ABC):
     def versions(self, slot: str) -> list[str]:
         """Every node filling `slot` (the original first), by creation."""
 
+    def children_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`children` of each of the tree's `slots` (a page of a thread's branches): one
+        query where a backend can (a round trip per slot costs a networked database
+        more than the query)."""
+        return {slot: self.children(slot) for slot in dict.fromkeys(slots)}
+
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`versions` of each of the tree's `slots`, in one query."""
+        return {slot: self.versions(slot) for slot in dict.fromkeys(slots)}
+
     @abstractmethod
     def leaves(self, tree_id: str) -> list[str]:
         """Nodes of the tree whose slot has no children, by creation."""

@@ -239,6 +239,24 @@ class PostgresNodes(NodeStore):
         )
         return [r[0] for r in rows]
 
+    def children_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {slot: [] for slot in slots}
+        for parent, node in self.c.fetch_all(
+                "SELECT parent_slot, id FROM nodes WHERE tree_id = %s"
+                " AND parent_slot = ANY(%s::text[]) AND edited_from IS NULL"
+                " ORDER BY created_at, id", (tree_id, list(out))):
+            out[parent].append(node)
+        return out
+
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {slot: [slot] for slot in slots}
+        for slot, node in self.c.fetch_all(
+                "SELECT slot_id, id FROM nodes WHERE tree_id = %s"
+                " AND slot_id = ANY(%s::text[]) AND edited_from IS NOT NULL"
+                " ORDER BY created_at, id", (tree_id, list(out))):
+            out[slot].append(node)
+        return out
+
     def leaves(self, tree_id: str) -> list[str]:
         rows = self.c.fetch_all(_LEAVES, (tree_id,))
         return [r[0] for r in rows]

@@ -308,6 +308,16 @@ class SQLiteNodes(NodeStore):
         )
         return [r[0] for r in rows]
 
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {slot: [slot] for slot in slots}
+        for chunk in chunks(list(out)):
+            rows = self.c.db.execute(
+                "SELECT slot_id, id FROM nodes WHERE edited_from IS NOT NULL"
+                f" AND slot_id IN ({marks(len(chunk))}) ORDER BY created_at, id", chunk)
+            for slot, node in rows:
+                out[slot].append(node)
+        return out
+
     def _whole_tree(self, tree_id: str) -> str:
         """FROM clause for reading all of a tree: its segments' key ranges, or one pass
         over the table when the tree holds most of the store's segments (a big, bushy
