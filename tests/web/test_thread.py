@@ -345,3 +345,34 @@ def test_pages_follow_the_versions_a_path_selects(served: Any, name: str) -> Non
         assert [m["id"] for m in pages] == lm.path(head)
         assert pages[30]["id"] == old.id and pages[200]["id"] == near.id
         assert pages[200]["versions"] == [ids[200], near.id]
+
+
+def test_a_subagent_a_model_spawned_folds_into_its_call(page: Any, served: Any,
+                                                       name: str) -> None:
+    """A model's `spawn_subagent` call: the message lists the child (its thread a link
+    away) and the tool result that carried the report back is folded."""
+    from playwright.sync_api import expect
+
+    from loomdb.agents.subagents import start_child
+
+    lm, base = served
+    lm.new_tree("How many trees are in the park?", session=name)
+    call = lm.append(name, [{"type": "tool_use", "id": "call_9", "name": "spawn_subagent",
+                             "input": {"task": "count the trees"}}], role="assistant")
+    child, session = start_child(lm, call.id, "count the trees", None, None)
+    lm.append(name, [{"type": "tool_result", "tool_use_id": "call_9", "name": "spawn_subagent",
+                      "content": [{"type": "text", "text": "There are 41 trees."}]}],
+              role="tool")
+    listed = thread_of(base, name).json()["messages"][1]["subagents"]
+    assert [(c["tree"], c["session"], c["task"]) for c in listed] == [
+        (child, session, "count the trees")]
+    opened(page, name, 3)
+    report = messages(page).nth(2)
+    expect(report.get_by_text("There are 41 trees.")).to_be_hidden()
+    report.get_by_text("Subagent report").click()
+    expect(report.get_by_text("There are 41 trees.")).to_be_visible()
+    spawned = messages(page).nth(1)
+    spawned.get_by_text("Subagent: count the trees").click()
+    spawned.get_by_role("link", name="Open the subagent's thread").click()
+    expect(page).to_have_url(re.compile(f"#/thread/{session}$"))
+    expect(messages(page).first).to_contain_text("count the trees")

@@ -176,7 +176,8 @@ class Nodes(AreaDoor):
         from .threadpage import PAGE, page
 
         pos = self.find(headish)
-        out = page(self.loom, pos, before, PAGE if limit is None else limit)
+        out = page(self.loom, pos, before, PAGE if limit is None else limit,
+                   self.sight.visible)
         return {**out, "tree": self.sight.tree(pos.tree).to_json()}
 
     def blob(self, headish: str | Position, ref: str) -> tuple[bytes, str]:

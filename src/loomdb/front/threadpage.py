@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..agents.subagents import spawned_at
 from ..errors import InvalidInput, NotFound
 from ..model import Meta
 from ..storage_ops import storage
 from ..store.base import ID, SLOT
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from ..headish import Position
     from ..loom import Loom
 
@@ -33,8 +36,11 @@ def check_limit(limit: int) -> int:
     return limit
 
 
-def page(lm: Loom, pos: Position, before: str | None, limit: int) -> dict[str, Any]:
-    """The page of the path to `pos` ending just before `before` (see the module)."""
+def page(lm: Loom, pos: Position, before: str | None, limit: int,
+         visible: Callable[[Iterable[str]], set[str]]) -> dict[str, Any]:
+    """The page of the path to `pos` ending just before `before` (see the module); a
+    message a subagent was spawned from lists it (`subagents`: tree, session, task, the
+    node its report came back as) when `visible` (the caller's trees) holds its tree."""
     check_limit(limit)
     st = storage(lm)
     head = st.anchor(pos.node)
@@ -56,6 +62,8 @@ def page(lm: Loom, pos: Position, before: str | None, limit: int) -> dict[str, A
     parents = [r[SLOT] for r in rows[max(0, start - 1) - low:end - 1 - low]]
     children = st.children_of(parents, pos.tree)
     versions = st.versions_of([r[SLOT] for r in rows[start - low:end - low]], pos.tree)
+    spawned = spawned_at(lm, ids)
+    seen = visible({c.tree for found in spawned.values() for c in found})
     out = []
     for k, node_id in enumerate(ids):
         node, i = nodes[node_id], start + k
@@ -63,6 +71,8 @@ def page(lm: Loom, pos: Position, before: str | None, limit: int) -> dict[str, A
         message = {**node.to_json(), "index": i, "meta": metas.get(node.id, _BARE).to_json(),
                    "branches": sorted(branches), "versions": versions[node.slot],
                    "has_logprobs": bool((node.provenance or {}).get("logprobs"))}
+        if node.id in spawned:
+            message["subagents"] = [c.to_json() for c in spawned[node.id] if c.tree in seen]
         if node.kind == "compaction":
             found = st.compaction(node.id)
             message["compaction"] = None if found is None else dict(found)
