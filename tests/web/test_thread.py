@@ -18,9 +18,9 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from helpers import grow_long
 from loomdb import Loom
 from loomdb.storage_ops import storage
-from loomdb.users import USERS
 
 
 def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -72,17 +72,6 @@ def grow_talk(lm: Loom, name: str) -> Talk:
     image = lm.node(pic.id).content[1]["ref"]
     return Talk(name, [root.id, answer.id, ask.id, code.id, pic.id, tool.id, result.id],
                 other.id, edited.id, image)
-
-
-def grow_long(lm: Loom, name: str, n: int) -> list[str]:
-    """One session of `n` messages, written in one transaction."""
-    _, root = lm.new_tree("Message 0", session=name, title=f"Long {name}")
-    ids = [root.id]
-    with lm.unit(USERS):
-        for i in range(1, n):
-            ids.append(lm.append(name, f"Message {i}",
-                                 role="assistant" if i % 2 else "user").id)
-    return ids
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +153,8 @@ def test_a_thread_shows_markdown_code_images_and_tools(page: Any, served: Any, n
     expect(shown.nth(0)).to_contain_text("Plan a picnic")
     expect(shown.nth(1).locator("strong")).to_have_text("bread")
     expect(shown.nth(3).locator("pre code")).to_have_text("print('picnic')")
-    image = shown.nth(4).get_by_role("img", name="map of the park")
-    expect(image).to_be_visible()
-    page.wait_for_function("img => img.complete && img.naturalWidth === 48",
-                           arg=image.element_handle())
+    image = shown.nth(4).get_by_role("img", name="map of the park", exact=True)
+    expect(image).to_have_js_property("naturalWidth", 48)  # the bytes arrived and decoded
     call = shown.nth(5).get_by_role("region", name="Tool call: weather")
     expect(call).to_contain_text('"city": "Lyon"')
     expect(shown.nth(6).get_by_role("region", name="Tool result: weather")).to_contain_text(
@@ -319,7 +306,8 @@ def test_a_shared_thread_has_no_write_controls(page: Any, served: Any, name: str
         expect(page.get_by_role("button", name=label)).to_have_count(0)
     expect(page.get_by_role("form", name="Compose")).to_have_count(0)
     expect(messages(page).nth(1).get_by_role("button", name="Next alternative")).to_be_disabled()
-    expect(messages(page).nth(4).get_by_role("img", name="map of the park")).to_be_visible()
+    expect(messages(page).nth(4).get_by_role("img", name="map of the park", exact=True)
+           ).to_have_js_property("naturalWidth", 48)
     assert messages(page).nth(0).get_attribute("data-node") == talk.ids[0]
 
 
