@@ -364,3 +364,19 @@ def test_a_subagent_a_model_spawned_folds_into_its_call(page: Any, served: Any,
     spawned.get_by_role("link", name="Open the subagent's thread").click()
     expect(page).to_have_url(re.compile(f"#/thread/{session}$"))
     expect(messages(page).first).to_contain_text("count the trees")
+
+
+def test_a_message_opened_mid_branch_offers_what_follows(page: Any, served: Any,
+                                                        name: str) -> None:
+    """A search hit opens the path to a message; what follows it is a click away, the
+    message still marked."""
+    from playwright.sync_api import expect
+
+    talk = grow_talk(served[0], name)
+    opened(page, talk.ids[3], 4, at=talk.ids[3])
+    page.get_by_role("button", name="Show what follows").click()
+    expect(page).to_have_url(re.compile(f"#/thread/{talk.ids[6]}\\?at={talk.ids[3]}$"))
+    expect(messages(page)).to_have_count(7)
+    expect(page.locator(f'article[data-node="{talk.ids[3]}"]')).to_have_class(
+        re.compile(r"\bhighlighted\b"))
+    expect(page.get_by_role("button", name="Show what follows")).to_have_count(0)
