@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from helpers import grow_long
+from helpers import long_session
 from loomdb import Loom
 from loomdb.storage_ops import storage
 
@@ -76,7 +76,7 @@ def grow_talk(lm: Loom, name: str) -> Talk:
 
 @pytest.fixture(scope="module")
 def long(served: tuple[Loom, str]) -> tuple[str, list[str]]:
-    return "long", grow_long(served[0], "long", 260)
+    return "long", long_session(served[0], "long", 260)
 
 
 def thread_of(base: str, headish: str, **params: Any) -> httpx.Response:
@@ -315,7 +315,7 @@ def test_pages_follow_the_versions_a_path_selects(served: Any, name: str) -> Non
     """A version chosen by a session, or stored on a message below it, is the one its
     page shows, however far from the head (pages walk only the end of the path)."""
     lm, base = served
-    ids = grow_long(lm, name, 230)
+    ids = long_session(lm, name, 230)
     old = lm.edit(ids[30], "Message 30, again")
     near = lm.edit(ids[200], "Message 200, again")
     lm.select(name, old.id)
