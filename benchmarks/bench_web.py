@@ -9,6 +9,10 @@ Measures (each its own function; medians of `--runs`):
             (`GET /api/trees/<tree>/map`, target < 100 ms), its wall time and the
             server's CPU time per request (which, unlike wall time, does not grow with
             the machine's load)
+  search    from a search hit to its branch on screen (target <= 300 ms): a hit deep
+            in a 2,000-message conversation, on a side branch; the click on the hit to
+            its message shown by the thread view; beside it the searches and the thread
+            request alone, and the search page from its address to its hits shown
   thread    a 5,000-message thread: from navigating to `#/thread/<session>` to its last
             screen drawn and in view (target <= 1 s); beside it the page's one request
             (`GET /api/nodes/<session>/thread`: the last 100 messages, target <= 100 ms),
@@ -39,7 +43,9 @@ from rich.console import Console
 from rich.table import Table
 
 import loomdb
-from helpers import grow_big, grow_long  # noqa: E402
+from helpers import grow_big, long_session  # noqa: E402
+from loomdb import Loom
+from loomdb.users import USERS
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -130,6 +136,97 @@ _PARTS = """() => {
     return out;
 }"""
 
+# -- from a search hit to its branch ---------------------------------------------------
+#: the words of the message the search finds (nowhere else in the store)
+NEEDLE = "The lighthouse keeper logs a comet at dawn"
+
+
+def grow_long(lm: Loom, n: int) -> str:
+    """A conversation of `n` messages with a side branch forked near its end; the
+    needle is that branch's last message (the hit is not on the session's path)."""
+    lm.new_tree("Keep a long log", session="long", title="Long log")
+    made = []
+    with lm.unit(USERS):
+        for i in range(n - 1):
+            made.append(lm.append("long", f"Entry {i}: nothing unusual on the night watch",
+                                  role="user" if i % 2 else "assistant").id)
+    lm.fork(made[-10], "side")
+    lm.append("side", "Anything else?", role="user")
+    return lm.append("side", NEEDLE, role="assistant").id
+
+
+def search(url: str, runs: int) -> dict[str, str]:
+    """A search page from its address to its hits; a hit clicked to its branch shown."""
+    from playwright.sync_api import expect
+
+    with loomdb.open(url) as lm:
+        hit = grow_long(lm, 2_000)
+    query = "lighthouse comet"
+    out: dict[str, str] = {}
+    with server(url) as base:
+        with httpx.Client(base_url=base, timeout=60) as c:
+            c.get("/api/search", params={"q": query})  # warm: indexes what was written
+            found, thread = [], []
+            for _ in range(max(runs, 7)):
+                t0 = time.perf_counter()
+                r = c.get("/api/search", params={"q": query})
+                found.append(time.perf_counter() - t0)
+                assert r.json()["hits"][0]["entity"] == hit
+                t0 = time.perf_counter()
+                r = c.get(f"/api/nodes/{hit}/thread")
+                thread.append(time.perf_counter() - t0)
+            out["API alone: search"] = ms(found)
+            out["API alone: the hit's thread"] = (ms(thread) if r.status_code == 200
+                                                  else f"n/a ({r.status_code})")
+        listed, opened = [], []
+        with browser() as b:
+            context = b.new_context(base_url=base, viewport={"width": 1400, "height": 900})
+            expect.set_options(timeout=TIMEOUT_MS)
+            warm = context.new_page()
+            warm.goto("/#/search")
+            expect(warm.get_by_role("searchbox", name="Search")).to_be_visible()
+            warm.close()
+            for _ in range(runs):
+                page = context.new_page()
+                t0 = time.perf_counter()
+                page.goto(f"/#/search?q={query.replace(' ', '+')}")
+                link = page.get_by_role("list", name="Results").get_by_role(
+                    "link", name=re.compile("lighthouse"))
+                expect(link).to_be_visible()
+                listed.append(time.perf_counter() - t0)
+                took = page.evaluate(_CLICK_TO_SHOWN, NEEDLE)
+                if took is not None:
+                    opened.append(took / 1000)
+                page.close()
+            context.close()
+        out["page: search address to hits shown"] = ms(listed)
+        out["page: hit clicked to its branch on screen"] = (
+            ms(opened) if opened else "n/a (the thread view does not show it)")
+    return out
+
+
+#: in the page (not Playwright's polling, which would round the figure up to its next
+#: retry): click the first hit, then look at every frame for the hit's message shown
+#: in the viewport by the view the click opened; milliseconds, or null after 10 s
+_CLICK_TO_SHOWN = """(needle) => new Promise((resolve) => {
+    const link = document.querySelector('ol[aria-label="Results"] a.open');
+    const t0 = performance.now();
+    link.click();
+    const shown = () => [...document.querySelectorAll("main *")].some((e) => {
+        if (e.childElementCount || !e.textContent.includes(needle)) return false;
+        if (e.closest('ol[aria-label="Results"]')) return false;  // the hit itself
+        const r = e.getBoundingClientRect();
+        return r.height > 0 && r.bottom > 0 && r.top < innerHeight;
+    });
+    const check = () => {
+        const took = performance.now() - t0;
+        if (shown()) resolve(took);
+        else if (took > 10000) resolve(null);
+        else requestAnimationFrame(check);
+    };
+    requestAnimationFrame(check);
+})"""
+
 # -- the thread -----------------------------------------------------------------------
 def analyzed(url: str) -> None:
     """Refresh PostgreSQL's statistics after a bulk load, as autovacuum does soon after
@@ -148,7 +245,7 @@ def thread(url: str, runs: int) -> dict[str, str]:
 
     with loomdb.open(url) as lm:
         session = "long"
-        grow_long(lm, session, 5_000)
+        long_session(lm, session, 5_000)
     analyzed(url)
     out: dict[str, str] = {}
     with server(url) as base:
@@ -206,6 +303,7 @@ _THREAD_PARTS = """() => {
 }"""
 
 MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {"treemap": treemap,
+                                                              "search": search,
                                                               "thread": thread}
 
 

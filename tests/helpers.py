@@ -59,7 +59,7 @@ def grow_big(lm: Loom, n: int, seed: int = 7) -> str:
     return tree.id
 
 
-def grow_long(lm: Loom, session: str, n: int) -> list[str]:
+def long_session(lm: Loom, session: str, n: int) -> list[str]:
     """One session of `n` messages ("Message 0" to "Message n-1", user and assistant in
     turn), written in one transaction; their ids, root first."""
     _, root = lm.new_tree("Message 0", session=session, title=f"Long {session}")

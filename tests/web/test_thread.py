@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from helpers import grow_long
+from helpers import long_session
 from loomdb import Loom
 from loomdb.storage_ops import storage
 
@@ -76,7 +76,7 @@ def grow_talk(lm: Loom, name: str) -> Talk:
 
 @pytest.fixture(scope="module")
 def long(served: tuple[Loom, str]) -> tuple[str, list[str]]:
-    return "long", grow_long(served[0], "long", 260)
+    return "long", long_session(served[0], "long", 260)
 
 
 def thread_of(base: str, headish: str, **params: Any) -> httpx.Response:
@@ -304,7 +304,7 @@ def test_pages_follow_the_versions_a_path_selects(served: Any, name: str) -> Non
     """A version chosen by a session, or stored on a message below it, is the one its
     page shows, however far from the head (pages walk only the end of the path)."""
     lm, base = served
-    ids = grow_long(lm, name, 230)
+    ids = long_session(lm, name, 230)
     old = lm.edit(ids[30], "Message 30, again")
     near = lm.edit(ids[200], "Message 200, again")
     lm.select(name, old.id)
@@ -353,3 +353,19 @@ def test_a_subagent_a_model_spawned_folds_into_its_call(page: Any, served: Any,
     spawned.get_by_role("link", name="Open the subagent's thread").click()
     expect(page).to_have_url(re.compile(f"#/thread/{session}$"))
     expect(messages(page).first).to_contain_text("count the trees")
+
+
+def test_a_message_opened_mid_branch_offers_what_follows(page: Any, served: Any,
+                                                        name: str) -> None:
+    """A search hit opens the path to a message; what follows it is a click away, the
+    message still marked."""
+    from playwright.sync_api import expect
+
+    talk = grow_talk(served[0], name)
+    opened(page, talk.ids[3], 4, at=talk.ids[3])
+    page.get_by_role("button", name="Show what follows").click()
+    expect(page).to_have_url(re.compile(f"#/thread/{talk.ids[6]}\\?at={talk.ids[3]}$"))
+    expect(messages(page)).to_have_count(7)
+    expect(page.locator(f'article[data-node="{talk.ids[3]}"]')).to_have_class(
+        re.compile(r"\bhighlighted\b"))
+    expect(page.get_by_role("button", name="Show what follows")).to_have_count(0)

@@ -328,6 +328,19 @@ def log(loom: Loom, name: str, branch_name: str | None = None) -> list[Revision]
                   key=lambda r: r.id, reverse=True)
 
 
+def graph(loom: Loom, name: str) -> dict[str, Any]:
+    """The whole revision graph: every revision (oldest first) with its parents, every
+    branch's head and where the current pointer is (what a picture of the history
+    needs in one read; a document's history is read whole anyway)."""
+    with loom.unit(DOCUMENTS) as db:
+        doc = S.document(db, name)
+        revs = S.revisions(db, doc.id)
+        current = resolve_revision(db, doc, None)
+        return {"document": name, "branch": doc.current_branch, "revision": current.id,
+                "branches": S.branches(db, doc.id),
+                "revisions": [r.log_json() for r in sorted(revs.values(), key=lambda r: r.id)]}
+
+
 def diff(loom: Loom, name: str, rev1: str, rev2: str) -> str:
     """A unified diff between two revisions (or branches) of a text document."""
     with loom.unit(DOCUMENTS) as db:

@@ -76,6 +76,11 @@ class Documents(AreaDoor):
             self.sight.document(name)
             return D.merge(self.loom, name, branch, message)
 
+    def graph(self, name: str) -> dict[str, Any]:
+        """Every revision with its parents, the branches' heads and the current pointer."""
+        self.sight.document(name)
+        return D.graph(self.loom, name)
+
     def diff(self, name: str, rev1: str, rev2: str) -> str:
         """A unified diff between two revisions (or branches) of a text document."""
         self.sight.document(name)

@@ -310,6 +310,15 @@ class DocumentAt(BaseModel):
     revision: str
 
 
+class DocumentGraph(BaseModel):
+    document: str
+    branch: str | None = Field(description="The current branch (null when a revision "
+                               "is checked out).")
+    revision: str = Field(description="The current revision.")
+    branches: dict[str, str] = Field(description="Each branch's head revision.")
+    revisions: list[RevisionLine] = Field(description="Every revision, oldest first.")
+
+
 class MergeOut(BaseModel):
     revision: str
     parents: list[str]

@@ -39,7 +39,7 @@ export async function api(method, path, body, { signal } = {}) {
   const data = type.includes("json") ? await res.json() : await res.text();
   if (!res.ok) {
     const err = data && data.error ? data.error : { type: "HTTP", message: String(res.status) };
-    throw new ApiError(res.status, err.type, err.message);
+    throw Object.assign(new ApiError(res.status, err.type, err.message), { error: err });
   }
   return data;
 }

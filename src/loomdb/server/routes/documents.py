@@ -20,6 +20,7 @@ from ..schemas import (
     DiffOut,
     DocumentAt,
     DocumentCreated,
+    DocumentGraph,
     DocumentLog,
     DocumentShown,
     DocumentsOut,
@@ -70,6 +71,13 @@ def commit(name: str, body: CommitIn, me: Door = Depends(door)) -> dict[str, str
 def log(name: str, branch: str | None = None, me: Door = Depends(door)) -> dict[str, Any]:
     """Revisions reachable from a branch head (default: the current one), newest first."""
     return {"revisions": [r.log_json() for r in me.documents.log(name, branch)]}
+
+
+@router.get("/{name}/graph", response_model=DocumentGraph)
+def graph(name: str, me: Door = Depends(door)) -> dict[str, Any]:
+    """The whole revision graph: every revision with its parents (oldest first), each
+    branch's head and the current pointer; what the page draws the history from."""
+    return me.documents.graph(name)
 
 
 @router.post("/{name}/branches", response_model=DocumentAt, status_code=201)

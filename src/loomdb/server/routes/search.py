@@ -13,14 +13,20 @@ from ..schemas import ERRORS, ErrorOut, SearchOut
 from ..state import door
 
 router = APIRouter(prefix="/api", responses=ERRORS, tags=["search"])
+#: the longest query and filter value a request may carry (a query is a few words; the
+#: page's box stops at 500 characters)
+MAX_QUERY = 1000
+MAX_FILTER = 1000
 
 
 @router.get("/search", response_model=SearchOut, response_model_exclude_unset=True,
             responses={501: {"model": ErrorOut,
                              "description": "semantic or hybrid without the extra"}})
-def search(q: str = Query(..., description="The words (or meaning)."),
-           tree: str | None = None, role: str | None = None, author: str | None = None,
-           tag: str | None = None,
+def search(q: str = Query(..., max_length=MAX_QUERY, description="The words (or meaning)."),
+           tree: str | None = Query(None, max_length=MAX_FILTER),
+           role: str | None = Query(None, max_length=MAX_FILTER),
+           author: str | None = Query(None, max_length=MAX_FILTER),
+           tag: str | None = Query(None, max_length=MAX_FILTER),
            kind: Literal["message", "document", "item"] | None = None,
            limit: int = Query(20, ge=1, le=MAX_LIMIT),
            mode: Literal["text", "semantic", "hybrid"] = "text",

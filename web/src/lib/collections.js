@@ -1,0 +1,58 @@
+// Collections in the page: the moves a button or a drop asks of
+// POST /api/collections/{name}/items/{item}/move, worked out from the items in order
+// (a tree's depth-first), and the groupings of the tagged and kanban views.
+
+const siblings = (items, it) => items.filter((x) => x.parent === it.parent);
+
+/** One place up among its siblings, or null when it is first. */
+export function upMove(items, it) {
+  const sib = siblings(items, it);
+  const i = sib.findIndex((x) => x.id === it.id);
+  if (i <= 0) return null;
+  return i === 1 ? { first: true } : { after: sib[i - 2].id };
+}
+
+/** One place down among its siblings, or null when it is last. */
+export function downMove(items, it) {
+  const sib = siblings(items, it);
+  const i = sib.findIndex((x) => x.id === it.id);
+  return i < 0 || i >= sib.length - 1 ? null : { after: sib[i + 1].id };
+}
+
+/** Everything nested under an item (a tree's items are depth-first). */
+export function descendants(items, it) {
+  const out = new Set([it.id]);
+  for (const x of items) if (x.parent && out.has(x.parent)) out.add(x.id);
+  out.delete(it.id);
+  return out;
+}
+
+/** The move that puts `it` under `parent` (null: the top level, last). */
+export function underMove(items, it, parent) {
+  if (parent) return { parent };
+  const roots = items.filter((x) => !x.parent && x.id !== it.id);
+  return roots.length ? { after: roots[roots.length - 1].id } : { first: true };
+}
+
+/** Items under each tag (an item with several tags is under each), "" for untagged. */
+export function byTag(items) {
+  const groups = new Map();
+  for (const it of items) for (const t of it.tags.length ? it.tags : [""]) {
+    if (!groups.has(t)) groups.set(t, []);
+    groups.get(t).push(it);
+  }
+  return [...groups.entries()].sort(([a], [b]) => (a === "" ? 1 : b === "" ? -1 : a.localeCompare(b)));
+}
+
+/** The field names any item has, sorted. */
+export function fieldNames(items) {
+  return [...new Set(items.flatMap((it) => Object.keys(it.fields)))].sort();
+}
+
+/** Kanban columns: one per value of `field` (those of `known` first, in that order, then
+ *  the others as the items name them), then "" (no value). */
+export function columns(items, field, known = []) {
+  const values = [...new Set([...known, ...items.map((it) => it.fields[field] ?? "")])];
+  const named = values.filter((v) => v !== "");
+  return [...named, ""].map((v) => [v, items.filter((it) => (it.fields[field] ?? "") === v)]);
+}
