@@ -129,3 +129,26 @@ def test_the_approvals_stream_tells_of_a_call_asked_for_and_decided(
             db.execute("UPDATE agent_tool_calls SET state = 'denied' WHERE node = ?", (call.id,))
         kind, now = next(seen)
         assert kind == "change" and [call.id, "pending"] not in now["pending"]
+
+
+def test_the_limits_count_per_caller_and_in_all() -> None:
+    from loomdb.errors import InvalidInput
+    from loomdb.server.live import Streams
+
+    streams = Streams(per_caller=2, overall=3)
+    streams.take("a")
+    streams.take("a")
+    try:
+        streams.take("a")
+        raise AssertionError("a third stream of one caller was taken")
+    except InvalidInput as refused:
+        assert "at most 2 open at once per caller" in str(refused)
+    streams.take("b")
+    try:
+        streams.take("c")
+        raise AssertionError("a fourth stream was taken")
+    except InvalidInput as refused:
+        assert "3 open already" in str(refused)
+    streams.give_back("a")
+    streams.take("c")
+    assert streams.open == {"a": 1, "b": 1, "c": 1}
