@@ -13,6 +13,10 @@ Measures (each its own function; medians of `--runs`):
             in a 2,000-message conversation, on a side branch; the click on the hit to
             its message shown by the thread view; beside it the searches and the thread
             request alone, and the search page from its address to its hits shown
+  thread    a 5,000-message thread: from navigating to `#/thread/<session>` to its last
+            screen drawn and in view (target <= 1 s); beside it the page's one request
+            (`GET /api/nodes/<session>/thread`: the last 100 messages, target <= 100 ms),
+            its wall time and the server's CPU time per request
 
 Build the app first (`make install`, or `npm ci && npm run build` in web/).
 """
@@ -39,7 +43,7 @@ from rich.console import Console
 from rich.table import Table
 
 import loomdb
-from helpers import grow_big  # noqa: E402
+from helpers import grow_big, long_session  # noqa: E402
 from loomdb import Loom
 from loomdb.users import USERS
 
@@ -223,8 +227,84 @@ _CLICK_TO_SHOWN = """(needle) => new Promise((resolve) => {
     requestAnimationFrame(check);
 })"""
 
+# -- the thread -----------------------------------------------------------------------
+def analyzed(url: str) -> None:
+    """Refresh PostgreSQL's statistics after a bulk load, as autovacuum does soon after
+    one: a database that has never counted a freshly filled table plans a walk up a
+    path as if it were empty (a sequential scan per step: seconds for 5,000 steps)."""
+    if url.startswith(("postgres://", "postgresql://")):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE")
+
+
+def thread(url: str, runs: int) -> dict[str, str]:
+    """A 5,000-message thread: navigate -> its last screen drawn and in view; the API alone."""
+    from playwright.sync_api import expect
+
+    with loomdb.open(url) as lm:
+        session = "long"
+        long_session(lm, session, 5_000)
+    analyzed(url)
+    out: dict[str, str] = {}
+    with server(url) as base:
+        pid = SERVER_PID[0]
+        api, cpu = [], []
+        with httpx.Client(base_url=base, timeout=60) as c:
+            c.get(f"/api/nodes/{session}/thread")  # warm, as for the map
+            for _ in range(max(runs, 7)):
+                c0, t0 = cpu_seconds(pid), time.perf_counter()
+                r = c.get(f"/api/nodes/{session}/thread")
+                api.append(time.perf_counter() - t0)
+                cpu.append(cpu_seconds(pid) - c0)
+                data = r.json()
+                assert r.status_code == 200 and data["total"] == 5_000 and data["has_more"]
+        out["API alone (wall)"] = ms(api)
+        out["API alone (server CPU)"] = ms(cpu)
+        out["answer size"] = f"{len(r.content) / 1e3:.0f} kB ({len(data['messages'])} messages)"
+        shown = []
+        parts: dict[str, list[float]] = {}
+        with browser() as b:
+            context = b.new_context(base_url=base, viewport={"width": 1400, "height": 900})
+            expect.set_options(timeout=TIMEOUT_MS)
+            warm = context.new_page()
+            warm.goto("/#/trees")
+            expect(warm.get_by_role("heading", name="Trees")).to_be_visible()
+            warm.close()
+            for _ in range(runs):
+                page = context.new_page()
+                t0 = time.perf_counter()
+                page.goto(f"/#/thread/{session}")
+                region = page.get_by_role("region", name="Thread")
+                expect(region).to_have_attribute("data-ready", _positive)
+                expect(region.get_by_role("article").last).to_be_in_viewport()
+                shown.append(time.perf_counter() - t0)
+                for part, seconds in page.evaluate(_THREAD_PARTS).items():
+                    parts.setdefault(part, []).append(seconds)
+                page.close()
+            context.close()
+        out["page: last screen shown"] = ms(shown)
+        for part, seconds in parts.items():
+            out[f"  of which {part}"] = ms(seconds)
+    return out
+
+
+#: the app's start (navigation to the thread's request) and the view's own marks
+#: (see views/Thread.svelte)
+_THREAD_PARTS = """() => {
+    const out = {};
+    const fetched = performance.getEntriesByName("thread:fetch")[0];
+    if (fetched) out["app start"] = fetched.startTime / 1000;
+    for (const m of performance.getEntriesByType("measure")) {
+        if (m.name.startsWith("thread: ")) out[m.name.slice(8)] = m.duration / 1000;
+    }
+    return out;
+}"""
+
 MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {"treemap": treemap,
-                                                              "search": search}
+                                                              "search": search,
+                                                              "thread": thread}
 
 
 def main() -> None:

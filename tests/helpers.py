@@ -57,3 +57,15 @@ def grow_big(lm: Loom, n: int, seed: int = 7) -> str:
                 node = lm.append("big", text, role=role)
             made.append(node.id)
     return tree.id
+
+
+def long_session(lm: Loom, session: str, n: int) -> list[str]:
+    """One session of `n` messages ("Message 0" to "Message n-1", user and assistant in
+    turn), written in one transaction; their ids, root first."""
+    _, root = lm.new_tree("Message 0", session=session, title=f"Long {session}")
+    ids = [root.id]
+    with lm.unit(USERS):
+        for i in range(1, n):
+            ids.append(lm.append(session, f"Message {i}",
+                                 role="assistant" if i % 2 else "user").id)
+    return ids

@@ -36,9 +36,13 @@ def effective_selections(backend: Backend, chain: list[Row]) -> dict[str, str]:
     return chosen
 
 
-def resolve_path(backend: Backend, head: str, selections: dict[str, str]) -> list[Row]:
-    """Rows of the path ending at `head` (root first), with version selections applied."""
-    chain = backend.nodes.walk(head)
+def resolve_path(backend: Backend, head: str, selections: dict[str, str],
+                 min_depth: int = 0) -> list[Row]:
+    """Rows of the path ending at `head` (root first), with version selections applied;
+    with `min_depth`, only its rows from that depth on. (A selection is stored on a node
+    below the slot it chooses for, so the end of a path is resolved by the end of its
+    chain alone.)"""
+    chain = backend.nodes.walk(head, min_depth)
     if not chain:
         raise NotFound("node", head)
     chosen = {**effective_selections(backend, chain), **selections}

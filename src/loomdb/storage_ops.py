@@ -23,9 +23,10 @@ from .store import areas
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from .headish import Position
     from .store.base import Backend
     from .store.forget import ForgetStore
-    from .store.nodes import ChainRow, ShapeRow
+    from .store.nodes import ChainRow, PathRow, ShapeRow
     from .store.provenance import Compaction, Generation
 
 
@@ -112,6 +113,13 @@ class Storage:
         its content; None when no such node is stored."""
         return self.backend.nodes.anchor(node_id)
 
+    def path_end(self, pos: Position, min_depth: int) -> list[PathRow]:
+        """The rows of the path to `pos` from `min_depth` on (root first), its version
+        selections applied: the end of a long path without reading the rest of it."""
+        from .graph import resolve_path
+
+        return resolve_path(self.backend, pos.node, pos.selections, min_depth)
+
     def nodes_by_id(self, ids: Sequence[str]) -> dict[str, Node]:
         """The nodes that exist among `ids`, by id (missing ids are left out)."""
         return self.backend.nodes.get_nodes(list(ids))
@@ -127,6 +135,14 @@ class Storage:
     def slot_versions(self, slot: str) -> list[str]:
         """Every version of `slot`, the original first."""
         return self.backend.nodes.versions(slot)
+
+    def children_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`slot_children` of each of a tree's slots (in one query where the backend can)."""
+        return self.backend.nodes.children_of(slots, tree_id)
+
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`slot_versions` of each of a tree's slots (in one query where the backend can)."""
+        return self.backend.nodes.versions_of(slots, tree_id)
 
     def subtree(self, slot: str) -> list[str]:
         """Every node under `slot` (itself included), versions too."""

@@ -11,7 +11,7 @@ names the child tree and session.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +111,21 @@ def children(loom: Loom, at: str) -> list[Child]:
         rows = db.execute("SELECT child_tree, session, task, summary_node, created_at "
                           "FROM agent_spawns WHERE parent_node = ? ORDER BY created_at", (node,))
     return [Child(*r) for r in rows]
+
+
+def spawned_at(loom: Loom, nodes: Sequence[str]) -> dict[str, list[Child]]:
+    """The subagents spawned from each of `nodes` (a page of a thread), oldest first, in
+    one query; none on a store without the agents area (nothing is created to ask)."""
+    if not nodes or not loom.has_area(AGENTS):
+        return {}
+    out: dict[str, list[Child]] = {}
+    with loom.unit(AGENTS) as db:
+        rows = db.execute("SELECT parent_node, child_tree, session, task, summary_node, "
+                          "created_at FROM agent_spawns WHERE parent_node IN "
+                          f"({', '.join('?' * len(nodes))}) ORDER BY created_at", tuple(nodes))
+    for parent, *rest in rows:
+        out.setdefault(parent, []).append(Child(*rest))
+    return out
 
 
 def record_imported(loom: Loom, spawned: Mapping[str, Any]) -> None:

@@ -166,23 +166,35 @@ class Nodes(AreaDoor):
         node = self.get(headish)
         return node, rows(of_node(self.loom, node))
 
-    def thread(self, headish: str | Position) -> dict[str, Any]:
-        """The path to `headish` as a page draws it: the head, its tree and ref, and
-        each message with its overlay, the branches beside it and the versions of its
-        slot (`content` as stored: an edge renders it)."""
-        lm = self.loom
+    def thread(self, headish: str | Position, *, before: str | None = None,
+               limit: int | None = None) -> dict[str, Any]:
+        """The path to `headish` as a page draws it, one page at a time: the head, its
+        tree and ref, and the last `limit` messages before `before` (a message on the
+        path; none: up to the head), each with its overlay, the branches beside it and
+        the versions of its slot (`content` as stored: an edge renders it), and
+        whether older messages are left (`has_more`; see `front.threadpage`)."""
+        from .threadpage import PAGE, page
+
         pos = self.find(headish)
-        nodes = lm.nodes(lm.path(pos))
-        metas = {n.id: lm.meta(n.id).to_json() for n in nodes}
-        out = []
-        for n in nodes:
-            branches = [n.slot] + lm.siblings(n.id) if n.parent else [n.slot]
-            out.append({**n.to_json(), "meta": metas[n.id], "branches": sorted(branches),
-                        "versions": lm.versions(n.id),
-                        "has_logprobs": bool((n.provenance or {}).get("logprobs"))})
-        ref = pos.ref.to_json() if pos.ref else None
-        return {"head": pos.node, "tree": self.sight.tree(pos.tree).to_json(), "ref": ref,
-                "messages": out}
+        out = page(self.loom, pos, before, PAGE if limit is None else limit,
+                   self.sight.visible)
+        return {**out, "tree": self.sight.tree(pos.tree).to_json()}
+
+    def blob(self, headish: str | Position, ref: str) -> tuple[bytes, str]:
+        """The bytes and media type of a blob the node's content holds (an image, a
+        document): a caller reaches a blob through a message they see, and only one
+        that message names (anything else is unknown, as an unknown blob is)."""
+        from ..content import blob_refs
+        from ..errors import NotFound
+
+        node = self.get(headish)
+        if ref not in blob_refs(node.content):
+            raise NotFound("blob", ref[:80])
+        st = storage(self.loom)
+        known = st.blob_known(ref)
+        if known is None:
+            raise NotFound("blob", ref[:80])
+        return self.loom.blob(ref), known[1]
 
 
 __all__ = ["RELATIONS", "Nodes"]

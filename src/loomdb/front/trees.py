@@ -24,6 +24,14 @@ class Trees(AreaDoor):
         """The caller's trees, newest first."""
         return self.sight.trees(archived=archived)
 
+    def lineage(self, *, archived: bool = False) -> builtins.list[dict[str, Any]]:
+        """The caller's trees with where each came from: the parent a subagent's tree
+        was spawned from, the tool an import came from, the refs forked in it (see
+        `front.lineage`)."""
+        from .lineage import lineage
+
+        return lineage(self.sight, archived=archived)
+
     def get(self, name: str) -> Tree:
         """A tree by id, prefix or any headish in it."""
         return self.sight.tree(name)

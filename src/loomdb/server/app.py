@@ -20,12 +20,14 @@ from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
 from . import docs, errors
 from .routes import (
+    blobs,
     buffer,
     collections,
     documents,
     forget,
     gc,
     generate,
+    lineage,
     meta,
     nodes,
     references,
@@ -74,7 +76,8 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     errors.install(app)
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router, documents.router, collections.router, references.router,
-                   search.router, gc.router, forget.router):
+                   search.router, gc.router, forget.router, blobs.router,
+                   lineage.router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
     app.include_router(gateway_router(loom, runtime=state.runtime),

@@ -90,8 +90,9 @@ class NodeStore(ABC):
         """Node ids starting with `prefix`, in order, at most `limit`."""
 
     @abstractmethod
-    def walk(self, node_id: str) -> list[PathRow]:
-        """The created-from chain from `node_id` up to the root, head first, in one query."""
+    def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:
+        """The created-from chain from `node_id` up to the root (or up to `min_depth`:
+        the end of a long path), head first, in one query."""
 
     @abstractmethod
     def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
@@ -112,6 +113,16 @@ class NodeStore(ABC):
     @abstractmethod
     def versions(self, slot: str) -> list[str]:
         """Every node filling `slot` (the original first), by creation."""
+
+    def children_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`children` of each of the tree's `slots` (a page of a thread's branches): one
+        query where a backend can (a round trip per slot costs a networked database
+        more than the query)."""
+        return {slot: self.children(slot) for slot in dict.fromkeys(slots)}
+
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        """`versions` of each of the tree's `slots`, in one query."""
+        return {slot: self.versions(slot) for slot in dict.fromkeys(slots)}
 
     @abstractmethod
     def leaves(self, tree_id: str) -> list[str]:

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Query
 from ...errors import InvalidInput
 from ...front import Door
 from ...front.nodes import RELATIONS
+from ...front.threadpage import MAX_PAGE, PAGE
 from ..render import blocks_html
 from ..schemas import ERRORS, AppendIn, EditIn, MetaOut, NodeId, NodeIds, NodeOut, OverlayIn
 from ..state import door
@@ -61,10 +62,17 @@ def context(headish: str, format: Format = "normalized",
 
 
 @router.get("/{headish:path}/thread", tags=["page"])
-def thread(headish: str, me: Door = Depends(door)) -> dict[str, Any]:
-    """The path to `headish` as the web page draws it: each message with its rendered
-    markdown, its overlay, the branches beside it and the versions of its slot."""
-    out = me.nodes.thread(headish)
+def thread(headish: str,
+           before: str | None = Query(None, max_length=1000,
+                                      description="a message on the path: the page ends "
+                                      "just before it (none: at the head)"),
+           limit: int = Query(PAGE, ge=1, le=MAX_PAGE, description="messages in the page"),
+           me: Door = Depends(door)) -> dict[str, Any]:
+    """The path to `headish` as the web page draws it, a page at a time from the end:
+    each message with its rendered markdown, its overlay, the branches beside it and
+    the versions of its slot; `has_more` when older messages are left (ask again with
+    `before` set to the first message of the page)."""
+    out = me.nodes.thread(headish, before=before, limit=limit)
     for message in out["messages"]:
         message["html"] = blocks_html(message["content"])
     return out

@@ -54,7 +54,7 @@ _WALK = (
     f" FROM nodes n WHERE n.id = %s{{pin}}"
     f" UNION ALL"
     f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
-    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}})"
+    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}}{{bound}})"
     f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
     f" FROM w WHERE body IS NOT NULL"
 )
@@ -70,13 +70,15 @@ _LEAVES = (
 )
 #: pinned to the node's tree, in a store split by tree (partitions.py): one partition
 _PIN = " AND n.tree_id = %s"
-_WALK_PINNED = _WALK.format(pin=_PIN, rpin=_PIN)
+#: a walk that stops at a depth (the end of a long path, as a page of it needs)
+_BOUND = " AND n.depth >= %s"
+_WALK_PINNED = _WALK.format(pin=_PIN, rpin=_PIN, bound="")
 _CHILDREN_PINNED = (
     "SELECT id FROM nodes WHERE parent_slot = %s AND tree_id = %s AND edited_from IS NULL"
     " ORDER BY created_at, id"
 )
 #: the hot reads by name, for `explain` (tests and tools check their plans)
-HOT_QUERIES = {"walk": _WALK.format(pin="", rpin=""), "children": _CHILDREN, "leaves": _LEAVES,
+HOT_QUERIES = {"walk": _WALK.format(pin="", rpin="", bound=""), "children": _CHILDREN, "leaves": _LEAVES,
                "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED,
                "ref_log_pinned": REF_LOG.replace("?", "%s")
                + " WHERE tree_id = %s AND ref_name = %s ORDER BY seq"}
@@ -166,17 +168,22 @@ class PostgresNodes(NodeStore):
         row = self.c.fetch_one("SELECT tree_id FROM nodes WHERE id = %s", (node_id,))
         return None if row is None else row[0]
 
-    def walk(self, node_id: str) -> list[PathRow]:
+    def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:
+        bound, extra = (_BOUND, (min_depth,)) if min_depth > 0 else ("", ())
         if not (self.c.citus or self.c.split):
-            rows = self.c.fetch_all(_WALK.format(pin="", rpin=""), (node_id,))
+            rows = self.c.fetch_all(_WALK.format(pin="", rpin="", bound=bound),
+                                    (node_id, *extra))
         else:
             tree = self._tree_of(node_id)
             if tree is None:
                 return []
             if self.c.split:  # every step in the tree's partition
-                rows = self.c.fetch_all(_WALK_PINNED, (node_id, tree, tree))
+                rows = self.c.fetch_all(_WALK_PINNED if not bound else
+                                        _WALK.format(pin=_PIN, rpin=_PIN, bound=bound),
+                                        (node_id, tree, tree, *extra))
             else:
-                rows = self.c.fetch_all(_WALK.format(pin=_PIN, rpin=""), (node_id, tree))
+                rows = self.c.fetch_all(_WALK.format(pin=_PIN, rpin="", bound=bound),
+                                        (node_id, tree, *extra))
         if not all(a[DEPTH] > b[DEPTH] for a, b in zip(rows, rows[1:], strict=False)):
             rows.sort(key=lambda r: -r[DEPTH])  # depth strictly decreases from the head
         return rows
@@ -231,6 +238,24 @@ class PostgresNodes(NodeStore):
             (slot, slot),
         )
         return [r[0] for r in rows]
+
+    def children_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {slot: [] for slot in slots}
+        for parent, node in self.c.fetch_all(
+                "SELECT parent_slot, id FROM nodes WHERE tree_id = %s"
+                " AND parent_slot = ANY(%s::text[]) AND edited_from IS NULL"
+                " ORDER BY created_at, id", (tree_id, list(out))):
+            out[parent].append(node)
+        return out
+
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {slot: [slot] for slot in slots}
+        for slot, node in self.c.fetch_all(
+                "SELECT slot_id, id FROM nodes WHERE tree_id = %s"
+                " AND slot_id = ANY(%s::text[]) AND edited_from IS NOT NULL"
+                " ORDER BY created_at, id", (tree_id, list(out))):
+            out[slot].append(node)
+        return out
 
     def leaves(self, tree_id: str) -> list[str]:
         rows = self.c.fetch_all(_LEAVES, (tree_id,))

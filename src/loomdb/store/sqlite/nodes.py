@@ -238,18 +238,19 @@ class SQLiteNodes(NodeStore):
         )
         return [r[0] for r in rows]
 
-    def walk(self, node_id: str) -> list[PathRow]:
+    def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:
         # climb segment by segment (the first node of each names its parent's key), then
-        # read each segment's part of the path as one rowid range
+        # read each segment's part of the path as one rowid range; a segment whose first
+        # node is at or above `min_depth` is the last one climbed
         return self.c.db.execute(
             "WITH RECURSIVE segs(lo, hi) AS ("
-            f" SELECT (key >> {POS_BITS}) << {POS_BITS}, key FROM nodes WHERE id = ?"
+            f" SELECT (key >> {POS_BITS}) << {POS_BITS}, key FROM nodes WHERE id = ?1"
             " UNION ALL"
             f" SELECT (s.parent_key >> {POS_BITS}) << {POS_BITS}, s.parent_key FROM segs"
-            " JOIN nodes s ON s.key = segs.lo WHERE s.parent_key IS NOT NULL)"
+            " JOIN nodes s ON s.key = segs.lo WHERE s.parent_key IS NOT NULL AND s.depth > ?2)"
             f" SELECT {_WALK_COLS} FROM segs JOIN nodes n ON n.key BETWEEN segs.lo AND segs.hi"
-            " LEFT JOIN nodes b ON b.key = n.body_key ORDER BY n.depth DESC",
-            (node_id,),
+            " LEFT JOIN nodes b ON b.key = n.body_key WHERE n.depth >= ?2 ORDER BY n.depth DESC",
+            (node_id, min_depth),
         ).fetchall()
 
     def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
@@ -306,6 +307,16 @@ class SQLiteNodes(NodeStore):
             (slot, slot),
         )
         return [r[0] for r in rows]
+
+    def versions_of(self, slots: Sequence[str], tree_id: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {slot: [slot] for slot in slots}
+        for chunk in chunks(list(out)):
+            rows = self.c.db.execute(
+                "SELECT slot_id, id FROM nodes WHERE edited_from IS NOT NULL"
+                f" AND slot_id IN ({marks(len(chunk))}) ORDER BY created_at, id", chunk)
+            for slot, node in rows:
+                out[slot].append(node)
+        return out
 
     def _whole_tree(self, tree_id: str) -> str:
         """FROM clause for reading all of a tree: its segments' key ranges, or one pass

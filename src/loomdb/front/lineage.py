@@ -1,0 +1,67 @@
+"""Where each of a caller's trees came from, as the web page's Trees view draws it
+(`Door.trees.lineage`): a tree spawned by a subagent names its parent tree and the
+message it was spawned at, an imported tree the tool it came from, and each session
+or view the ref and message it was forked from ("forked from main at message 3").
+
+Only what the caller sees is named: a parent tree that is not theirs is left out (the
+child then stands alone), as is any ref on another's tree. Message numbers count from
+1 at the root (a node's depth + 1); each is one small read of the node's anchor."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..storage_ops import storage
+
+if TYPE_CHECKING:
+    from .sight import Sight
+
+
+def lineage(sight: Sight, *, archived: bool = False) -> list[dict[str, Any]]:
+    """The caller's trees (newest first), each with `parent` (how it was spawned, or
+    None), `imported` (the import's record, or None), its `refs` (sessions and views,
+    oldest first, each with `forked_from`) and `head` (the newest session's name, or
+    the tree's newest leaf: where its thread opens)."""
+    lm = sight.loom
+    st = storage(lm)
+    trees = sight.trees(archived=archived)
+    seen = {t.id: t for t in trees}
+    refs: dict[str, list[Any]] = {}
+    for ref in sight.who.refs(None, None):
+        if ref.kind != "bookmark" and ref.tree in seen:
+            refs.setdefault(ref.tree, []).append(ref)
+
+    def message(node: Any) -> int | None:
+        anchor = st.anchor(node) if isinstance(node, str) else None
+        return None if anchor is None else anchor.depth + 1
+
+    out = []
+    for tree in trees:
+        raw = tree.lineage or {}
+        spawned = raw.get("spawned") if isinstance(raw.get("spawned"), dict) else None
+        parent = None
+        if spawned and spawned.get("tree") in seen:
+            parent = {"kind": "spawned", "tree": spawned["tree"],
+                      "title": seen[spawned["tree"]].title, "node": spawned.get("node"),
+                      "session": spawned.get("session"), "message": message(spawned.get("node"))}
+        imported = raw.get("imported") if isinstance(raw.get("imported"), dict) else None
+        mine = sorted(refs.get(tree.id, []), key=lambda r: (r.created_at, r.name))
+        shown = []
+        for ref in mine:
+            fork = ref.forked_from
+            shown.append({"name": ref.name, "kind": ref.kind, "node": ref.node,
+                          "forked_from": None if fork is None else {
+                              "ref": fork.get("ref"), "node": fork.get("node"),
+                              "message": message(fork.get("node"))}})
+        sessions = [r for r in mine if r.kind == "session"]
+        if sessions:
+            head = max(sessions, key=lambda r: (r.updated_at, r.name)).name
+        else:
+            leaves = lm.leaves(tree.id)
+            head = leaves[-1] if leaves else tree.root
+        out.append({**tree.to_json(), "parent": parent,
+                    "imported": None if imported is None else {
+                        "format": imported.get("format"),
+                        "conversation": imported.get("conversation")},
+                    "refs": shown, "head": head})
+    return out
