@@ -85,6 +85,13 @@ class Agents(AreaDoor):
         return A.deny(self.loom, self._call(node), reason=reason, by=by or self.sight.actor,
                       config=rt.config, environ=rt.environ, tools=rt.tools)
 
+    def steps(self, node: str) -> dict[str, Any]:
+        """The turn through `node` (a node the caller sees), step by step as written so
+        far, and whether it answered, waits for a person or may still write."""
+        from ..agents.steps import steps
+
+        return steps(self.loom, self.sight.position(node).node)
+
     def message(self, mid: str) -> Message | None:
         """A supervised message by id, or None."""
         from ..agents import messages as M
@@ -108,8 +115,8 @@ class Agents(AreaDoor):
         self.sight.operator_only(_OPERATOR_ONLY)
         return M.propose(self.loom, from_session, to_session, text, supervisor=supervisor)
 
-    def inbox(self, supervisor: str) -> builtins.list[Message]:
-        """Proposed messages waiting for `supervisor`."""
+    def inbox(self, supervisor: str | None = None) -> builtins.list[Message]:
+        """Proposed messages waiting for `supervisor` (None: for anyone)."""
         from ..agents import messages as M
 
         self.sight.operator_only(_OPERATOR_ONLY)

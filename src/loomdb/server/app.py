@@ -20,6 +20,7 @@ from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
 from . import docs, errors
 from .routes import (
+    agents,
     blobs,
     buffer,
     collections,
@@ -77,7 +78,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router, documents.router, collections.router, references.router,
                    search.router, gc.router, forget.router, blobs.router,
-                   lineage.router):
+                   lineage.router, agents.router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
     app.include_router(gateway_router(loom, runtime=state.runtime),
