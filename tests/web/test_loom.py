@@ -87,6 +87,13 @@ def test_continuations_side_by_side_pick_one_and_switch(
     expect(doc.locator("[data-kind=model]")).to_have_text(re.compile(re.escape(texts[2])))
     assert lm.buffer.text(name).startswith(OPENING)
     assert lm.buffer.text(name).strip().endswith(texts[2])
+    expect(page.get_by_role("button", name="Later")).to_be_disabled()
+    page.get_by_role("button", name="Earlier").click()
+    expect(page.get_by_role("heading", name="Continuations at position 0")).to_be_visible()
+    expect(side).to_have_count(1)
+    doc.locator("[data-kind=model]").click()  # a span shows the choices at its place
+    expect(page.get_by_role("heading", name="Continuations at position 1")).to_be_visible()
+    expect(side).to_have_count(3)
 
 
 def test_a_selected_span_is_edited_in_place(page: Any, served: Any, name: str) -> None:
