@@ -140,3 +140,23 @@ def test_personas_show_their_rules(page: Any, served: tuple[Loom, str], name: st
     expect(persona).to_contain_text("Allowed toolsevery tool")
     expect(persona).to_contain_text("Denied toolsshell")
     expect(persona).to_contain_text("Need approvaltally")
+
+
+def test_a_call_made_elsewhere_appears_without_a_reload(
+        page: Any, served: tuple[Loom, str], tally: Tally, name: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto("/#/inbox")
+    expect(page.get_by_role("heading", name="Tool calls waiting")).to_be_visible()
+    call = page.get_by_role("article", name=f"Call tally in {name}")
+    expect(call).to_have_count(0)
+    pause(served[0], tally, name)  # an agent's turn elsewhere stops for approval
+    expect(call).to_be_visible()
+    served[0].agents.propose(*_two_sessions(served[0], name), "Hello from elsewhere.")
+    expect(page.get_by_role("article", name=f"Message from {name}-x to {name}-y")).to_be_visible()
+
+
+def _two_sessions(lm: Loom, name: str) -> tuple[str, str]:
+    lm.new_tree("One.", session=f"{name}-x")
+    lm.new_tree("Two.", session=f"{name}-y")
+    return f"{name}-x", f"{name}-y"

@@ -135,7 +135,9 @@ def test_single_token_looming_offers_tokens_and_a_click_extends(
     expect(doc.locator("[data-kind=draft]")).to_have_text(token)
     expect(page.get_by_role("textbox", name=re.compile("^Draft"))).to_have_value(token)
     assert lm.buffer.draft(name) == token
-    expect(offered).to_have_count(8)  # asked again, from the longer document
+    expect(page.get_by_role("status")).to_have_text("")  # asked again, from the longer document
+    expect(offered).to_have_count(8)
+    expect(offered.first).to_be_enabled()
 
 
 def test_documents_are_chosen_or_started_from_the_loom(page: Any, served: Any, name: str) -> None:
