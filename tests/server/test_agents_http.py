@@ -146,3 +146,31 @@ def test_personas_are_listed_with_their_rules(
                     "allow": ["tally", "search"], "deny": ["shell"], "approve": ["tally"]}
     assert must(http.get(f"/api/agents/personas/{name}")) == mine
     assert http.get("/api/agents/personas/nobody-by-that-name").status_code == 404
+
+
+def test_an_amended_call_runs_with_the_persons_input_and_the_thread_shows_it(
+        served: tuple[Loom, str], http: httpx.Client, tally: Tally, name: str) -> None:
+    lm = served[0]
+    node = pause(lm, tally, name)
+    [use] = lm.node(node).content
+    before = tally.runs()
+    for body in ({"inputs": {}}, {"inputs": {"not-a-call": {"what": "x"}}},
+                 {"inputs": {use["id"]: "text"}}):
+        r = http.post(f"/api/agents/pending/{node}/amend", json=body)
+        assert r.status_code in (400, 422), r.text
+    assert tally.runs() == before and lm.agents.pending()[-1].state == "pending"
+    done = must(http.post(f"/api/agents/pending/{node}/amend",
+                          json={"inputs": {use["id"]: {"what": "amended visit"}}}))
+    assert tally.runs() == before + 1
+    assert '"amended visit"' in tally.file.read_text().splitlines()[-1]
+    [result] = done["nodes"]
+    version = lm.node(lm.node(result).parent)
+    assert version.edited_from == node and version.content[0]["input"] == {"what": "amended visit"}
+    assert version.content[0]["id"] == use["id"] and lm.node(node).content == [use]
+    assert [b["input"] for m in lm.context(name)["messages"] for b in m["content"]
+            if b["type"] == "tool_use"] == [{"what": "amended visit"}]
+    read = must(http.get(f"/api/agents/turns/{name}"))
+    assert [s["id"] for s in read["steps"]] == [version.id, result]
+    again = http.post(f"/api/agents/pending/{node}/amend",
+                      json={"inputs": {use["id"]: {"what": "again"}}})
+    assert again.status_code == 400 and tally.runs() == before + 1

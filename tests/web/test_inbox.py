@@ -1,7 +1,7 @@
 """The agents' inbox (`#/inbox`) in Chromium over each backend: a tool call the local
 model wrote waits with its input shown; Approve runs it once and the resumed turn's
-steps appear; a turn run elsewhere streams into the page as its steps commit; Deny
-(with a reason) never runs it; proposed messages are approved, amended or denied;
+steps appear; a turn run elsewhere streams into the page as its steps commit; Amend
+runs it with the person's input; Deny (with a reason) never runs it; proposed messages are approved, amended or denied;
 personas show their rules."""
 
 from __future__ import annotations
@@ -93,6 +93,31 @@ def test_deny_with_a_reason_never_runs_the_tool(
     expect(steps.nth(1)).to_contain_text("denied: not on a Sunday")
     expect(page.get_by_role("status").filter(has_text="Denied")).to_be_visible()
     assert tally.runs() == before
+
+
+def test_an_amended_call_runs_with_the_persons_input(
+        page: Any, served: tuple[Loom, str], tally: Tally, name: str) -> None:
+    from playwright.sync_api import expect
+
+    lm = served[0]
+    node = pause(lm, tally, name)
+    before = tally.runs()
+    page.goto("/#/inbox")
+    call = page.get_by_role("article", name=f"Call tally in {name}")
+    call.get_by_role("button", name="Amend").click()
+    form = call.get_by_role("form", name="Amend tally")
+    form.get_by_label("Amended input of tally").fill("not json")
+    form.get_by_role("button", name="Run amended").click()
+    expect(form.get_by_role("alert")).to_have_text("The input of tally is not JSON.")
+    form.get_by_label("Amended input of tally").fill('{"what": "a visit by hand"}')
+    form.get_by_role("button", name="Run amended").click()
+    steps = page.get_by_role("region", name="Turn").get_by_role("listitem")
+    expect(steps).to_have_count(2)
+    expect(steps.nth(0)).to_contain_text('tally {"what":"a visit by hand"}')
+    expect(page.get_by_role("status").filter(has_text="Amended")).to_be_visible()
+    assert tally.runs() == before + 1
+    assert "a visit by hand" in tally.file.read_text().splitlines()[-1]
+    assert lm.node(lm.node(name).parent).edited_from == node
 
 
 def test_messages_are_approved_amended_and_denied(

@@ -28,18 +28,27 @@ def turn_of(node: Node) -> str | None:
     return turn if isinstance(turn, str) else None
 
 
+def _turn(loom: Loom, node: Node) -> str | None:
+    """The turn of a node or, for a person's version of one (an amended call), of the
+    node it was edited from."""
+    found = turn_of(node)
+    if found is None and node.edited_from is not None:
+        found = turn_of(loom.node(node.edited_from))
+    return found
+
+
 def steps(loom: Loom, node: str) -> dict[str, Any]:
     """The turn through `node` (a node id): `{"turn", "steps", "state", "stamp"}`, each
     step `{"id", "step", "role", "author", "created_at", "content"}`; `state` is
     `answer` (the last step answered), `pending` (a call waits for a person),
     `denied` or `open` (the turn may still write)."""
     at = loom.node(node)
-    turn = turn_of(at)
+    turn = _turn(loom, at)
     if turn is None:
         return {"turn": None, "steps": [], "state": "answer", "stamp": None}
-    chain = [n for n in loom.nodes(loom.path(at.id)) if turn_of(n) == turn]
+    chain = [n for n in loom.nodes(loom.path(at.id)) if _turn(loom, n) == turn]
     while len(chain) < MAX_NODES:
-        after = [n for n in loom.nodes(loom.children(chain[-1].id)) if turn_of(n) == turn]
+        after = [n for n in loom.nodes(loom.children(chain[-1].id)) if _turn(loom, n) == turn]
         if not after:
             break
         chain.append(max(after, key=lambda n: (n.created_at, n.id)))

@@ -77,6 +77,16 @@ class Agents(AreaDoor):
         return A.approve(self.loom, self._call(node), by=by or self.sight.actor,
                          config=rt.config, environ=rt.environ, tools=rt.tools)
 
+    def amend_call(self, node: str, inputs: dict[str, Any], *,
+                   by: str | None = None) -> Turn:
+        """Run a pending call with a person's inputs (call id -> input) and resume its
+        turn; the call's node gets a version holding what ran."""
+        from ..agents import approvals as A
+
+        rt = self.runtime
+        return A.amend(self.loom, self._call(node), inputs, by=by or self.sight.actor,
+                       config=rt.config, environ=rt.environ, tools=rt.tools)
+
     def deny(self, node: str, *, reason: str | None = None, by: str | None = None) -> Turn:
         """Refuse a pending call; the turn resumes so the model reads the refusal."""
         from ..agents import approvals as A

@@ -4,6 +4,8 @@ import { get, post, enc } from "./api.js";
 
 export const pending = () => get("/api/agents/pending").then((d) => d.pending);
 export const approve = (node) => post(`/api/agents/pending/${enc(node)}/approve`);
+export const amendCall = (node, inputs) =>
+  post(`/api/agents/pending/${enc(node)}/amend`, { inputs });
 export const deny = (node, reason) =>
   post(`/api/agents/pending/${enc(node)}/deny`, reason ? { reason } : {});
 export const turn = (node, opts) => get(`/api/agents/turns/${enc(node)}`, opts);

@@ -1,6 +1,6 @@
 """The agents' inbox over HTTP (`loomdb.front.agents`): tool calls waiting for a person,
-approved or denied; proposed messages between sessions, approved, amended or denied;
-the personas and their rules; and a turn's steps as they are written.
+approved, amended or denied; proposed messages between sessions, approved, amended or
+denied; the personas and their rules; and a turn's steps as they are written.
 
 A user sees and decides only the calls on their own trees; messages and personas are
 the store's own traffic and settings, the operator's (a user gets 401). A turn runs
@@ -32,6 +32,11 @@ class DenyIn(Strict):
                                description="Why: the model reads it with the refusal.")
 
 
+class AmendCallIn(Strict):
+    inputs: dict[str, dict[str, Any]] = Field(
+        description="The input each amended call runs with, by the call's id.")
+
+
 class AmendIn(Strict):
     text: str = Field(description="What reaches the target session instead.")
 
@@ -46,6 +51,13 @@ def pending(me: Door = Depends(door)) -> dict[str, Any]:
 def approve(node: str, me: Door = Depends(door)) -> dict[str, Any]:
     """Run the call's tools and resume its turn; answers how the turn ended."""
     return dict(me.agents.approve(node).to_json())
+
+
+@router.post("/pending/{node:path}/amend")
+def amend(node: str, body: AmendCallIn, me: Door = Depends(door)) -> dict[str, Any]:
+    """Run the call with the person's inputs instead of the model's (its node gets a
+    version holding them) and resume its turn."""
+    return dict(me.agents.amend_call(node, body.inputs).to_json())
 
 
 @router.post("/pending/{node:path}/deny")
