@@ -1,7 +1,7 @@
-"""Deciding another user's waiting tool call over HTTP, both backends: approving or
-denying it by its id, an id prefix or its session's name is refused exactly as an
-unknown name (404), and nothing changes: the tool never runs, the call still waits,
-the session stays where it was, no node is written."""
+"""Deciding another user's waiting tool call over HTTP, both backends: approving,
+amending or denying it by its id, an id prefix or its session's name is refused
+exactly as an unknown name (404), and nothing changes: the tool never runs, the call
+still waits, the session stays where it was, no node is written."""
 
 from __future__ import annotations
 
@@ -35,11 +35,13 @@ def test_another_users_call_cannot_be_approved_or_denied(
     session = f"work-{tag}"
     node = pause(lm, tally, session, owner=victim)
     tree = lm.node(node).tree
+    call_id = lm.node(node).content[0]["id"]
     count = len(lm.tree_nodes(tree))
     runs = tally.runs()
     with client(base, token) as c:
         for name in (node, node[:12], session):
-            for how, body in (("approve", None), ("deny", {"reason": "mine now"})):
+            for how, body in (("approve", None), ("deny", {"reason": "mine now"}),
+                              ("amend", {"inputs": {call_id: {"what": "mine now"}}})):
                 r = c.post(f"/api/agents/pending/{name}/{how}", json=body)
                 assert r.status_code == 404, r.text
                 assert r.json() == {"error": {"type": "NotFound",

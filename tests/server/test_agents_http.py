@@ -158,7 +158,12 @@ def test_an_amended_call_runs_with_the_persons_input_and_the_thread_shows_it(
                  {"inputs": {use["id"]: "text"}}):
         r = http.post(f"/api/agents/pending/{node}/amend", json=body)
         assert r.status_code in (400, 422), r.text
-    assert tally.runs() == before and lm.agents.pending()[-1].state == "pending"
+    unstorable = '{"inputs": {"' + use["id"] + '": {"what": "\\ud800"}}}'  # a lone surrogate
+    r = http.post(f"/api/agents/pending/{node}/amend", content=unstorable,
+                  headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert tally.runs() == before and [p.node for p in lm.agents.pending()].count(node) == 1
+    assert lm.versions(node) == [node]  # the refused amendments wrote nothing
     done = must(http.post(f"/api/agents/pending/{node}/amend",
                           json={"inputs": {use["id"]: {"what": "amended visit"}}}))
     assert tally.runs() == before + 1

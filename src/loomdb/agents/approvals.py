@@ -133,17 +133,18 @@ def amend(
     if found is None:
         raise NotFound("pending tool call", node, [p.node for p in pending(loom)])
     _check_inputs(inputs, {c["id"] for c in found.calls})
-    call, plan = _claim(loom, found.node, by or loom.actor, "amended")
-    original = loom.node(call.node)
-    content = [{**b, "input": inputs[b["id"]]}
-               if b.get("type") == "tool_use" and b.get("id") in inputs else b
-               for b in original.content]
-    at: Any = call.node
-    if plan.session is not None:
-        here = loom.resolve(plan.session)
-        if here.node == call.node:  # through the session, which then shows the version
-            at = here
-    loom.edit(at, content, author=by or loom.actor)
+    with loom.unit(AGENTS):  # the claim and the version commit together, before any run
+        call, plan = _claim(loom, found.node, by or loom.actor, "amended")
+        original = loom.node(call.node)
+        content = [{**b, "input": inputs[b["id"]]}
+                   if b.get("type") == "tool_use" and b.get("id") in inputs else b
+                   for b in original.content]
+        at: Any = call.node
+        if plan.session is not None:
+            here = loom.resolve(plan.session)
+            if here.node == call.node:  # through the session, which then shows the version
+                at = here
+        loom.edit(at, content, author=by or loom.actor)
     amended = Pending(call.node, call.tree, call.session, call.persona,
                       [{**c, "input": inputs.get(c["id"], c["input"])} for c in call.calls],
                       call.state, call.created_at)
