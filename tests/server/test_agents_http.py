@@ -176,6 +176,7 @@ def test_an_amended_call_runs_with_the_persons_input_and_the_thread_shows_it(
             if b["type"] == "tool_use"] == [{"what": "amended visit"}]
     read = must(http.get(f"/api/agents/turns/{name}"))
     assert [s["id"] for s in read["steps"]] == [version.id, result]
+    assert [s["amended"] for s in read["steps"]] == [True, False]
     again = http.post(f"/api/agents/pending/{node}/amend",
                       json={"inputs": {use["id"]: {"what": "again"}}})
     assert again.status_code == 400 and tally.runs() == before + 1

@@ -114,6 +114,7 @@ def test_an_amended_call_runs_with_the_persons_input(
     steps = page.get_by_role("region", name="Turn").get_by_role("listitem")
     expect(steps).to_have_count(2)
     expect(steps.nth(0)).to_contain_text('tally {"what":"a visit by hand"}')
+    expect(steps.nth(0)).to_contain_text("amended by")
     expect(page.get_by_role("status").filter(has_text="Amended")).to_be_visible()
     assert tally.runs() == before + 1
     assert "a visit by hand" in tally.file.read_text().splitlines()[-1]

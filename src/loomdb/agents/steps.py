@@ -39,7 +39,8 @@ def _turn(loom: Loom, node: Node) -> str | None:
 
 def steps(loom: Loom, node: str) -> dict[str, Any]:
     """The turn through `node` (a node id): `{"turn", "steps", "state", "stamp"}`, each
-    step `{"id", "step", "role", "author", "created_at", "content"}`; `state` is
+    step `{"id", "step", "role", "author", "created_at", "content", "amended"}` (amended:
+    a person's version of the model's call, what ran); `state` is
     `answer` (the last step answered), `pending` (a call waits for a person),
     `denied` or `open` (the turn may still write)."""
     at = loom.node(node)
@@ -59,7 +60,8 @@ def steps(loom: Loom, node: str) -> dict[str, Any]:
 
 def _step(node: Node) -> dict[str, Any]:
     return {"id": node.id, "step": (node.origin or {}).get("step"), "role": node.role,
-            "author": node.author, "created_at": node.created_at, "content": node.content}
+            "author": node.author, "created_at": node.created_at, "content": node.content,
+            "amended": node.edited_from is not None}
 
 
 def _state(loom: Loom, last: Node) -> str:
