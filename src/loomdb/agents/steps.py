@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 #: a turn takes at most loop.MAX_STEPS_LIMIT model steps, each a call and its results
 MAX_NODES = 2 * 100 + 2
+#: how many nodes of the path are read at once, back from its end
+_BATCH = 16
 
 
 def turn_of(node: Node) -> str | None:
@@ -47,7 +49,7 @@ def steps(loom: Loom, node: str) -> dict[str, Any]:
     turn = _turn(loom, at)
     if turn is None:
         return {"turn": None, "steps": [], "state": "answer", "stamp": None}
-    chain = [n for n in loom.nodes(loom.path(at.id)) if _turn(loom, n) == turn]
+    chain = _up(loom, loom.path(at.id), turn)
     while len(chain) < MAX_NODES:
         after = [n for n in loom.nodes(loom.children(chain[-1].id)) if _turn(loom, n) == turn]
         if not after:
@@ -56,6 +58,21 @@ def steps(loom: Loom, node: str) -> dict[str, Any]:
     last = chain[-1]
     return {"turn": turn, "steps": [_step(n) for n in chain], "state": _state(loom, last),
             "stamp": last.id}
+
+
+def _up(loom: Loom, path: list[str], turn: str) -> list[Node]:
+    """The turn's nodes at the end of a path, read back from its end a few at a time
+    until one is not the turn's (a long thread is not read whole on every look)."""
+    found: list[Node] = []
+    end = len(path)
+    while end > 0:
+        start = max(0, end - _BATCH)
+        for n in reversed(loom.nodes(path[start:end])):
+            if _turn(loom, n) != turn:
+                return found[::-1]
+            found.append(n)
+        end = start
+    return found[::-1]
 
 
 def _step(node: Node) -> dict[str, Any]:
