@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from agent_calls import Tally, pause, serve_with_tally
-from conftest import open_page
 
+from conftest import open_page
 from loomdb import Loom
 from loomdb.users import add_user
 
