@@ -145,7 +145,9 @@ def test_documents_are_chosen_or_started_from_the_loom(page: Any, served: Any, n
 
     lm = served[0]
     document(lm, name)
-    page.goto("/#/loom")
+    page.goto("/")
+    page.get_by_role("navigation", name="Views").get_by_role("link", name="Loom").click()
+    expect(page.get_by_role("heading", level=1, name="Loom")).to_be_visible()
     expect(page.get_by_role("list", name="Buffer documents").get_by_role(
         "link", name=name, exact=True)).to_be_visible()
     form = page.get_by_role("form", name="New buffer document")
