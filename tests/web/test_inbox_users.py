@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from agent_calls import Tally, pause, serve_with_tally
 
-from conftest import open_page
 from loomdb import Loom
 from loomdb.users import add_user
 
@@ -28,9 +27,8 @@ def world(request: pytest.FixtureRequest,
 
 
 @pytest.fixture
-def tab(browser: Any, world: tuple[str, Loom, str, Tally],
-        request: pytest.FixtureRequest) -> Iterator[Any]:
-    yield from open_page(browser, world[2], request)
+def tab(new_page: Any, world: tuple[str, Loom, str, Tally]) -> Any:
+    return new_page(world[2])
 
 
 def sign_in(page: Any, token: str) -> None:
