@@ -120,7 +120,14 @@ def test_nothing_of_another_user_can_be_read_or_touched(world: World) -> None:
         ("/api/refs", {"name": "a-mark-of-b", "kind": "bookmark", "at": b["session"]}),
         (f"/api/refs/{q(b['session'])}/select", {"node": b["reply"]}),
         (f"/api/buffer/{q(b['buffer'])}", {"append": "intrude"}),
+        (f"/api/buffer/{q(b['buffer'])}/span", {"start": 0, "end": 1, "text": "X"}),
+        (f"/api/buffer/{q(b['buffer'])}/switch", {"node": b["root"]}),
+        (f"/api/buffer/{q(b['buffer'])}/next", {"top": 3}),
+        (f"/api/agents/pending/{q(b['session'])}/approve", {}),
+        (f"/api/agents/pending/{q(b['session'])}/deny", {}),
+        (f"/api/agents/pending/{q(b['session'])}/amend", {"inputs": {"x": {}}}),
     ]
+    reads += [f"/api/agents/turns/{q(h)}" for h in (b["reply"], b["session"])]
     with world.http("a") as c:
         c.post("/api/trees", json={"text": "a's", "session": "mine"})
         for path in reads:

@@ -107,3 +107,22 @@ def open_page(browser: Any, base: str, request: pytest.FixtureRequest) -> Iterat
 def page(browser: Any, served: tuple[Loom, str], request: pytest.FixtureRequest) -> Iterator[Any]:
     """The app in a fresh tab, on the module's live server."""
     yield from open_page(browser, served[1], request)
+
+
+@pytest.fixture
+def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Open more tabs, each in its own browser context, on any base URL:
+    `new_page(base)`. Each is checked and closed (a screenshot if the test failed) when
+    the test ends. (A test module cannot import from this conftest: another folder's
+    conftest may hold the name on the path.)"""
+    opened: list[Iterator[Any]] = []
+
+    def make(base: str) -> Any:
+        tabs = open_page(browser, base, request)
+        opened.append(tabs)
+        return next(tabs)
+
+    yield make
+    for tabs in reversed(opened):
+        for _ in tabs:
+            pass

@@ -17,7 +17,6 @@ import pytest
 from live import serving
 
 import loomdb
-from conftest import open_page
 from loomdb import Loom
 from loomdb.server import create_app
 from loomdb.users import add_user
@@ -202,7 +201,7 @@ def users_store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[tuple
 
 
 def test_each_user_finds_and_opens_only_their_own(
-        browser: Any, users_store: tuple[Loom, str], request: pytest.FixtureRequest) -> None:
+        new_page: Any, users_store: tuple[Loom, str]) -> None:
     """Signed in, search, documents and collections show the user's own things; another
     user's document or collection answers as unknown."""
     from playwright.sync_api import expect
@@ -218,32 +217,32 @@ def test_each_user_finds_and_opens_only_their_own(
     assert ann.post("/api/collections/sightings/items",
                     json={"entity": made["node"]}).status_code == 201
     for who, sees in (("bob", False), ("ann", True)):
-        for tab in open_page(browser, base, request):
-            tab.goto("/")
-            tab.get_by_role("form", name="Sign in").get_by_label("Token").fill(tokens[who])
-            tab.get_by_role("button", name="Sign in").click()
-            expect(tab.get_by_role("button", name="Sign out")).to_be_visible()
-            tab.goto("/#/search?q=albatross")
-            results = tab.get_by_role("list", name="Results").get_by_role("listitem")
-            if sees:
-                expect(results).to_have_count(2)  # the message and the document
-                expect(results.filter(has_text="nests on cliffs").get_by_role(
-                    "link", name="Collection sightings")).to_be_visible()
-            else:
-                expect(tab.get_by_role("status").filter(has_text="No hits")).to_be_visible()
-            tab.goto("/#/documents")
-            expect(tab.get_by_role("list", name="Documents").get_by_role(
-                "link", name="field-notes")).to_have_count(1 if sees else 0)
-            tab.goto("/#/documents/field-notes")
-            if sees:
-                expect(tab.get_by_role("region", name="Content")).to_contain_text("albatross")
-            else:
-                expect(tab.get_by_role("alert")).to_contain_text("NotFound")
-            tab.goto("/#/collections/sightings")
-            if sees:
-                expect(tab.get_by_role("list", name="Items").get_by_role("listitem")).to_have_count(1)
-            else:
-                expect(tab.get_by_role("alert")).to_contain_text("NotFound")
+        tab = new_page(base)
+        tab.goto("/")
+        tab.get_by_role("form", name="Sign in").get_by_label("Token").fill(tokens[who])
+        tab.get_by_role("button", name="Sign in").click()
+        expect(tab.get_by_role("button", name="Sign out")).to_be_visible()
+        tab.goto("/#/search?q=albatross")
+        results = tab.get_by_role("list", name="Results").get_by_role("listitem")
+        if sees:
+            expect(results).to_have_count(2)  # the message and the document
+            expect(results.filter(has_text="nests on cliffs").get_by_role(
+                "link", name="Collection sightings")).to_be_visible()
+        else:
+            expect(tab.get_by_role("status").filter(has_text="No hits")).to_be_visible()
+        tab.goto("/#/documents")
+        expect(tab.get_by_role("list", name="Documents").get_by_role(
+            "link", name="field-notes")).to_have_count(1 if sees else 0)
+        tab.goto("/#/documents/field-notes")
+        if sees:
+            expect(tab.get_by_role("region", name="Content")).to_contain_text("albatross")
+        else:
+            expect(tab.get_by_role("alert")).to_contain_text("NotFound")
+        tab.goto("/#/collections/sightings")
+        if sees:
+            expect(tab.get_by_role("list", name="Items").get_by_role("listitem")).to_have_count(1)
+        else:
+            expect(tab.get_by_role("alert")).to_contain_text("NotFound")
 
 
 def test_the_search_request_refuses_what_is_too_long(served: tuple[Loom, str]) -> None:

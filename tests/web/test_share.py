@@ -8,25 +8,23 @@ Every wait is Playwright's `expect` on what the user sees, never a duration."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from conftest import open_page
 from loomdb import Loom
 
 
 @pytest.fixture
-def other(browser: Any, served: tuple[Loom, str], request: pytest.FixtureRequest) -> Iterator[Any]:
+def other(new_page: Any, served: tuple[Loom, str]) -> Any:
     """A second browser (its own context: its own storage, no token)."""
-    yield from open_page(browser, served[1], request)
+    return new_page(served[1])
 
 
 @pytest.fixture
-def third(browser: Any, served: tuple[Loom, str], request: pytest.FixtureRequest) -> Iterator[Any]:
-    yield from open_page(browser, served[1], request)
+def third(new_page: Any, served: tuple[Loom, str]) -> Any:
+    return new_page(served[1])
 
 
 def test_the_share_view_makes_copies_lists_and_revokes(page: Any, other: Any,

@@ -1,5 +1,5 @@
-"""Tool calls waiting for a human: list them, approve (run and resume the turn) or
-deny (store an error result and resume).
+"""Tool calls waiting for a human: list them, approve (run and resume the turn), amend
+(run them with a person's inputs) or deny (store an error result and resume).
 
 A decision claims the call by compare-and-swap on its row (`pending` -> `running`),
 committed before any tool runs, so two people approving the same call at once run
@@ -114,6 +114,53 @@ def deny(
     the turn resumes so the model can read the refusal."""
     call, plan = _claim(loom, node, by or loom.actor, reason)
     return _finish(loom, call, plan, Env(config, environ, tools), reason or "denied")
+
+
+#: the most characters of JSON a person's amended input to one call may take
+AMEND_MAX = 256 * 1024
+
+
+def amend(
+    loom: Loom, node: str, inputs: Mapping[str, Any], *, by: str | None = None,
+    config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
+    tools: ToolsConfig | None = None,
+) -> Turn:
+    """Run a pending call with a person's inputs instead of the model's (`inputs`: call
+    id -> the input object), then resume its turn. The tool_use node gets a new version
+    holding what will run, selected in the turn's session, so the thread and the model
+    read what actually ran; the model's own version stays beside it."""
+    found = tool_call(loom, _node_id(loom, node))
+    if found is None:
+        raise NotFound("pending tool call", node, [p.node for p in pending(loom)])
+    _check_inputs(inputs, {c["id"] for c in found.calls})
+    with loom.unit(AGENTS):  # the claim and the version commit together, before any run
+        call, plan = _claim(loom, found.node, by or loom.actor, "amended")
+        original = loom.node(call.node)
+        content = [{**b, "input": inputs[b["id"]]}
+                   if b.get("type") == "tool_use" and b.get("id") in inputs else b
+                   for b in original.content]
+        at: Any = call.node
+        if plan.session is not None:
+            here = loom.resolve(plan.session)
+            if here.node == call.node:  # through the session, which then shows the version
+                at = here
+        loom.edit(at, content, author=by or loom.actor)
+    amended = Pending(call.node, call.tree, call.session, call.persona,
+                      [{**c, "input": inputs.get(c["id"], c["input"])} for c in call.calls],
+                      call.state, call.created_at)
+    return _finish(loom, amended, plan, Env(config, environ, tools), None)
+
+
+def _check_inputs(inputs: Any, ids: set[str]) -> None:
+    if not isinstance(inputs, Mapping) or not inputs:
+        raise InvalidInput("inputs", "give the amended input of at least one call, by its id")
+    for cid, value in inputs.items():
+        if cid not in ids:
+            raise InvalidInput(f"inputs.{str(cid)[:40]}", "is not a call of this node")
+        if not isinstance(value, dict):
+            raise InvalidInput(f"inputs.{cid}", "must be a JSON object")
+        if len(json.dumps(value, ensure_ascii=False)) > AMEND_MAX:
+            raise InvalidInput(f"inputs.{cid}", f"is longer than {AMEND_MAX} characters of JSON")
 
 
 def _finish(loom: Loom, call: Pending, plan: Plan, env: Env, refusal: str | None) -> Turn:

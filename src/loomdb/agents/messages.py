@@ -75,11 +75,16 @@ def _check_text(text: str) -> None:
     check_text(text, "--text")
 
 
-def inbox(loom: Loom, supervisor: str, *, state: str = "proposed") -> list[Message]:
-    """A supervisor's messages in a state (pending ones by default), oldest first."""
+def inbox(loom: Loom, supervisor: str | None, *, state: str = "proposed") -> list[Message]:
+    """A supervisor's messages in a state (pending ones by default), oldest first;
+    every supervisor's when `supervisor` is None."""
     with loom.unit(AGENTS) as db:
-        rows = db.execute(f"SELECT {_COLUMNS} FROM agent_messages WHERE supervisor = ? AND "
-                          "state = ? ORDER BY created_at", (supervisor, state))
+        if supervisor is None:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM agent_messages WHERE state = ? "
+                              "ORDER BY created_at", (state,))
+        else:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM agent_messages WHERE supervisor = ? "
+                              "AND state = ? ORDER BY created_at", (supervisor, state))
     return [Message(*r) for r in rows]
 
 

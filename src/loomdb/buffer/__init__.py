@@ -34,7 +34,7 @@ from __future__ import annotations
 from .. import generation as G
 from .document import authorship, diff, document, text
 from .drafts import append_draft, commit_draft, get_draft, set_draft
-from .looming import generate
+from .looming import generate, next_tokens
 from .navigation import alternatives, diverge, switch
 from .spans import edit_span
 from .values import (
@@ -53,5 +53,5 @@ G.register_mode("buffer", generate)
 __all__ = [
     "Alternative", "Alternatives", "At", "Divergence", "Document", "Piece", "Span", "Switched",
     "alternatives", "append_draft", "authorship", "commit_draft", "diff", "diverge", "document",
-    "edit_span", "generate", "get_draft", "set_draft", "switch", "text",
+    "edit_span", "generate", "get_draft", "next_tokens", "set_draft", "switch", "text",
 ]

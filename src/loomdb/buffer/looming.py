@@ -1,9 +1,11 @@
 """Branching: the draft committed, then N continuations of the document written by
-models as sibling nodes under it (a buffer tree's own way to generate)."""
+models as sibling nodes under it (a buffer tree's own way to generate); and looming
+one token at a time: the likeliest next tokens, offered to pick from."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from .. import generation as G
@@ -11,7 +13,7 @@ from ..errors import InvalidInput
 from ..headish import Position
 from ..model import Node
 from ..storage_ops import storage
-from .drafts import commit_inside, draft_ref, head_of, position, require_buffer
+from .drafts import commit_inside, draft_ref, head_of, position, read_draft, require_buffer
 from .values import At
 
 if TYPE_CHECKING:
@@ -74,3 +76,51 @@ def generate(
     result.moved = moved
     result.session = ref.name if ref is not None and ref.kind == "session" else None
     return result
+
+
+#: the most next tokens one looming step offers (providers give at most 20)
+TOP_LIMIT = 20
+
+
+def next_tokens(
+    loom: Loom,
+    at: At,
+    *,
+    top: int = 8,
+    models: Sequence[str] = (),
+    config: ProvidersConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+    lock: AbstractContextManager[Any] = nullcontext(),
+) -> list[dict[str, Any]]:
+    """Single-token looming: the `top` likeliest next tokens of the document (path text
+    + draft), best first, each `{"token", "logprob", "probability"}`. One model call of
+    one token with its logprobs; nothing is written (a person picks one and it goes
+    into the draft). A model that gives no logprobs is refused."""
+    import math
+
+    from ..logprobs import extract
+    from ..providers.clients import complete_many
+
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= TOP_LIMIT:
+        raise InvalidInput("top", f"must be between 1 and {TOP_LIMIT}, got {top}")
+    pos = position(loom, at)
+    require_buffer(loom, pos.tree)
+    ctx = loom.context(pos, None)
+    ref = draft_ref(loom, pos)
+    draft = read_draft(loom, ref.name) if ref is not None else ""
+    messages = list(ctx["messages"])
+    if draft:
+        messages.append({"role": "user", "content": [{"type": "text", "text": draft}]})
+    options = {**ctx["options"], "logprobs": True, "top_logprobs": top}
+    ask = {"messages": messages, "options": options}
+    [spec] = G.pick_models(loom, list(models)[:1], ask, config, environ)
+    with lock:
+        [answers] = complete_many([(spec, ask)], 1, max_tokens=1, environ=environ,
+                                  blob_reader=loom.blob, mode="completion")
+    assert not isinstance(answers, Exception)
+    found = extract(answers[0].raw_response)
+    if found is None or not found["top"]:
+        raise InvalidInput(f"model {spec.name!r}", "gives no logprobs; choose one that does")
+    best = sorted(((t, lp) for t, lp in found["top"][0] if lp is not None),
+                  key=lambda pair: -pair[1])[:top]
+    return [{"token": t, "logprob": lp, "probability": math.exp(lp)} for t, lp in best]

@@ -77,6 +77,16 @@ class Agents(AreaDoor):
         return A.approve(self.loom, self._call(node), by=by or self.sight.actor,
                          config=rt.config, environ=rt.environ, tools=rt.tools)
 
+    def amend_call(self, node: str, inputs: dict[str, Any], *,
+                   by: str | None = None) -> Turn:
+        """Run a pending call with a person's inputs (call id -> input) and resume its
+        turn; the call's node gets a version holding what ran."""
+        from ..agents import approvals as A
+
+        rt = self.runtime
+        return A.amend(self.loom, self._call(node), inputs, by=by or self.sight.actor,
+                       config=rt.config, environ=rt.environ, tools=rt.tools)
+
     def deny(self, node: str, *, reason: str | None = None, by: str | None = None) -> Turn:
         """Refuse a pending call; the turn resumes so the model reads the refusal."""
         from ..agents import approvals as A
@@ -84,6 +94,13 @@ class Agents(AreaDoor):
         rt = self.runtime
         return A.deny(self.loom, self._call(node), reason=reason, by=by or self.sight.actor,
                       config=rt.config, environ=rt.environ, tools=rt.tools)
+
+    def steps(self, node: str) -> dict[str, Any]:
+        """The turn through `node` (a node the caller sees), step by step as written so
+        far, and whether it answered, waits for a person or may still write."""
+        from ..agents.steps import steps
+
+        return steps(self.loom, self.sight.position(node).node)
 
     def message(self, mid: str) -> Message | None:
         """A supervised message by id, or None."""
@@ -108,8 +125,8 @@ class Agents(AreaDoor):
         self.sight.operator_only(_OPERATOR_ONLY)
         return M.propose(self.loom, from_session, to_session, text, supervisor=supervisor)
 
-    def inbox(self, supervisor: str) -> builtins.list[Message]:
-        """Proposed messages waiting for `supervisor`."""
+    def inbox(self, supervisor: str | None = None) -> builtins.list[Message]:
+        """Proposed messages waiting for `supervisor` (None: for anyone)."""
         from ..agents import messages as M
 
         self.sight.operator_only(_OPERATOR_ONLY)

@@ -21,6 +21,7 @@ from ..guard import Guard, Trust
 from . import docs, errors
 from .live import Writes
 from .routes import (
+    agents,
     blobs,
     buffer,
     collections,
@@ -80,7 +81,8 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router, documents.router, collections.router, references.router,
                    search.router, gc.router, forget.router, blobs.router,
-                   lineage.router, shares.router, live.router, shares.page_router):
+                   lineage.router, agents.router, shares.router, live.router,
+                   shares.page_router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
     app.include_router(gateway_router(loom, runtime=state.runtime),

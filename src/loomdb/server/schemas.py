@@ -260,6 +260,7 @@ class SpanOut(BaseModel):
     author: str
     node: str | None
     model: bool | None = None
+    kind: Literal["user", "model", "edit", "draft"] | None = None
 
 
 class BufferOut(BaseModel):

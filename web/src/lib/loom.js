@@ -1,0 +1,80 @@
+// Loom (buffer) mode as the page calls it: a buffer tree read as one document with who
+// wrote each span, its draft, N continuations, switching, span edits and the likeliest
+// next tokens.
+import { get, post, enc, token, ApiError } from "./api.js";
+
+export const documentAt = (h) => get(`/api/buffer/${enc(h)}?authorship=true`);
+export const setDraft = (h, text) => post(`/api/buffer/${enc(h)}?authorship=true`, { set: text });
+export const appendDraft = (h, text) => post(`/api/buffer/${enc(h)}?authorship=true`, { append: text });
+export const alternatives = (h, index) =>
+  get(`/api/buffer/${enc(h)}/alternatives?index=${enc(String(index))}`);
+export const switchTo = (h, node) => post(`/api/buffer/${enc(h)}/switch`, { node });
+export const editSpan = (h, start, end, text) =>
+  post(`/api/buffer/${enc(h)}/span?authorship=true`, { start, end, text });
+export const nextTokens = (h, top) => post(`/api/buffer/${enc(h)}/next`, { top }).then((d) => d.tokens);
+
+// N continuations written as server-sent events: `onDelta(index, text)` for each piece
+// of alternative `index` as the model writes it; resolves to the nodes stored.
+export async function generate(h, n, maxTokens, onDelta) {
+  const headers = { "Content-Type": "application/json" };
+  const t = token();
+  if (t) headers.Authorization = `Bearer ${t}`;
+  const res = await fetch(`/api/nodes/${enc(h)}/generate`, {
+    method: "POST", headers, body: JSON.stringify({ n, max_tokens: maxTokens, stream: true }),
+  });
+  if (!res.ok) {
+    const data = await res.json().catch(() => ({}));
+    const err = data.error ?? { type: "HTTP", message: String(res.status) };
+    throw new ApiError(res.status, err.type, err.message);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let pending = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    pending += value;
+    let cut;
+    while ((cut = pending.indexOf("\n\n")) >= 0) {
+      const raw = pending.slice(0, cut);
+      pending = pending.slice(cut + 2);
+      const event = /^event: (.*)$/m.exec(raw)?.[1];
+      const data = JSON.parse(/^data: (.*)$/m.exec(raw)?.[1] ?? "null");
+      if (event === "token") onDelta?.(data.index, data.delta);
+      else if (event === "done") return data.nodes;
+      else if (event === "error") throw new ApiError(502, data.error.type, data.error.message);
+    }
+  }
+  throw new ApiError(502, "StreamBroken", "the stream ended before the continuations were stored");
+}
+
+// A token as a person can read it: spaces and line breaks made visible.
+export function showToken(token) {
+  return token.replace(/ /g, "␣").replace(/\n/g, "⏎").replace(/\t/g, "⇥") || "∅";
+}
+
+export const percent = (p) => `${(p * 100).toFixed(p >= 0.1 ? 0 : 1)}%`;
+
+export const KINDS = [
+  ["user", "written by a person"],
+  ["model", "written by a model"],
+  ["edit", "changed by an edit"],
+  ["draft", "draft, not committed"],
+];
+
+// The document offset of a point in the rendered document (a text node inside a
+// span that carries data-start, or the container itself).
+export function offsetOf(root, node, offset) {
+  if (node.nodeType === Node.TEXT_NODE) {
+    const span = node.parentElement?.closest("[data-start]");
+    return span && root.contains(span) ? Number(span.dataset.start) + offset : null;
+  }
+  if (node === root) {
+    const child = root.children[offset];
+    if (child?.dataset.start !== undefined) return Number(child.dataset.start);
+    const last = root.lastElementChild;
+    return last ? Number(last.dataset.end) : 0;
+  }
+  const span = node.closest?.("[data-start]");
+  if (!span || !root.contains(span)) return null;
+  return offset === 0 ? Number(span.dataset.start) : Number(span.dataset.end);
+}
