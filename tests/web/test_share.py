@@ -164,6 +164,38 @@ def test_one_user_in_two_tabs_sees_the_other_tabs_messages(page: Any, other: Any
     assert page.evaluate("window.__same_page") is True
 
 
+def test_the_inbox_shows_a_call_asked_for_elsewhere(page: Any, served: tuple[Loom, str],
+                                                    name: str) -> None:
+    """A tool call an agent's turn leaves waiting (here: its row, as the turn writes it,
+    by the library) appears in an open inbox without a reload, and leaves it once
+    decided elsewhere."""
+    import json
+
+    from playwright.sync_api import expect
+
+    from loomdb.agents import AGENTS
+
+    lm, _ = served
+    lm.new_tree("Check the weather", session=name)
+    call = lm.append(name, [{"type": "tool_use", "id": "c1", "name": "weather", "input": {}}],
+                     role="assistant")
+    page.goto("/#/inbox")
+    page.evaluate("window.__same_page = true")
+    listed = page.get_by_role("article", name=f"Call weather in {name}")
+    expect(listed).to_have_count(0)
+    with lm.unit(AGENTS) as db:
+        db.execute("INSERT INTO agent_tool_calls (node, call_id, tree, tool, input, state, run, "
+                   "created_at, updated_at) VALUES (?, 'c1', ?, 'weather', ?, 'pending', ?, "
+                   "'2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+                   (call.id, call.tree, json.dumps([{"id": "c1", "name": "weather", "input": {}}]),
+                    json.dumps({"session": name, "persona": None})))
+    expect(listed).to_have_count(1)
+    with lm.unit(AGENTS) as db:
+        db.execute("UPDATE agent_tool_calls SET state = 'denied' WHERE node = ?", (call.id,))
+    expect(listed).to_have_count(0)
+    assert page.evaluate("window.__same_page") is True
+
+
 @pytest.fixture(scope="module")
 def with_users(served_store: tuple[str, Loom, str]) -> tuple[Loom, str, dict[str, str]]:
     """The module's store, with users ann and bob (from the first test that asks)."""
