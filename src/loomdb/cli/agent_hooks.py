@@ -7,7 +7,6 @@ commands (nor those import them back).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -58,7 +57,7 @@ def agent_turn(lm: Any, headish: str, models: list[str], n: int, max_tokens: int
     if n != 1 or len(models) > 1:
         raise InvalidInput("-n/--model", "an agent's turn runs one model, one answer at a time")
     turn = run_turn(lm, headish, models=models, max_steps=max_steps or DEFAULT_MAX_STEPS,
-                    persona=persona, max_tokens=max_tokens, config=config, environ=os.environ,
+                    persona=persona, max_tokens=max_tokens, config=config,
                     tools=tools_config(click.get_current_context()))
     ids = [node.id for node in turn.nodes]
     emit(as_json, {"nodes": ids, **turn.to_json()}, "\n".join(ids) + (

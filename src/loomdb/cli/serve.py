@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from ..errors import InvalidInput
-from . import JSON, argument, emit, loom
+from . import JSON, argument, emit, loom, settings_of
 from . import root as app
 from .models import providers_config
 
@@ -47,7 +45,8 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
 
         raise MissingExtra("loomdb serve", "server") from None
     application = create_app(lm, config=providers_config(ctx),
-                             trust=Trust.configured(host, allow_hosts, os.environ, lm.limits))
+                             trust=Trust.configured(host, allow_hosts, settings_of(ctx),
+                                                    lm.limits))
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     if as_json:
