@@ -23,6 +23,7 @@ from .model import Node
 
 if TYPE_CHECKING:
     from . import buffer as B
+    from .agents.config import ToolsConfig
     from .chat import Turn
     from .front import Door
     from .front.agents import Agents
@@ -415,4 +416,12 @@ def load_providers(path: str | Path | None = None) -> ProvidersConfig:
     return load_config(path)
 
 
-__all__ = ["Buffer", "Loom", "copy_store", "load_providers", "open"]
+def load_tools(path: str | Path | None = None) -> ToolsConfig:
+    """The programs and MCP servers of a tools.toml an agent's turn may run (None or a
+    missing file: none)."""
+    from .agents.config import load_tools as load
+
+    return load(path)
+
+
+__all__ = ["Buffer", "Loom", "copy_store", "load_providers", "load_tools", "open"]

@@ -32,7 +32,7 @@ def providers_config(ctx: click.Context) -> Any:
 def tools_config(ctx: click.Context) -> Any:
     """The programs a turn may run: $LOOMDB_TOOLS, else tools.toml in the store folder
     (beside providers.toml), else none."""
-    from ..agents.config import load_tools
+    from ..api import load_tools
 
     path = settings_of(ctx).tools
     if path is None:

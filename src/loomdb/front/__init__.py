@@ -2,7 +2,7 @@
 
 `loom.as_(caller)` is a `Door`: one object per area (`trees`, `nodes`, `refs`,
 `buffer`, `documents`, `collections`, `references`, `search`, `forget`, `gc`,
-`agents`), each method acting for `caller`, a `loomdb.users.Access`: the local
+`agents`, `users`), each method acting for `caller`, a `loomdb.users.Access`: the local
 operator (`users.Everyone`, who sees the whole store: the CLI, the library, MCP) or a
 user (`users.Owner`, who sees what they own: the HTTP API with a token). Authorization
 and name resolution happen here, once, for every edge: a name is resolved against
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .links import References, Search
     from .nodes import Nodes
     from .trees import Refs, Trees
+    from .users import Users
 
 
 class Door:
@@ -110,5 +111,11 @@ class Door:
 
         return Agents(self.sight, self.runtime)
 
+    @cached_property
+    def users(self) -> Users:
+        from .users import Users
 
-__all__ = ["Door", "Runtime"]
+        return Users(self.sight, self.runtime)
+
+
+__all__ = ["Access", "Door", "Runtime"]
