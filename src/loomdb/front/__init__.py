@@ -25,11 +25,13 @@ from .runtime import Runtime
 from .sight import Sight
 
 if TYPE_CHECKING:
+    from ..exchanges.exchange import ClientFactory
     from .agents import Agents
     from .buffer import BufferDoor
     from .collections import Collections
     from .documents import Documents
     from .forget import Forget, Gc
+    from .gateway import Gateway
     from .links import References, Search
     from .nodes import Nodes
     from .trees import Refs, Trees
@@ -110,6 +112,13 @@ class Door:
         from .agents import Agents
 
         return Agents(self.sight, self.runtime)
+
+    def gateway(self, clients: ClientFactory | None = None) -> Gateway:
+        """The OpenAI-compatible gateway's operations (the operator's), making model
+        clients with `clients` (default: the runtime's providers); one per router."""
+        from .gateway import Gateway
+
+        return Gateway(self.sight, self.runtime, clients)
 
     @cached_property
     def users(self) -> Users:
