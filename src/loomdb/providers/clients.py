@@ -357,9 +357,11 @@ def client_for(
     if spec.kind == "anthropic":
         return AnthropicClient(spec, environ=environ, blob_reader=blob_reader)
     if spec.kind == "local":
+        from ..settings import Settings
         from .local import LocalClient
 
-        return LocalClient(spec, (environ or {}).get("LOOMDB_MODEL_THREADS"))
+        # the thread count the settings read from the same environment
+        return LocalClient(spec, Settings.from_environ(environ or {}).model_threads)
     raise InvalidInput("provider", f"unknown provider kind {spec.kind!r}")
 
 
