@@ -102,7 +102,12 @@ def main() -> None:
     ap.add_argument("--matches", type=int, default=2000)
     ap.add_argument("--modes", default="text")
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--store", help="build (or, when it has users, reuse) this store: "
+                    "time two trees' code on the same data, one after the other")
     args = ap.parse_args()
+    if args.store:
+        timed(args.store, args)
+        return
     print(f"loomdb from {Path(loomdb.__file__).parent}")
     for backend in args.backends.split(","):
         with tempfile.TemporaryDirectory() as tmp:
@@ -135,6 +140,26 @@ def main() -> None:
             finally:
                 if backend != "sqlite":
                     ctx.__exit__(None, None, None)
+
+
+def timed(url: str, args: argparse.Namespace) -> None:
+    """Build the store at `url` once (when it has no users), then time."""
+    from loomdb.users import list_users
+
+    with loomdb.open(url) as loom:
+        users = {u.name: Owner(loom, u) for u in list_users(loom)}
+        if not users:
+            users = build(loom, args.users, args.matches)
+            loom.search(WORD)
+        print(f"{url}: {len(users) - 1} users + few")
+        for mode in args.modes.split(","):
+            loom.search(WORD, mode=mode)  # (indexed and embedded before timing)
+            for kind, who in (("a user of 2,000", users["user0"]),
+                              ("few (5 low-ranked)", users["few"])):
+                door = loom.as_(who)
+                ms, n = median_ms(lambda d=door, m=mode: d.search(WORD, mode=m, limit=20),
+                                  args.repeat)
+                print(f"  {mode:8} {kind:20} median {ms:8.1f} ms, {n} hits")
 
 
 if __name__ == "__main__":
