@@ -81,3 +81,25 @@ def test_the_scan_sees_every_way_of_reading(source: str) -> None:
 def test_the_scan_passes_a_mapping_handed_down() -> None:
     assert not reads(ast.parse("def f(environ):\n    return environ.get('A')\n"
                                "class S:\n    environ = {}\nS().environ"))
+
+
+def test_a_call_reads_api_keys_from_the_settings_its_store_was_opened_with(
+        tmp_path: Path) -> None:
+    """Below the edge, a model call finds its key in the settings handed down (here a
+    library program's own), never in the process's environment."""
+    import loomdb
+    from loomdb import ProviderError
+    from loomdb.settings import Settings
+
+    toml = tmp_path / "providers.toml"
+    toml.write_text('[models.far]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                    'model = "m"\napi_key_env = "FAR_KEY"\nmax_retries = 0\ntimeout = 2\n')
+    config = loomdb.load_providers(toml)
+    for environ, keyless in (({}, True), ({"FAR_KEY": "k"}, False)):
+        with loomdb.open(tmp_path / f"s{len(environ)}",
+                         settings=Settings.from_environ(environ)) as lm:
+            for call in (lambda: lm.chat_turn("s", "hello", model="far", config=config),
+                         lambda: lm.generate("s", models=["far"], config=config)):
+                with pytest.raises(ProviderError) as caught:
+                    call()
+                assert ("no API key" in str(caught.value)) is keyless, caught.value

@@ -170,6 +170,10 @@ class Loom(CoreLoom):
         rt = self.runtime if environ is None else self.runtime.with_environ(environ)
         return self.as_(self.operator, runtime=replace(rt, config=config or rt.config))
 
+    def _environ(self, environ: Mapping[str, str] | None) -> Mapping[str, str]:
+        """Where a call's API keys are read: its own, else the runtime's (settings)."""
+        return self.runtime.environ if environ is None else environ
+
     @property
     def documents(self) -> Documents:
         """Versioned documents (`loomdb.front.documents`), for the operator."""
@@ -255,7 +259,7 @@ class Loom(CoreLoom):
         from .chat import turn
 
         return turn(self, session, text, model=model, system=system, max_tokens=max_tokens,
-                    stream=stream, config=config, environ=environ)
+                    stream=stream, config=config, environ=self._environ(environ))
 
     def compact(
         self,
@@ -272,8 +276,8 @@ class Loom(CoreLoom):
         moves to it. NotCompacted, nothing written, when it would not be shorter."""
         from .compaction import compact
 
-        return compact(self, at, keep=keep, model=model, config=config, environ=environ,
-                       max_tokens=max_tokens)
+        return compact(self, at, keep=keep, model=model, config=config,
+                       environ=self._environ(environ), max_tokens=max_tokens)
 
     def maybe_compact(
         self, at: At, *, config: ProvidersConfig | None = None,
@@ -282,7 +286,7 @@ class Loom(CoreLoom):
         """Compact when the thread's options ask for it and it is past the threshold."""
         from .compaction import maybe_compact
 
-        return maybe_compact(self, at, config=config, environ=environ)
+        return maybe_compact(self, at, config=config, environ=self._environ(environ))
 
     def request(
         self,
