@@ -244,11 +244,16 @@ class TestUrls:
     def test_blobs_default_to_the_environment_then_a_local_folder(
         self, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        from loomdb.settings import Settings
+
         bare = split_url(url)[0]
-        monkeypatch.setenv("LOOMDB_BLOBS", "memory://from-env")
-        backend, blobs = open_postgres(bare)
+        backend, blobs = open_postgres(
+            bare, Settings.from_environ({"LOOMDB_BLOBS": "memory://from-env"}))
         backend.close()
         assert isinstance(blobs, ObjectBlobStore) and blobs.url == "memory://from-env"
+        monkeypatch.setenv("LOOMDB_BLOBS", "memory://from-env")  # read at an edge only
+        with loomdb.open(bare) as lm:
+            assert isinstance(lm.blobs, ObjectBlobStore) and lm.blobs.url == "memory://from-env"
         monkeypatch.delenv("LOOMDB_BLOBS")
         monkeypatch.chdir(tmp_path)
         backend, blobs = open_postgres(bare)

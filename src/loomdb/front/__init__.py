@@ -2,7 +2,7 @@
 
 `loom.as_(caller)` is a `Door`: one object per area (`trees`, `nodes`, `refs`,
 `buffer`, `documents`, `collections`, `references`, `search`, `forget`, `gc`,
-`agents`), each method acting for `caller`, a `loomdb.users.Access`: the local
+`agents`, `users`), each method acting for `caller`, a `loomdb.users.Access`: the local
 operator (`users.Everyone`, who sees the whole store: the CLI, the library, MCP) or a
 user (`users.Owner`, who sees what they own: the HTTP API with a token). Authorization
 and name resolution happen here, once, for every edge: a name is resolved against
@@ -25,14 +25,17 @@ from .runtime import Runtime
 from .sight import Sight
 
 if TYPE_CHECKING:
+    from ..exchanges.exchange import ClientFactory
     from .agents import Agents
     from .buffer import BufferDoor
     from .collections import Collections
     from .documents import Documents
     from .forget import Forget, Gc
+    from .gateway import Gateway
     from .links import References, Search
     from .nodes import Nodes
     from .trees import Refs, Trees
+    from .users import Users
 
 
 class Door:
@@ -110,5 +113,18 @@ class Door:
 
         return Agents(self.sight, self.runtime)
 
+    def gateway(self, clients: ClientFactory | None = None) -> Gateway:
+        """The OpenAI-compatible gateway's operations (the operator's), making model
+        clients with `clients` (default: the runtime's providers); one per router."""
+        from .gateway import Gateway
 
-__all__ = ["Door", "Runtime"]
+        return Gateway(self.sight, self.runtime, clients)
+
+    @cached_property
+    def users(self) -> Users:
+        from .users import Users
+
+        return Users(self.sight, self.runtime)
+
+
+__all__ = ["Access", "Door", "Runtime"]

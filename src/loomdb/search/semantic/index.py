@@ -58,7 +58,7 @@ def catch_up(loom: Loom) -> int:
             rows = pending(db, _BATCH)
         if not rows:
             return done
-        vectors = embed([r[1] for r in rows])
+        vectors = embed([r[1] for r in rows], threads=loom.settings.model_threads)
         with loom.unit(SEMANTIC) as db:
             _store(db, [r[0] for r in rows], vectors)
         done += len(rows)
