@@ -160,8 +160,8 @@ def overhead(db: str, size: int, turns: int) -> None:
 def matching(db: str, sizes: list[int]) -> None:
     """Path matching alone (convert, digests, memo look-up) against history length."""
     import loomdb
-    from loomdb.gateway import convert, paths
-    from loomdb.gateway.exchange import Gateway
+    from loomdb.exchanges import convert, paths
+    from loomdb.exchanges.exchange import Gateway
 
     print("path matching (convert + prefix digests + memo look-up), CPU time per request:")
     points = []

@@ -25,7 +25,7 @@ from loomdb.store import areas
 SRC = Path(__file__).resolve().parents[1] / "src" / "loomdb"
 #: packages holding areas (and the services that have no tables: they hold no SQL)
 PACKAGES = ("documents", "collections", "references", "search", "users", "agents",
-            "gateway", "gc", "forget", "shares")
+            "exchanges", "gc", "forget", "shares")
 #: catalogs and set-returning functions a statement may read
 CATALOGS = {"sqlite_master", "pg_trigger", "pg_class", "pg_extension",
             "pg_available_extensions", "generate_series"}
@@ -174,7 +174,7 @@ def test_the_scan_sees_each_areas_sql() -> None:
     seen = {p: sum(len(tables_named(t)) for path in (SRC / p).rglob("*.py")
                    for t in module_strings(path)) for p in PACKAGES}
     assert all(seen[p] >= 4 for p in ("documents", "collections", "references", "search",
-                                      "users", "agents", "gateway", "shares")), seen
+                                      "users", "agents", "exchanges", "shares")), seen
     assert seen["gc"] == seen["forget"] == 0
     assert {"nodes", "trees", "ref_log"} <= core_tables()
     assert {"doc_contents", "search_entries", "ref_links", "user_trees"} <= every_table()

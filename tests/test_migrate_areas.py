@@ -29,7 +29,7 @@ from loomdb.collections import service as collections
 from loomdb.documents import DOCUMENTS
 from loomdb.documents import service as documents
 from loomdb.errors import InvalidInput
-from loomdb.gateway import paths as gateway
+from loomdb.exchanges import paths as gateway
 from loomdb.references import service as references
 from loomdb.search.service import Query, search
 from loomdb.store import areas

@@ -244,11 +244,16 @@ class TestUrls:
     def test_blobs_default_to_the_environment_then_a_local_folder(
         self, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        from loomdb.settings import Settings
+
         bare = split_url(url)[0]
-        monkeypatch.setenv("LOOMDB_BLOBS", "memory://from-env")
-        backend, blobs = open_postgres(bare)
+        backend, blobs = open_postgres(
+            bare, Settings.from_environ({"LOOMDB_BLOBS": "memory://from-env"}))
         backend.close()
         assert isinstance(blobs, ObjectBlobStore) and blobs.url == "memory://from-env"
+        monkeypatch.setenv("LOOMDB_BLOBS", "memory://from-env")  # read at an edge only
+        with loomdb.open(bare) as lm:
+            assert isinstance(lm.blobs, ObjectBlobStore) and lm.blobs.url == "memory://from-env"
         monkeypatch.delenv("LOOMDB_BLOBS")
         monkeypatch.chdir(tmp_path)
         backend, blobs = open_postgres(bare)
@@ -332,3 +337,30 @@ class TestCitusStatements:
                 })
         assert answers[0] == answers[1]
         assert answers[1]["verify"] and len(answers[1]["subtree"]) == 5
+
+
+def test_a_big_import_leaves_the_planner_statistics_current(tmp_path: Path, url: str) -> None:
+    """A table filled by one import and not yet analyzed made a path's walk take
+    seconds (the planner guessed the table empty); an import of 1,000+ messages, and a
+    copy, analyze it before they return. `reltuples` is -1 for a table never analyzed."""
+    from loomdb.interop.importer import SETTLE_AFTER
+
+    source = str(tmp_path / "source")
+    with loomdb.open(source) as lm:
+        lm.new_tree("the start", session="s")
+        with lm.backend.transaction():
+            for i in range(SETTLE_AFTER + 10):
+                lm.append("s", f"step {i}", role="user")
+        lm.export_file(tmp_path / "all.json")
+    with loomdb.open(url) as pg:
+        never = pg.backend.execute("SELECT reltuples FROM pg_class WHERE relname = 'nodes'")
+        assert never[0][0] == -1
+        report = pg.import_file(tmp_path / "all.json")
+        assert report.nodes == SETTLE_AFTER + 11
+        counted = pg.backend.execute("SELECT reltuples FROM pg_class WHERE relname = 'nodes'")
+        assert counted[0][0] == SETTLE_AFTER + 11
+    with fresh_postgres_url() as other:
+        loomdb.api.copy_store(source, other)
+        with loomdb.open(other) as copied:
+            rows = copied.backend.execute("SELECT reltuples FROM pg_class WHERE relname = 'nodes'")
+            assert rows[0][0] == SETTLE_AFTER + 11

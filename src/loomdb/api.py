@@ -23,6 +23,7 @@ from .model import Node
 
 if TYPE_CHECKING:
     from . import buffer as B
+    from .agents.config import ToolsConfig
     from .chat import Turn
     from .front import Door
     from .front.agents import Agents
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from .interop.report import ImportReport, Outcome
     from .interop.watch import Watcher
     from .providers.config import ModelSpec, ProvidersConfig
+    from .settings import Settings
     from .transfer import CopyReport
     from .treeview import TreeView
     from .users import Access
@@ -128,11 +130,12 @@ class Loom(CoreLoom):
     @property
     def runtime(self) -> Runtime:
         """How models and programs are reached (`loomdb.front.runtime`): given by the
-        edge that opened the store; the default reaches the built-in models."""
+        edge that opened the store; the default reaches the built-in models, with API
+        keys from the store's settings."""
         if self._runtime is None:
             from .front.runtime import Runtime
 
-            self._runtime = Runtime()
+            self._runtime = Runtime(settings=self.settings)
         return self._runtime
 
     @runtime.setter
@@ -166,9 +169,12 @@ class Loom(CoreLoom):
             return self._door
         from dataclasses import replace
 
-        rt = self.runtime
-        return self.as_(self.operator, runtime=replace(
-            rt, config=config or rt.config, environ=rt.environ if environ is None else environ))
+        rt = self.runtime if environ is None else self.runtime.with_environ(environ)
+        return self.as_(self.operator, runtime=replace(rt, config=config or rt.config))
+
+    def _environ(self, environ: Mapping[str, str] | None) -> Mapping[str, str]:
+        """Where a call's API keys are read: its own, else the runtime's (settings)."""
+        return self.runtime.environ if environ is None else environ
 
     @property
     def documents(self) -> Documents:
@@ -260,7 +266,7 @@ class Loom(CoreLoom):
         from .chat import turn
 
         return turn(self, session, text, model=model, system=system, max_tokens=max_tokens,
-                    stream=stream, config=config, environ=environ)
+                    stream=stream, config=config, environ=self._environ(environ))
 
     def compact(
         self,
@@ -277,8 +283,8 @@ class Loom(CoreLoom):
         moves to it. NotCompacted, nothing written, when it would not be shorter."""
         from .compaction import compact
 
-        return compact(self, at, keep=keep, model=model, config=config, environ=environ,
-                       max_tokens=max_tokens)
+        return compact(self, at, keep=keep, model=model, config=config,
+                       environ=self._environ(environ), max_tokens=max_tokens)
 
     def maybe_compact(
         self, at: At, *, config: ProvidersConfig | None = None,
@@ -287,7 +293,7 @@ class Loom(CoreLoom):
         """Compact when the thread's options ask for it and it is past the threshold."""
         from .compaction import maybe_compact
 
-        return maybe_compact(self, at, config=config, environ=environ)
+        return maybe_compact(self, at, config=config, environ=self._environ(environ))
 
     def request(
         self,
@@ -381,18 +387,36 @@ class Loom(CoreLoom):
         return tree_view(self, name)
 
 
-def open(db: str | Path | None = None, **options: Any) -> Loom:  # noqa: A001 - mirrors sqlite3.connect
-    """Open the store at a folder or URL (default: $LOOMDB_URL, $LOOMDB_HOME, ./.loomdb)."""
-    return Loom.open(db, **options)
+def _settings(settings: Settings | None) -> Settings:
+    """The settings given, else the process's environment read now: `loomdb.open` and
+    `loomdb.copy_store` are the library's entry points, an edge like the CLI."""
+    if settings is not None:
+        return settings
+    from .settings import Settings
+
+    return Settings.from_environ(os.environ)
+
+
+def open(db: str | Path | None = None, *, settings: Settings | None = None,  # noqa: A001 - mirrors sqlite3.connect
+         **options: Any) -> Loom:
+    """Open the store at a folder or URL (default: $LOOMDB_URL, $LOOMDB_HOME, ./.loomdb).
+
+    Without `settings` the process's environment is read once, here (`loomdb.settings`:
+    the default store, SQLite's durability, a PostgreSQL store's blobs, API keys);
+    `settings=Settings()` opens a store that sees no environment at all."""
+    return Loom.open(db, settings=_settings(settings), **options)
 
 
 def copy_store(source: str, target: str, *, force: bool = False,
-               partitions: int = 0) -> CopyReport:
+               partitions: int = 0, settings: Settings | None = None) -> CopyReport:
     """Copy the whole store at `source` into the one at `target` (`loomdb migrate`);
-    `partitions` > 0 splits a new PostgreSQL target's per-tree tables by tree id."""
+    `partitions` > 0 splits a new PostgreSQL target's per-tree tables by tree id.
+    `settings` as for `open`."""
     from .store.partitions import with_partitions
 
-    with Loom.open(source) as src, Loom.open(with_partitions(target, partitions)) as dst:
+    given = _settings(settings)
+    with Loom.open(source, settings=given) as src, \
+            Loom.open(with_partitions(target, partitions), settings=given) as dst:
         return src.copy_to(dst, force=force)
 
 
@@ -403,4 +427,12 @@ def load_providers(path: str | Path | None = None) -> ProvidersConfig:
     return load_config(path)
 
 
-__all__ = ["Buffer", "Loom", "copy_store", "load_providers", "open"]
+def load_tools(path: str | Path | None = None) -> ToolsConfig:
+    """The programs and MCP servers of a tools.toml an agent's turn may run (None or a
+    missing file: none)."""
+    from .agents.config import load_tools as load
+
+    return load(path)
+
+
+__all__ = ["Buffer", "Loom", "copy_store", "load_providers", "load_tools", "open"]

@@ -31,13 +31,15 @@ Every refusal is one line, `{"error": {"type", "message"}}`, and nothing is writ
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .jsondepth import TooDeep, check_text
 from .limits import DEFAULT, Limits
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -86,14 +88,13 @@ class Trust:
         return cls(frozenset(hosts), limits, frozenset(uploads))
 
     @classmethod
-    def configured(cls, bind: str, allow: Iterable[str], environ: Mapping[str, str],
+    def configured(cls, bind: str, allow: Iterable[str], settings: Settings,
                    limits: Limits) -> Trust:
         """What a server started by `loomdb serve` / `loomdb gateway` trusts: `serving`
-        with the names of `$LOOMDB_ALLOW_HOSTS` (comma- or space-separated) added, and
-        `limits` with every `$LOOMDB_LIMIT_<NAME>` applied (read once, at start)."""
-        named = [h for h in re.split(r"[,\s]+", environ.get("LOOMDB_ALLOW_HOSTS", "")) if h]
-        return cls.serving(bind, [*allow, *named],
-                           limits=Limits.from_environ(environ, limits))
+        with the settings' host names (`$LOOMDB_ALLOW_HOSTS`, comma- or space-separated)
+        added, and `limits` with every `$LOOMDB_LIMIT_<NAME>` applied (read once, at start)."""
+        return cls.serving(bind, [*allow, *settings.allow_hosts],
+                           limits=settings.limits(limits))
 
 
 

@@ -31,6 +31,8 @@ from .limits import Limits
 from .model import Anchor, Node, Ref, Tree, now
 from .overlay import OverlayOps
 from .ref_ops import RefOps
+from .settings import NONE as NO_SETTINGS
+from .settings import Settings
 from .storage_ops import Storage
 from .store import areas
 from .store.areas import Area, Unit
@@ -54,8 +56,11 @@ class Loom(WriteOps, RefOps, OverlayOps):
         actor: str = "human",
         max_content_bytes: int = C.DEFAULT_MAX_CONTENT_BYTES,
         limits: Limits = DEFAULT_LIMITS,
+        settings: Settings = NO_SETTINGS,
     ) -> None:
         self.backend = backend
+        #: what the edge that opened this store read from its environment (loomdb.settings)
+        self.settings = settings
         #: what an untrusted caller may send (sizes, depths, counts): see loomdb.limits
         self.limits = limits
         self.blobs = blobs
@@ -101,17 +106,19 @@ class Loom(WriteOps, RefOps, OverlayOps):
         self._anchors[anchor.id] = anchor
 
     @classmethod
-    def open(cls, db: str | Path | None = None, **options: Any) -> Self:
-        """Open (creating and migrating if needed) the store at a folder or URL."""
+    def open(cls, db: str | Path | None = None, *, settings: Settings = NO_SETTINGS,
+             **options: Any) -> Self:
+        """Open (creating and migrating if needed) the store at a folder or URL (None:
+        the settings' store, `./.loomdb` without any)."""
         from .store import open_store
 
-        backend, blobs = open_store(db)
+        backend, blobs = open_store(db, settings)
         try:
             backend.migrate()
         except BaseException:
             backend.close()  # a refused open leaves no connection behind
             raise
-        return cls(backend, blobs, **options)
+        return cls(backend, blobs, settings=settings, **options)
 
     def close(self) -> None:
         """Release the store's connections."""

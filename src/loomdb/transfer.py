@@ -107,6 +107,7 @@ def copy_store(src: Loom, dst: Loom, *, force: bool = False) -> CopyReport:
                 )
             report.verified += result.checked
         _copy_areas(src, dst, found, report)
+    dst.backend.settle()
     return report
 
 

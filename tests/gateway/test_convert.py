@@ -8,8 +8,8 @@ import json
 import pytest
 
 from loomdb import InvalidInput
-from loomdb.gateway import convert
-from loomdb.gateway.paths import Digests
+from loomdb.exchanges import convert
+from loomdb.exchanges.paths import Digests
 
 
 def one(msg: dict[str, object]) -> convert.Message:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from loomdb import Loom
+from loomdb.exchanges import paths
+from loomdb.exchanges.exchange import Gateway
 from loomdb.forget import service as F
-from loomdb.gateway import paths
-from loomdb.gateway.exchange import Gateway
 from loomdb.providers.base import Completion
 
 ANSWER = Completion(content=[{"type": "text", "text": "fine"}], stop_reason="end_turn",

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from loomdb import Loom
-from loomdb.gateway import paths
-from loomdb.gateway.exchange import Gateway
+from loomdb.exchanges import paths
+from loomdb.exchanges.exchange import Gateway
 from loomdb.providers.base import Completion
 
 
@@ -124,7 +124,7 @@ def test_continuing_a_path_written_elsewhere(loom: Loom, answer: Completion) -> 
     gw = Gateway(loom)
     msgs = [{"role": "user", "content": "From the CLI"},
             {"role": "assistant", "content": "An answer"}, {"role": "user", "content": "Next"}]
-    from loomdb.gateway.convert import messages
+    from loomdb.exchanges.convert import messages
 
     ex = gw.exchange_of({"model": "local"}, messages(msgs))
     rec = gw.record(ex, [answer], None, paths.Hit(1, head.id, tree.id))

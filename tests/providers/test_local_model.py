@@ -196,20 +196,21 @@ class TestLoading:
 class TestThreads:
     """`$LOOMDB_MODEL_THREADS`: every core when unset, a bad value one clear error."""
 
-    def test_the_setting_is_read_and_checked(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_the_setting_is_read_and_checked(self) -> None:
         import os
 
         from loomdb.errors import InvalidInput
         from loomdb.providers.local import threads
+        from loomdb.settings import Settings
 
-        monkeypatch.delenv("LOOMDB_MODEL_THREADS", raising=False)
-        assert threads() == (os.cpu_count() or 1)
-        monkeypatch.setenv("LOOMDB_MODEL_THREADS", " 3 ")
-        assert threads() == 3
+        def given(environ: dict[str, str]) -> int:
+            return threads(Settings.from_environ(environ).model_threads)
+
+        assert given({}) == threads() == (os.cpu_count() or 1)
+        assert given({"LOOMDB_MODEL_THREADS": " 3 "}) == 3
         for bad in ("two", "0", "-1", "1.5"):
-            monkeypatch.setenv("LOOMDB_MODEL_THREADS", bad)
             with pytest.raises(InvalidInput, match="LOOMDB_MODEL_THREADS.*whole number"):
-                threads()
+                given({"LOOMDB_MODEL_THREADS": bad})
 
     def test_a_bad_value_stops_generate_with_one_line_and_writes_nothing(
             self, tmp_path: Any) -> None:

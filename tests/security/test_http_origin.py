@@ -100,10 +100,12 @@ def test_the_page_and_plain_clients_still_write(served: tuple[Loom, str]) -> Non
 
 def test_allowed_hosts_are_the_operators_choice(served: tuple[Loom, str]) -> None:
     from loomdb.guard import Trust
+    from loomdb.settings import Settings
 
     lm, _ = served
-    trust = Trust.configured("127.0.0.1", ["loom.example"],
-                             {"LOOMDB_ALLOW_HOSTS": "other.example, third.example"}, lm.limits)
+    trust = Trust.configured(
+        "127.0.0.1", ["loom.example"],
+        Settings.from_environ({"LOOMDB_ALLOW_HOSTS": "other.example, third.example"}), lm.limits)
     with serving(create_app(lm, trust=trust)) as base, client(base) as c:
         for name in ("loom.example", "other.example", "third.example:443", "127.0.0.1"):
             assert c.get("/api/trees", headers={"host": name}).status_code == 200, name

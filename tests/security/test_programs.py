@@ -317,7 +317,8 @@ def test_a_program_gets_a_minimal_environment(tmp_path: Path,
                                "env": {"PROJECT": "loom"}}},
         "servers": {"probe": {"command": probe.servers["probe"].command,
                               "args": list(probe.servers["probe"].args)}}}))
-    box = toolbox({"tools": ["env_dump"], "servers": ["probe"]}, config)
+    # the environment an edge hands down (Runtime.environ); nothing reads the process's
+    box = toolbox({"tools": ["env_dump"], "servers": ["probe"]}, config, environ=os.environ)
     got = run_tool(box, "env_dump", {}, no_builtin)
     assert not got.is_error, got.text
     env = json.loads(got.text)

@@ -1,7 +1,8 @@
 """Running a configured program: a minimal environment and a time limit.
 
 A program (a tools.toml tool, or an MCP server) gets only PATH, HOME and LANG of
-loomdb's own environment plus what its entry names in `env`: the provider keys and
+loomdb's own environment (the settings the edge read: `Runtime.environ`, never the
+process's read here) plus what its entry names in `env`: the provider keys and
 anything else loomdb was started with stay out unless the operator passes them on.
 It runs in its own process group, and when it takes longer than its limit the whole
 group is killed (a shell's children too), so nothing it started outlives the call.
@@ -23,8 +24,9 @@ INHERITED = ("PATH", "HOME", "LANG")
 
 
 def environment(program: Program, environ: Mapping[str, str] | None) -> dict[str, str]:
-    """The environment a program starts with."""
-    base = os.environ if environ is None else environ
+    """The environment a program starts with: the inherited variables of `environ`
+    (the settings' environment; None: none) and the entry's own."""
+    base = environ or {}
     return {**{k: base[k] for k in INHERITED if k in base}, **program.env}
 
 

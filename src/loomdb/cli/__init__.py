@@ -2,8 +2,9 @@
 
     loomdb [--db PATH|URL] COMMAND ARGS... [--json]
 
-This package is the only place (with the HTTP server) that reads the environment,
-prints, or exits. Library errors become exit code 2 with a one-line message on
+This package is the only place (with `loomdb.open`, the library's entry point) that
+reads the environment, once, into one `loomdb.settings.Settings` every command shares;
+with the server it is the only place that prints or exits. Library errors become exit code 2 with a one-line message on
 stderr, or `{"error": ...}` on stdout when `--json` was given; nothing is written.
 """
 
@@ -22,6 +23,7 @@ from ..errors import InvalidInput, LoomError, UsageError
 
 if TYPE_CHECKING:
     from ..api import Loom
+    from ..settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,10 +51,12 @@ COMMANDS = {
 
 
 class State:
-    """What every command shares: where the store is, opened on first use."""
+    """What every command shares: where the store is, opened on first use, and the
+    settings read from the environment."""
 
-    def __init__(self, db: str | None) -> None:
+    def __init__(self, db: str | None, settings: Settings) -> None:
         self.db = db
+        self.settings = settings
         self._loom: Loom | None = None
 
     @property
@@ -60,10 +64,10 @@ class State:
         """The store, opened (and migrated) on first use: `--help` never opens it."""
         if self._loom is None:
             from ..api import open as open_store
-            from ..limits import Limits
 
-            # the edge reads the limits an operator set (LOOMDB_LIMIT_<NAME>)
-            self._loom = open_store(self.db, limits=Limits.from_environ(os.environ))
+            # with the limits an operator set (LOOMDB_LIMIT_<NAME>)
+            self._loom = open_store(self.db, settings=self.settings,
+                                    limits=self.settings.limits())
         return self._loom
 
     def close(self) -> None:
@@ -166,9 +170,11 @@ class Commands(Group):
 @click.pass_context
 def root(ctx: click.Context, db: str | None) -> None:
     """Git for LLM conversations: branch, fork, edit, and assemble context."""
-    import os
+    from ..settings import DEFAULT_HOME, Settings
 
-    state = State(db or os.environ.get("LOOMDB_HOME") or ".loomdb")
+    # the one read of the environment: every command gets its settings from here
+    given = Settings.from_environ(os.environ)
+    state = State(db or given.home or DEFAULT_HOME, given)
     ctx.obj = state
     ctx.call_on_close(state.close)
 
@@ -178,6 +184,13 @@ def loom(ctx: click.Context) -> Loom:
     state = ctx.find_object(State)
     assert state is not None
     return state.loom
+
+
+def settings_of(ctx: click.Context) -> Settings:
+    """What the command read from its environment (see State)."""
+    state = ctx.find_object(State)
+    assert state is not None
+    return state.settings
 
 
 def emit(as_json: bool, value: Any, text: str | None = None) -> None:

@@ -7,34 +7,28 @@ commands (nor those import them back).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
 
 from ..errors import InvalidInput
-from . import emit, loom
+from . import emit, loom, settings_of
 from .settings import tools_config
 
 
 def _target(lm: Any, headish: str | None, route: str | None) -> Any:
-    from ..agents.routing import parse_route
-    from ..agents.routing import route as resolve
-
     if (headish is None) == (route is None):
         raise InvalidInput("headish", "give a HEADISH or --route, not both")
-    return resolve(lm, *parse_route(route)) if route is not None else None
+    return lm.agents.route_to(route) if route is not None else None
 
 
 def routed(lm: Any, headish: str | None, route: str | None) -> Any:
     """`add`: the append at HEADISH, or at where --route leads (a persona's first
     message starts its session)."""
-    from ..agents.routing import write
-
     target = _target(lm, headish, route)
     if target is None:
         return lambda content, **fields: lm.append(headish, content, **fields)
-    return lambda content, **fields: write(lm, target, content, **fields)
+    return lambda content, **fields: lm.agents.write(target, content, **fields)
 
 
 def route_to(lm: Any, headish: str | None, route: str | None) -> str:
@@ -51,15 +45,17 @@ def agent_turn(lm: Any, headish: str, models: list[str], n: int, max_tokens: int
                max_steps: int | None, persona: str | None, config: Any, as_json: bool) -> bool:
     """`generate` as an agent's turn when it is one (see `loop.wants_turn`); False
     when plain generation should run."""
-    from ..agents.loop import DEFAULT_MAX_STEPS, run_turn, wants_turn
+    from ..front import Runtime
 
-    if max_steps is None and persona is None and not wants_turn(lm, headish):
+    if max_steps is None and persona is None and not lm.agents.wants_turn(headish):
         return False
     if n != 1 or len(models) > 1:
         raise InvalidInput("-n/--model", "an agent's turn runs one model, one answer at a time")
-    turn = run_turn(lm, headish, models=models, max_steps=max_steps or DEFAULT_MAX_STEPS,
-                    persona=persona, max_tokens=max_tokens, config=config, environ=os.environ,
-                    tools=tools_config(click.get_current_context()))
+    ctx = click.get_current_context()
+    door = lm.as_(lm.operator, runtime=Runtime(config=config, settings=settings_of(ctx),
+                                               tools=tools_config(ctx)))
+    turn = door.agents.turn(headish, models=models, max_steps=max_steps or None,
+                            persona=persona, max_tokens=max_tokens)
     ids = [node.id for node in turn.nodes]
     emit(as_json, {"nodes": ids, **turn.to_json()}, "\n".join(ids) + (
         f"\npending {turn.pending}: loomdb approve {turn.pending}" if turn.pending else ""))
@@ -69,14 +65,12 @@ def agent_turn(lm: Any, headish: str, models: list[str], n: int, max_tokens: int
 def bind(ctx: click.Context, name: str, headish: str | None, persona: str | None,
          agent: str | None, as_json: bool) -> None:
     """`session set NAME [HEADISH] --persona P --agent A`."""
-    from ..agents.identities import bind_session
-
     lm = loom(ctx)
     if headish is None and persona is None and agent is None:
         raise InvalidInput("session set", "give a HEADISH to move to, or --persona / --agent")
     if headish is not None:
         lm.set_ref(name, headish)
-    bound = bind_session(lm, name, persona=persona, agent=agent) if persona or agent else None
+    bound = lm.agents.bind(name, persona=persona, agent=agent) if persona or agent else None
     ref = lm.ref(name)
     emit(as_json, {"name": ref.name, "node": ref.node,
                    "persona": bound.persona if bound else None,

@@ -4,13 +4,12 @@ routing, subagents and supervised messages (seed 004, seed 000)."""
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import InvalidInput
-from . import JSON, argument, emit, loom, repeatable
+from . import JSON, argument, emit, loom, repeatable, settings_of
 from . import root as app
 from .settings import providers_config
 from .settings import tools_config as tools_config
@@ -21,12 +20,12 @@ if TYPE_CHECKING:
 
 def _door(ctx: click.Context) -> Door:
     """The operator's door under the runtime this command runs models and programs
-    with: providers.toml, tools.toml and the environment, read here at the edge."""
+    with: providers.toml, tools.toml and the settings read from the environment."""
     from ..front import Runtime
 
     lm = loom(ctx)
     return lm.as_(lm.operator, runtime=Runtime(
-        config=providers_config(ctx), environ=os.environ, tools=tools_config(ctx)))
+        config=providers_config(ctx), settings=settings_of(ctx), tools=tools_config(ctx)))
 
 
 @app.group("agent")

@@ -15,14 +15,13 @@ draft first on a buffer tree. See docs/buffer.md.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import InvalidInput
-from . import JSON, PATH, argument, emit, loom
+from . import JSON, PATH, argument, emit, loom, settings_of
 from . import root as app
 
 MODEL_COLOUR = "blue"
@@ -62,7 +61,8 @@ def _show(lm: Any, headish: str, authorship: bool, as_json: bool) -> None:
         if as_json:
             emit(True, {"text": doc.text, "spans": [s.to_json() for s in doc.spans]})
         else:  # coloured even through a pipe (`less -R`); NO_COLOR turns it off
-            click.echo(_coloured(doc), color=not os.environ.get("NO_COLOR"))
+            plain = settings_of(click.get_current_context()).no_color
+            click.echo(_coloured(doc), color=not plain)
         return
     pos = lm.resolve(headish)
     draft = lm.buffer.draft(pos, strict=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
@@ -38,8 +37,7 @@ def run(
             continue
         try:
             turn = loom.chat_turn(name, line, model=model, system=system, max_tokens=max_tokens,
-                                  stream=None if as_json else _echo, config=config,
-                                  environ=os.environ)
+                                  stream=None if as_json else _echo, config=config)
             sys.stdout.write(_turn_json(turn) if as_json else "\n")
         except LoomError as exc:
             if as_json:

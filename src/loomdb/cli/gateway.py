@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from ..errors import InvalidInput, MissingExtra
-from . import JSON, emit, loom
+from . import JSON, emit, loom, settings_of
 from . import root as app
 from .models import providers_config
 
@@ -34,10 +32,11 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     from ..guard import Trust
 
     lm = loom(ctx)
-    # the edge reads the environment once and hands it down in the runtime
+    # the runtime and the trust carry the settings the command read from its environment
+    given = settings_of(ctx)
     application = create_gateway_app(
-        lm, runtime=Runtime(config=providers_config(ctx), environ=os.environ),
-        trust=Trust.configured(host, (), os.environ, lm.limits))
+        lm, runtime=Runtime(config=providers_config(ctx), settings=given),
+        trust=Trust.configured(host, (), given, lm.limits))
     url = f"http://{host}:{port}/v1"
     if as_json:
         emit(True, {"url": url})

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from . import JSON, loom
+from . import JSON, loom, settings_of
 from . import root as app
 
 
@@ -21,6 +19,6 @@ def mcp_cmd(ctx: click.Context, as_json: bool) -> None:
     from .agents import tools_config
     from .models import providers_config
 
-    # the edge reads the environment once and hands it down in the runtime
-    serve(loom(ctx), Runtime(config=providers_config(ctx), environ=os.environ,
+    # the runtime carries the settings the command read from its environment
+    serve(loom(ctx), Runtime(config=providers_config(ctx), settings=settings_of(ctx),
                              tools=tools_config(ctx)))

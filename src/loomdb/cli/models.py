@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -30,8 +29,7 @@ def context(ctx: click.Context, headish: str, format: str, model: str | None,
     lm = loom(ctx)
     config = providers_config(ctx) if format in ("openai", "anthropic") else None
     emit(True, lm.request(headish, format=format, model=model, budget=budget, strategy=strategy,
-                          options=json_arg("--options", options), config=config,
-                          environ=os.environ))
+                          options=json_arg("--options", options), config=config))
 
 
 def _printer(stream: bool) -> Any:
@@ -82,7 +80,7 @@ def generate(ctx: click.Context, headish: str | None, model: list[str], n: int,
     result = lm.generate(
         at, models=model, n=n, max_tokens=max_tokens,
         stream=_printer(stream and not as_json), config=config,
-        environ=os.environ, keep_partial=keep_partial, **extra,
+        keep_partial=keep_partial, **extra,
     )
     if stream and not as_json:
         sys.stdout.write("\n")
@@ -106,7 +104,7 @@ def compact(ctx: click.Context, headish: str, keep: int, model: str | None,
     Refuses (exit 2, nothing written) when the summary would not be shorter."""
     lm = loom(ctx)
     node = lm.compact(headish, keep=keep, model=model, config=providers_config(ctx),
-                      environ=os.environ, max_tokens=max_tokens)
+                      max_tokens=max_tokens)
     row = lm.as_(lm.operator).nodes.compaction(node.id) or {}
     data = {"node": node.id, "tokens_before": row.get("tokens_before"),
             "tokens_after": row.get("tokens_after")}

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from ..errors import InvalidInput
-from . import JSON, argument, emit, loom
+from . import JSON, argument, emit, loom, settings_of
 from . import root as app
 from .models import providers_config
 
@@ -30,11 +28,11 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
           as_json: bool) -> None:
     """Serve the store over HTTP: the JSON API under /api and the web page at /. With
     --json the start line is `{"url": ...}` on stdout."""
+    from ..front.users import any_users
     from ..server.state import is_loopback
-    from ..users import has_users
 
     lm = loom(ctx)
-    if not has_users(lm) and not is_loopback(host):
+    if not any_users(lm) and not is_loopback(host):
         raise InvalidInput("--host", f"{host} is not loopback: add a user first "
                            "(`loomdb user add NAME`), or serve on 127.0.0.1")
     try:
@@ -47,7 +45,8 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
 
         raise MissingExtra("loomdb serve", "server") from None
     application = create_app(lm, config=providers_config(ctx),
-                             trust=Trust.configured(host, allow_hosts, os.environ, lm.limits))
+                             trust=Trust.configured(host, allow_hosts, settings_of(ctx),
+                                                    lm.limits))
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     if as_json:
@@ -66,9 +65,8 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
 @click.pass_context
 def user_add(ctx: click.Context, name: str, as_json: bool) -> None:
     """Create a user and print their token (shown this once; only its hash is stored)."""
-    from ..users import add_user
-
-    user, token = add_user(loom(ctx), name)
+    lm = loom(ctx)
+    user, token = lm.as_(lm.operator).users.add(name)
     emit(as_json, {**user.to_json(), "token": token}, token)
 
 
@@ -79,9 +77,8 @@ def user_add(ctx: click.Context, name: str, as_json: bool) -> None:
 def user_token(ctx: click.Context, name: str, as_json: bool) -> None:
     """Give a user a new token and print it (shown this once); the old one stops working,
     and their trees, documents and collections stay theirs."""
-    from ..users import rotate_token
-
-    user, token = rotate_token(loom(ctx), name)
+    lm = loom(ctx)
+    user, token = lm.as_(lm.operator).users.rotate(name)
     emit(as_json, {**user.to_json(), "token": token}, token)
 
 
@@ -90,9 +87,8 @@ def user_token(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def user_list(ctx: click.Context, as_json: bool) -> None:
     """List users (never their tokens)."""
-    from ..users import list_users
-
-    found = list_users(loom(ctx))
+    lm = loom(ctx)
+    found = lm.as_(lm.operator).users.list()
     emit(as_json, {"users": [u.to_json() for u in found]},
          "\n".join(f"{u.name}\t{u.created_at}" for u in found) or "no users")
 
@@ -103,7 +99,6 @@ def user_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def user_remove(ctx: click.Context, name: str, as_json: bool) -> None:
     """Delete a user; their trees stay in the store, visible to no one over HTTP."""
-    from ..users import remove_user
-
-    remove_user(loom(ctx), name)
+    lm = loom(ctx)
+    lm.as_(lm.operator).users.remove(name)
     emit(as_json, {"deleted": name}, f"deleted {name}")

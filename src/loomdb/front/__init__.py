@@ -2,7 +2,7 @@
 
 `loom.as_(caller)` is a `Door`: one object per area (`trees`, `nodes`, `refs`,
 `buffer`, `documents`, `collections`, `references`, `search`, `forget`, `gc`,
-`agents`, `shares`, `live`), each method acting for `caller`, a
+`agents`, `users`, `shares`, `live`), each method acting for `caller`, a
 `loomdb.users.Access`: the local operator (`users.Everyone`, who sees the whole
 store: the CLI, the library, MCP) or a user (`users.Owner`, who sees what they own:
 the HTTP API with a token). Authorization
@@ -26,16 +26,19 @@ from .runtime import Runtime
 from .sight import Sight
 
 if TYPE_CHECKING:
+    from ..exchanges.exchange import ClientFactory
     from .agents import Agents
     from .buffer import BufferDoor
     from .collections import Collections
     from .documents import Documents
     from .forget import Forget, Gc
+    from .gateway import Gateway
     from .links import References, Search
     from .live import Live
     from .nodes import Nodes
     from .shares import Shares
     from .trees import Refs, Trees
+    from .users import Users
 
 
 class Door:
@@ -113,6 +116,19 @@ class Door:
 
         return Agents(self.sight, self.runtime)
 
+    def gateway(self, clients: ClientFactory | None = None) -> Gateway:
+        """The OpenAI-compatible gateway's operations (the operator's), making model
+        clients with `clients` (default: the runtime's providers); one per router."""
+        from .gateway import Gateway
+
+        return Gateway(self.sight, self.runtime, clients)
+
+    @cached_property
+    def users(self) -> Users:
+        from .users import Users
+
+        return Users(self.sight, self.runtime)
+
     @cached_property
     def shares(self) -> Shares:
         from .shares import Shares
@@ -126,4 +142,4 @@ class Door:
         return Live(self.sight, self.runtime)
 
 
-__all__ = ["Door", "Runtime"]
+__all__ = ["Access", "Door", "Runtime"]

@@ -13,7 +13,7 @@ from .base import AreaDoor
 
 if TYPE_CHECKING:
     from ..agents.approvals import Pending
-    from ..agents.identities import Agent, Persona
+    from ..agents.identities import Agent, Binding, Persona
     from ..agents.loop import Turn
     from ..agents.messages import Message
     from ..agents.routing import Route
@@ -58,6 +58,13 @@ class Agents(AreaDoor):
 
     def _claim(self, tree: str) -> None:
         self.sight.claim([tree])
+
+    def wants_turn(self, at: str) -> bool:
+        """Whether generating at `at` is an agent's turn: its session is bound to a
+        persona, or its thread offers tools or MCP servers."""
+        from ..agents.loop import wants_turn
+
+        return wants_turn(self.loom, self._at(at))
 
     def pending(self, *, include_running: bool = False) -> builtins.list[Pending]:
         """Calls waiting for a decision, oldest first."""
@@ -193,6 +200,28 @@ class Agents(AreaDoor):
 
         self.sight.operator_only(_OPERATOR_ONLY)
         return R.route(self.loom, kind, value)
+
+    def route_to(self, target: str) -> Route:
+        """Where a message would go, for `KIND:VALUE` as given to `--route`."""
+        from ..agents import routing as R
+
+        return self.route(*R.parse_route(target))
+
+    def write(self, target: Route, content: Any, **fields: Any) -> Node:
+        """Add a message where `target` routes: after its headish, or as the root of a
+        new tree whose new session is bound to the persona (one transaction)."""
+        from ..agents import routing as R
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return R.write(self.loom, target, content, **fields)
+
+    def bind(self, session: str, *, persona: str | None = None,
+             agent: str | None = None) -> Binding:
+        """Bind a session to a persona and/or an agent (the fields given replace)."""
+        from ..agents.identities import bind_session
+
+        self.sight.operator_only(_OPERATOR_ONLY)
+        return bind_session(self.loom, session, persona=persona, agent=agent)
 
     def _at(self, at: str) -> str:
         """A user's name resolved against what they see, handed on as the session's

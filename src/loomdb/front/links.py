@@ -51,21 +51,14 @@ class Search(AreaDoor):
 
     def query(self, q: S.Query) -> list[dict[str, Any]]:
         """As the call, for a query made whole. A user's tree filter is resolved
-        against their trees first. The index ranks the whole store, so a user's hits
-        are fetched ever deeper (up to the `MAX_LIMIT` best of the store) until
-        `q.limit` of theirs are found."""
+        against their trees first; what they see (their trees, documents and
+        collections, `Sight.scope`) goes into the query itself, so only their entries
+        are ranked and a page holds `q.limit` of theirs whenever they have that many."""
         if not self.sight.shared:
             return S.search(self.loom, q)
         if q.tree is not None:
             q = replace(q, tree=self.sight.tree(q.tree).id)
-        seen = Seen(self.sight)
-        fetch = q.limit
-        while True:
-            hits = S.search(self.loom, replace(q, limit=fetch))
-            kept = seen.hits(hits)
-            if len(kept) >= q.limit or len(hits) < fetch or fetch >= S.MAX_LIMIT:
-                return kept[: q.limit]
-            fetch = min(fetch * 4, S.MAX_LIMIT)
+        return S.search(self.loom, q, self.sight.scope())
 
     def reindex(self) -> int:
         """Embed every entry again (the operator's: it reads the whole store); how many."""

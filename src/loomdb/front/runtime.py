@@ -1,12 +1,14 @@
 """What a Loom runs with besides its store: how to reach models, which tools an
-agent's turn may run, where API keys are read, one in-process model call at a time.
+agent's turn may run, the settings API keys are read from, one in-process model call
+at a time.
 
 One value, made at an edge (the CLI, the server's app factory, the gateway, the MCP
-server, the demo: the only places that read the process's environment) and held by
-the front door (`loomdb.Loom.runtime`), instead of a `config` / `environ` / lock
-bundle handed through every layer. A library program that opens a store itself gives
-it its own (`loom.runtime = Runtime(...)`, or `loom.as_(caller, runtime=...)` for
-one caller); the default reaches the built-in models.
+server, the demo) and held by the front door (`loomdb.Loom.runtime`), instead of a
+`config` / `environ` / lock bundle handed through every layer. Its `settings` are the
+ones the edge read from its environment (`loomdb.settings`); nothing below reads the
+process's. A library program that opens a store itself gives it its own
+(`loom.runtime = Runtime(...)`, or `loom.as_(caller, runtime=...)` for one caller);
+the default reaches the built-in models with the store's own settings.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..limits import Limits
+from ..settings import NONE, Settings
 
 if TYPE_CHECKING:
     from ..agents.config import ToolsConfig
@@ -29,9 +32,9 @@ class Runtime:
 
     #: the model aliases (providers.toml); None: the built-in models only
     config: ProvidersConfig | None = None
-    #: where API keys and a program's inherited variables are read (an edge's copy of
-    #: the environment, or the variables a library program chooses; None: the process's)
-    environ: Mapping[str, str] | None = None
+    #: what the edge read from its environment: API keys and a program's inherited
+    #: variables come from its `environ` (default: none)
+    settings: Settings = NONE
     #: the programs and MCP servers an agent's turn may run (tools.toml)
     tools: ToolsConfig | None = None
     #: callers may name only the aliases the operator serves (`[server] models`), and
@@ -41,6 +44,15 @@ class Runtime:
     limits: Limits | None = None
     #: one in-process model call at a time, shared by everything using this runtime
     model_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        """Where API keys and a tool program's inherited variables are read."""
+        return self.settings.environ
+
+    def with_environ(self, environ: Mapping[str, str]) -> Runtime:
+        """This runtime reading API keys and inherited variables from `environ`."""
+        return replace(self, settings=replace(self.settings, environ=environ))
 
     def serving(self, limits: Limits | None = None) -> Runtime:
         """This runtime as an HTTP edge runs it: served aliases only, within `limits`

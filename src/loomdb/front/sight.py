@@ -16,15 +16,15 @@ operator, `users.Everyone`, sees and may use everything, as the CLI does):
   document or collection of theirs (or one of its revisions or items), or a content or
   blob that one of those holds. Anything else is unknown (NotFound).
 * Search hits and backlinks list only what the caller sees: messages in their trees,
-  revisions of their documents, items of their collections; links whose both ends
-  they see (an end that is gone, dangling, is seen by nobody).
+  revisions of their documents, items of their collections (for a search, given to
+  the query as a `Scope`, so nothing else is ranked); links whose both ends they see
+  (an end that is gone, dangling, is seen by nobody).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from typing import Any
 
 from .. import content as C
 from ..collections import service as K
@@ -34,6 +34,7 @@ from ..errors import InvalidInput, LoomError, NotFound, Unauthorized
 from ..headish import Position
 from ..loom import Loom
 from ..model import Ref, Tree
+from ..search.storage import Scope
 from ..store.areas import Unit
 from ..users import Access
 
@@ -98,6 +99,11 @@ class Sight:
 
     def claim(self, tree_ids: Iterable[str]) -> None:
         self.who.claim(tree_ids)
+
+    def scope(self) -> Scope:
+        """What a search by the caller may rank: their trees, documents, collections."""
+        return Scope(frozenset(self.who.tree_ids()), frozenset(self.my_documents()),
+                     frozenset(self.my_collections()))
 
     # -- documents ------------------------------------------------------------------
     def document(self, name: str) -> Document | None:
@@ -207,22 +213,6 @@ class Seen:
         except LoomError:
             return False
         return True
-
-    def hits(self, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The search hits the caller sees."""
-        trees = self.sight.visible({h["tree"] for h in hits if "tree" in h})
-
-        def seen(hit: dict[str, Any]) -> bool:
-            entity: str = hit["entity"]
-            if hit["kind"] == "message":
-                return hit.get("tree") in trees
-            if hit["kind"] == "document":
-                return D.split_spec(entity[len("doc:"):])[0] in self.documents()
-            if hit["kind"] == "item":
-                return entity[len("coll:"):].partition("/")[0] in self.collections()
-            return False
-
-        return [h for h in hits if seen(h)]
 
 
 __all__ = ["TAKEN", "Seen", "Sight"]

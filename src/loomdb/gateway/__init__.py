@@ -4,12 +4,13 @@ Point any OpenAI client's `base_url` at it: each call is forwarded to the model 
 `model` names (a providers.toml alias; `local` is SmolLM2 in process) and recorded as
 branching history. Re-sent histories are matched to the path already stored, so a
 conversation grows one node per message; a retry becomes a sibling, an edited earlier
-message a version. See `paths.py` (matching), `record.py` (where messages go),
-`convert.py` (wire shapes) and `app.py` (HTTP).
+message a version. This package is the HTTP edge (`app.py` the handlers, `body.py`
+the request bodies): each handler is one call on the front door's gateway
+(`loomdb.front.gateway`); the service behind it is `loomdb.exchanges` (`paths.py`
+matching, `record.py` where messages go, `convert.py` wire shapes).
 
-The web app is imported on first use of its names: the store layer imports
-`paths` (where the gateway's area is declared) to find the area's hooks, and a
-process that only writes to a store the gateway used must not import a web server.
+The web app is imported on first use of its names, so importing the package costs
+nothing a process that never serves it would pay.
 """
 
 from __future__ import annotations

@@ -34,12 +34,11 @@ from ..edge import failure
 from ..errors import LoomError, NotFound, ProviderError
 from ..guard import Guard, Trust
 from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
-from .convert import finish_reason, tool_call
-from .exchange import ClientFactory, Gateway, chat_response, loomdb_part, usage
 
 if TYPE_CHECKING:
     from ..api import Loom
     from ..front import Runtime
+    from ..front.gateway import ClientFactory, Gateway
 
 log = logging.getLogger(__name__)
 SESSION_HEADER = "x-loomdb-session"
@@ -93,18 +92,15 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
                    clients: ClientFactory | None = None) -> APIRouter:
     """The `/v1` routes over one Loom (mount into any FastAPI app), under `runtime`
     (default: the Loom's): its models, environment, and the limits of what a request
-    may ask for (default: the Loom's)."""
+    may ask for (default: the Loom's). Each handler is one call on the front door's
+    gateway (`loomdb.front.gateway`) in a worker thread, plus serialization."""
     rt = runtime or loom.runtime
-    gw = Gateway(loom, config=rt.config, environ=rt.environ, clients=clients,
-                 limits=rt.limits)
+    gw = loom.as_(loom.operator, runtime=rt).gateway(clients)
     router = APIRouter(tags=["openai-compatible gateway"])
 
     @router.get("/v1/models")
     def list_models() -> Response:
-        return _json({"object": "list", "data": [
-            {"id": spec.name, "object": "model", "created": 0, "owned_by": spec.kind}
-            for spec in gw.models()
-        ]})
+        return _json({"object": "list", "data": gw.models()})
 
     @router.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
@@ -112,13 +108,11 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
             body = await _body(request, CHAT, loom)
             session = request.headers.get(SESSION_HEADER)
             if body.get("stream"):
-                return await _stream(gw, await run_in_threadpool(gw.exchange, body), session, body)
+                return await _stream(gw, await run_in_threadpool(gw.start_stream, body),
+                                     session, body)
 
-            def work() -> bytes:  # one trip to a worker thread: parse, ask, record, encode
-                ex = gw.exchange(body)
-                answers = gw.complete(ex)
-                out = chat_response(ex, answers, gw.record(ex, answers, session))
-                return json.dumps(out, ensure_ascii=False).encode()
+            def work() -> bytes:  # one trip to a worker thread: the call, then encoding
+                return json.dumps(gw.chat(body, session), ensure_ascii=False).encode()
 
             return Response(await run_in_threadpool(work), media_type="application/json")
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
@@ -126,23 +120,19 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
 
     @router.post("/v1/responses")
     async def responses(request: Request) -> Response:
-        from .responses import respond
-
         try:
             body = await _body(request, RESPONSES, loom)
             session = request.headers.get(SESSION_HEADER)
-            return _json(await run_in_threadpool(respond, gw, body, session))
+            return _json(await run_in_threadpool(gw.respond, body, session))
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
             return _failed(exc)
 
     @router.post("/v1/completions")
     async def completions(request: Request) -> Response:
-        from .buffers import complete
-
         try:
             body = await _body(request, COMPLETIONS, loom)
             session = request.headers.get(SESSION_HEADER)
-            return _json(await run_in_threadpool(complete, gw, body, session))
+            return _json(await run_in_threadpool(gw.complete, body, session))
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
             return _failed(exc)
 
@@ -176,10 +166,10 @@ _DONE = object()
 async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, Any]) -> Response:
     """Server-sent chunks as the model writes; the closing chunk after the commit.
 
-    The model runs in a thread and hands events to the loop through a queue. The first
-    event is awaited before the response starts, so a model that fails at once still
-    gets its own HTTP status; a failure later arrives as an error event, and in every
-    case of failure nothing is recorded."""
+    The model runs in a thread (`gw.stream`, which makes every chunk) and hands them
+    to the loop through a queue. The first event is awaited before the response
+    starts, so a model that fails at once still gets its own HTTP status; a failure
+    later arrives as an error event, and in every case of failure nothing is recorded."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     usage_wanted = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -187,27 +177,9 @@ async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, 
     def put(item: Any) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, item)
 
-    started: set[int] = set()
-
-    def delta(i: int, text: str) -> None:
-        if i not in started:  # the role opens each choice, with its first text
-            started.add(i)
-            put(_chunk(ex, i, {"role": "assistant", "content": ""}))
-        if text:
-            put(_chunk(ex, i, {"content": text}))
-
     def work() -> None:
         try:
-            answers = gw.complete(ex, stream=delta)
-            rec = gw.record(ex, answers, session)
-            for i, answer in enumerate(answers):
-                delta(i, "")
-                calls = [b for b in answer.content if b["type"] == "tool_use"]
-                if calls:
-                    put(_chunk(ex, i, {"tool_calls": [tool_call(b, j) for j, b in enumerate(calls)]}))
-                put(_chunk(ex, i, {}, finish_reason(answer.stop_reason), rec))
-            if usage_wanted:
-                put({**_chunk(ex, 0, {}), "choices": [], "usage": usage(answers, rec)})
+            gw.stream(ex, session, put, usage_wanted)
         except LoomError as exc:
             put(exc)
         except Exception as exc:  # noqa: BLE001 - a bug: logged here, the client told
@@ -237,15 +209,3 @@ async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, 
 
 def _sse(value: Any) -> bytes:
     return b"data: " + json.dumps(value, ensure_ascii=False).encode() + b"\n\n"
-
-
-def _chunk(ex: Any, index: int, delta: dict[str, Any], finish: str | None = None,
-           rec: Any = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": ex.ids[0], "object": "chat.completion.chunk", "created": ex.created,
-        "model": ex.model,
-        "choices": [{"index": index, "delta": delta, "finish_reason": finish, "logprobs": None}],
-    }
-    if rec is not None:
-        out["loomdb"] = loomdb_part(ex, rec)
-    return out

@@ -148,6 +148,11 @@ def open_export(
 # ---------------------------------------------------------------- importing
 
 
+#: an import that wrote this many messages brings the planner's statistics up to date
+#: (`Backend.settle`), so the first look at what it brought is planned as well as later ones
+SETTLE_AFTER = 1_000
+
+
 def import_file(
     loom: Loom,
     path: str | os.PathLike[str],
@@ -211,6 +216,8 @@ def import_file(
             raise
         report.error(exc.where, exc.why)
     _late_links(loom, run, report)
+    if report.nodes >= SETTLE_AFTER:
+        loom.backend.settle()
     return report
 
 

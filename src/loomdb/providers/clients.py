@@ -13,7 +13,6 @@ The SDK's own retries (`ModelSpec.max_retries`) have already run by then.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -358,9 +357,11 @@ def client_for(
     if spec.kind == "anthropic":
         return AnthropicClient(spec, environ=environ, blob_reader=blob_reader)
     if spec.kind == "local":
+        from ..settings import Settings
         from .local import LocalClient
 
-        return LocalClient(spec)
+        # the thread count the settings read from the same environment
+        return LocalClient(spec, Settings.from_environ(environ or {}).model_threads)
     raise InvalidInput("provider", f"unknown provider kind {spec.kind!r}")
 
 
@@ -390,7 +391,7 @@ def complete_many(
     (a ProviderError keeps its `partial`); otherwise the first failure (in order) is
     raised after every job has finished.
     """
-    env = os.environ if environ is None else environ
+    env = environ or {}
     token_limit(max_tokens)
     callback = locked_callback(stream) if stream else None
 

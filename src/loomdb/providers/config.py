@@ -29,7 +29,6 @@ API keys come only from the environment: the variable in `api_key_env`, by defau
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -73,11 +72,11 @@ class ModelSpec:
     context_window: int | None = None
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
-        """The key from the environment (None when the pointer needs none)."""
+        """The key from the variables given (an edge's environment, `Settings.environ`;
+        None: none), or None when the pointer needs none."""
         if not self.api_key_env:
             return None
-        env = os.environ if environ is None else environ
-        key = env.get(self.api_key_env)
+        key = (environ or {}).get(self.api_key_env)
         if not key:
             raise ProviderError(
                 self.name, f"no API key: set the environment variable {self.api_key_env}"
@@ -236,7 +235,7 @@ def default_model(
     unconfigured model: without a configured alias the default stays `local`.
     """
     config = config or ProvidersConfig(models=builtin_models())
-    env = os.environ if environ is None else environ
+    env = environ or {}
     if config.default:
         return resolve_model(config.default, config)
     builtins = builtin_models()

@@ -94,11 +94,12 @@ def model_path(spec: ModelSpec) -> Path:
     return path
 
 
-def threads() -> int:
-    """CPU threads for llama.cpp: `$LOOMDB_MODEL_THREADS`, else every core. Its threads
-    spin while they wait for each other, so a model sharing the cores with other busy
-    processes (a test run, a server's workers) is much faster given fewer of them."""
-    raw = os.environ.get("LOOMDB_MODEL_THREADS", "").strip()
+def threads(setting: str | None = None) -> int:
+    """CPU threads for llama.cpp: the setting given (`Settings.model_threads`, an edge's
+    `$LOOMDB_MODEL_THREADS`), else every core. Its threads spin while they wait for each
+    other, so a model sharing the cores with other busy processes (a test run, a
+    server's workers) is much faster given fewer of them."""
+    raw = (setting or "").strip()
     if not raw:
         return os.cpu_count() or 1
     if not raw.isdigit() or int(raw) < 1:
@@ -106,7 +107,8 @@ def threads() -> int:
     return int(raw)
 
 
-def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False) -> Any:
+def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False,
+               n_threads: str | None = None) -> Any:
     """The `llama_cpp.Llama` for a GGUF file, loaded once per process.
 
     llama.cpp gives token logprobs only from a model that keeps the logits of every
@@ -125,7 +127,7 @@ def load_model(path: Path, n_ctx: int = LOCAL_CONTEXT, logits_all: bool = False)
                 n_ctx=n_ctx,
                 verbose=False,
                 seed=LOAD_SEED,
-                n_threads=threads(),
+                n_threads=threads(n_threads),
                 logits_all=logits_all,
             )
         return _MODELS[key]
@@ -247,9 +249,11 @@ def _top(body: Mapping[str, Any]) -> int:
 class LocalClient:
     """A GGUF model run in this process (SmolLM2-135M-Instruct unless the spec names a file)."""
 
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(self, spec: ModelSpec, threads: str | None = None) -> None:
         self.spec = spec
         self.path = model_path(spec)
+        #: the thread setting (`Settings.model_threads`), checked when the model loads
+        self.threads = threads
 
     def request(
         self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None
@@ -285,7 +289,8 @@ class LocalClient:
         chat = "messages" in body
         with LOCK:
             llama = load_model(self.path, self.spec.context_window or LOCAL_CONTEXT,
-                               logits_all=body.get("logprobs") not in (None, False))
+                               logits_all=body.get("logprobs") not in (None, False),
+                               n_threads=self.threads)
             llama.reset()  # no KV-cache reuse: a stored request replays to the same answer
             call = llama.create_chat_completion if chat else llama.create_completion
             clock = Stopwatch()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..store.areas import Unit
-from .storage import ROWS, Entry, Hit, SharedSQL, clean, filters
+from .storage import ROWS, Entry, Hit, Scope, SharedSQL, clean, filters
 
 if TYPE_CHECKING:
     from .service import Query
@@ -42,14 +42,26 @@ class PostgresSearch(SharedSQL):
         self._delete_entries(db, "node_id", "search_pending", ids)
 
     def query(self, db: Unit, words: list[str], q: Query, tree: str | None, limit: int,
-              tables: list[str] | None) -> list[Hit]:
-        sql, args = query(" ".join(words), q, tree, limit, tables)
+              tables: list[str] | None, scope: Scope | None = None) -> list[Hit]:
+        sql, args = query(" ".join(words), q, tree, limit, tables, scope)
         return db.execute(sql, args)
 
 
 
+def scoped(scope: Scope, alias: str, entity: str) -> tuple[str, list[Any]]:
+    """` AND` the entry is one `scope` holds (see `storage.Scope`): `entity` is the SQL
+    of the entry's entity (a chunk has none of its own: it is read from its entry)."""
+    e = alias
+    return ((f" AND ({e}.tree_id = ANY(?::text[])"
+             f" OR ({e}.kind = 'document' AND split_part(substr({entity}, 5), '@', 1) "
+             "= ANY(?::text[]))"
+             f" OR ({e}.kind = 'item' AND split_part(substr({entity}, 6), '/', 1) "
+             "= ANY(?::text[])))"),
+            [sorted(scope.trees), sorted(scope.documents), sorted(scope.collections)])
+
+
 def query(text: str, q: Query, tree: str | None, limit: int,
-          tables: list[str] | None) -> tuple[str, list[Any]]:
+          tables: list[str] | None, scope: Scope | None = None) -> tuple[str, list[Any]]:
     """The PostgreSQL full-text query and its arguments.
 
     With `tables` (the tail and the chunks, see chunks.py), each hands over its best
@@ -58,8 +70,13 @@ def query(text: str, q: Query, tree: str | None, limit: int,
     and the best of those win. The query is written inline at each use: the planner
     orders by an index only against a value it knows before the scan. Without them
     (no `rum` extension), `ts_rank_cd` scores every match a GIN index finds. Ties rank
-    oldest first."""
+    oldest first. With `scope`, only the entries it holds are matched and ranked."""
     where, args = filters(q, tree, "c")
+    if scope is not None:
+        entity = ("(SELECT x.entity FROM search_entries x WHERE x.seq = c.seq)"
+                  if tables is not None else "c.entity")
+        seen, values = scoped(scope, "c", entity)
+        where, args = where + seen, [*args, *values]
     if tables is not None:
         tsq = "plainto_tsquery('english', ?)"
         parts = [f"(SELECT c.seq, c.tsv <=> {tsq} AS d FROM {t} c WHERE c.tsv @@ {tsq}"

@@ -28,6 +28,7 @@ from ..errors import InvalidInput, check_choice
 from . import SEARCH, chunks
 from . import dialects as D
 from .index import catch_up
+from .storage import Scope
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -60,9 +61,11 @@ def words(text: str) -> list[str]:
     return found
 
 
-def search(loom: Loom, q: Query) -> list[dict[str, Any]]:
+def search(loom: Loom, q: Query, scope: Scope | None = None) -> list[dict[str, Any]]:
     """Hits for a query, best first; nodes written since the last search are indexed
-    first, so an import is searchable right away."""
+    first, so an import is searchable right away. With `scope` (a user's), only the
+    entries it holds are ranked, in the query itself: a user gets a full page of their
+    own hits however many of anyone else's rank higher."""
     check_choice("mode", q.mode, MODES)
     if q.kind is not None:
         check_choice("--kind", q.kind, KINDS)
@@ -73,12 +76,12 @@ def search(loom: Loom, q: Query) -> list[dict[str, Any]]:
     fetch = q.limit if q.tag is None else min(q.limit * 20, 5000)
     if q.mode == "text":
         catch_up(loom)
-        hits = [_hit(r) for r in _text(loom, found, q, tree, fetch)]
+        hits = [_hit(r) for r in _text(loom, found, q, tree, fetch, scope)]
     elif q.mode == "semantic":
-        hits = [_hit(r) for r in _semantic(loom, q, tree, fetch)]
+        hits = [_hit(r) for r in _semantic(loom, q, tree, fetch, scope)]
     else:
-        hits = fuse([_hit(r) for r in _semantic(loom, q, tree, fetch)],
-                    [_hit(r) for r in _text(loom, found, q, tree, max(fetch, 50))])
+        hits = fuse([_hit(r) for r in _semantic(loom, q, tree, fetch, scope)],
+                    [_hit(r) for r in _text(loom, found, q, tree, max(fetch, 50), scope)])
     if q.tag is not None:
         hits = [h for h in hits if q.tag in addresses.tags(loom, h["kind"], h["entity"])]
     return hits[: q.limit]
@@ -96,7 +99,8 @@ def fuse(semantic: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dic
     return sorted(fused.values(), key=lambda h: -h["score"])
 
 
-def _semantic(loom: Loom, q: Query, tree: str | None, limit: int) -> list[tuple[Any, ...]]:
+def _semantic(loom: Loom, q: Query, tree: str | None, limit: int,
+              scope: Scope | None) -> list[tuple[Any, ...]]:
     """Embeds what is queued (the full-text catch-up included), then ranks."""
     from .semantic import index as V
     from .semantic import model, rank
@@ -104,7 +108,8 @@ def _semantic(loom: Loom, q: Query, tree: str | None, limit: int) -> list[tuple[
     V.catch_up(loom)
     filters = {c: v for c, v in (("tree_id", tree), ("role", q.role), ("author", q.author),
                                  ("kind", q.kind)) if v is not None}
-    return rank.nearest(loom, model.embed([q.text])[0], filters, limit)
+    vector = model.embed([q.text], threads=loom.settings.model_threads)[0]
+    return rank.nearest(loom, vector, filters, limit, scope)
 
 
 def reindex(loom: Loom) -> int:
@@ -115,10 +120,10 @@ def reindex(loom: Loom) -> int:
 
 
 def _text(loom: Loom, found: list[str], q: Query, tree: str | None,
-          limit: int) -> list[tuple[Any, ...]]:
+          limit: int, scope: Scope | None) -> list[tuple[Any, ...]]:
     with loom.unit(SEARCH) as db:
         tables = chunks.chunk_tables(db) if chunks.ranked(loom, db) else None
-        return D.storage(db).query(db, found, q, tree, limit, tables)
+        return D.storage(db).query(db, found, q, tree, limit, tables, scope)
 
 
 def _hit(row: tuple[Any, ...]) -> dict[str, Any]:

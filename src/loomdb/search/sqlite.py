@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..store.areas import Unit
-from .storage import ROWS, Entry, Hit, SharedSQL, clean, filters, marks
+from .storage import ROWS, Entry, Hit, Scope, SharedSQL, clean, filters, marks
 
 if TYPE_CHECKING:
     from .service import Query
@@ -51,8 +51,11 @@ class SQLiteSearch(SharedSQL):
         db.execute("INSERT INTO search_text (search_text) VALUES ('optimize')")
 
     def query(self, db: Unit, words: list[str], q: Query, tree: str | None, limit: int,
-              tables: list[str] | None) -> list[Hit]:
+              tables: list[str] | None, scope: Scope | None = None) -> list[Hit]:
         where, args = filters(q, tree, "e")
+        if scope is not None:
+            seen, values = scoped(scope, "e")
+            where, args = where + seen, [*args, *values]
         match = " ".join('"' + w.replace('"', "") + '"' for w in words)
         sql = ("SELECT e.entity, e.kind, e.tree_id, snippet(search_text, 0, '[', ']', '…', 12), "
                "-bm25(search_text) FROM search_text JOIN search_entries e "
@@ -60,6 +63,20 @@ class SQLiteSearch(SharedSQL):
                " ORDER BY bm25(search_text) LIMIT ?")
         return db.execute(sql, [match, *args, limit])
 
+
+def scoped(scope: Scope, alias: str) -> tuple[str, list[Any]]:
+    """` AND` the entry is one `scope` holds: a message in one of its trees, a revision
+    of one of its documents, an item of one of its collections (each list one JSON
+    parameter, however long)."""
+    import json
+
+    e = alias
+    return ((f" AND ({e}.tree_id IN (SELECT value FROM json_each(?))"
+             f" OR ({e}.kind = 'document' AND substr({e}.entity, 5, "
+             f"instr(substr({e}.entity, 5) || '@', '@') - 1) IN (SELECT value FROM json_each(?)))"
+             f" OR ({e}.kind = 'item' AND substr({e}.entity, 6, "
+             f"instr(substr({e}.entity, 6) || '/', '/') - 1) IN (SELECT value FROM json_each(?))))"),
+            [json.dumps(sorted(s)) for s in (scope.trees, scope.documents, scope.collections)])
 
 
 STORAGE = SQLiteSearch()

@@ -10,6 +10,7 @@ share is written once here (`SharedSQL`, `?` placeholders on the area's unit).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..store.areas import Unit
@@ -30,6 +31,35 @@ _IDS = 500
 
 def marks(n: int) -> str:
     return ",".join("?" * n)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one caller may see, given to the query so that nothing else is ranked:
+    messages in `trees` (ids), revisions of `documents` and items of `collections`
+    (names: an entry's entity is `doc:NAME@REV` or `coll:NAME/ITEM`). None instead of
+    a Scope: the whole store (the operator)."""
+
+    trees: frozenset[str] = frozenset()
+    documents: frozenset[str] = frozenset()
+    collections: frozenset[str] = frozenset()
+
+    def keys(self) -> set[str]:
+        """Every key an entry the caller sees has (see `owner`)."""
+        return ({*self.trees} | {"doc:" + d for d in self.documents}
+                | {"coll:" + c for c in self.collections})
+
+
+def owner(kind: str, entity: str, tree: str | None) -> str | None:
+    """The key an entry is seen by (`Scope.keys`): its tree, or its document's or
+    collection's name."""
+    if kind == "message":
+        return tree
+    if kind == "document" and entity.startswith("doc:"):
+        return "doc:" + entity[4:].partition("@")[0]
+    if kind == "item" and entity.startswith("coll:"):
+        return "coll:" + entity[5:].partition("/")[0]
+    return None
 
 
 class SearchStorage(Protocol):
@@ -61,9 +91,10 @@ class SearchStorage(Protocol):
         full-text index keeps after a delete."""
 
     def query(self, db: Unit, words: list[str], q: Query, tree: str | None, limit: int,
-              tables: list[str] | None) -> list[Hit]:
+              tables: list[str] | None, scope: Scope | None = None) -> list[Hit]:
         """Full-text hits for all of `words` with the query's filters, best first
-        (`tables`: the tail and chunks to rank from, see chunks.py)."""
+        (`tables`: the tail and chunks to rank from, see chunks.py), among the entries
+        `scope` holds (None: all): the others are filtered out before the ranking."""
 
 
 class SharedSQL:

@@ -15,6 +15,7 @@ from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
+from ..api import open as open_loom
 from ..front import Runtime
 from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
@@ -53,16 +54,18 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     the app stops). `runtime` is how its callers' operations reach models (default:
     the Loom's), or give its parts: `config` the providers config generation uses
     (default: the built-in models), `environ` where API keys are read (default: the
-    process's); `trust` the hosts it answers to and the limits of what it takes
+    Loom's settings; a store opened here by `loomdb.open`, which reads the process's
+    environment without settings given); `trust` the hosts it answers to and the limits of what it takes
     (`loomdb.guard`; default: the loopback names and the Loom's limits). HTTP callers
     may name only the served models (`Runtime.serving`)."""
     owned = not isinstance(loom_or_url, Loom)
-    loom = loom_or_url if isinstance(loom_or_url, Loom) else Loom.open(loom_or_url)
+    loom = loom_or_url if isinstance(loom_or_url, Loom) else open_loom(loom_or_url)
     trust = trust or Trust(limits=loom.limits)
     base = runtime or loom.runtime
-    if config is not None or environ is not None:
-        base = replace(base, config=config or base.config,
-                       environ=base.environ if environ is None else environ)
+    if environ is not None:
+        base = base.with_environ(environ)
+    if config is not None:
+        base = replace(base, config=config)
     state = ServerState(loom, owned=owned, runtime=base.serving(trust.limits))
 
     @asynccontextmanager

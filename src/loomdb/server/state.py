@@ -15,8 +15,8 @@ from collections.abc import Callable
 from fastapi import Depends, Request
 
 from ..api import Loom
-from ..front import Door, Runtime
-from ..users import Access, Everyone, Owner, authenticate, has_users
+from ..front import Access, Door, Runtime
+from ..front.users import any_users, caller, operator
 from .errors import Unauthorized
 from .live import Streams
 
@@ -44,7 +44,7 @@ class ServerState:
         now = time.monotonic()
         if now < self._no_users_until:
             return False
-        self._users_seen = has_users(self.loom)
+        self._users_seen = any_users(self.loom)
         self._no_users_until = now + 1.0
         return self._users_seen
 
@@ -53,14 +53,14 @@ class ServerState:
         if not self.has_users():
             if not is_loopback(client):
                 raise Unauthorized("this store has no users: it is served on loopback only")
-            return Everyone(self.loom)
+            return operator(self.loom)
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("send Authorization: Bearer <token> (see `loomdb user add`)")
-        user = authenticate(self.loom, token.strip())
-        if user is None:
+        who = caller(self.loom, token.strip())
+        if who is None:
             raise Unauthorized("unknown token")
-        return Owner(self.loom, user)
+        return who
 
 
 def is_loopback(host: str | None) -> bool:

@@ -65,7 +65,7 @@ BUILTIN = {
     "agents": "loomdb.agents:AGENTS",
     "collections": "loomdb.collections:COLLECTIONS",
     "documents": "loomdb.documents:DOCUMENTS",
-    "gateway": "loomdb.gateway.paths:GATEWAY",
+    "gateway": "loomdb.exchanges.paths:GATEWAY",
     "references": "loomdb.references:REFERENCES",
     "search": "loomdb.search:SEARCH",
     "semantic": "loomdb.search.semantic:SEMANTIC",

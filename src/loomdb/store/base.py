@@ -101,6 +101,14 @@ class Backend(ABC):
         notices on `loomdb_areas`. None: a backend without one (hooks as first seen)."""
         return None
 
+    def settle(self) -> None:
+        """Bring the query planner up to date after a bulk write (an import of many
+        messages, a copy): PostgreSQL plans a path's walk from table statistics, and
+        a table filled in one go and not yet analyzed (autovacuum comes up to a
+        minute later) is walked by a plan that takes seconds instead of milliseconds.
+        Nothing by default (SQLite's planner works from its indexes)."""
+        return None
+
     def transaction(self) -> AbstractContextManager[None]:
         """One atomic write: commit on success, roll back on any exception. Re-entrant:
         a transaction opened inside another joins it, and only the outermost commits."""

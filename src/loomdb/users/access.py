@@ -44,6 +44,10 @@ class Access:
     def visible(self, tree_ids: Iterable[str]) -> set[str]:
         return set(tree_ids)
 
+    def tree_ids(self) -> set[str]:
+        """Every tree the caller sees, archived ones too."""
+        return {t.id for t in self.loom.trees()} | {t.id for t in self.loom.trees(archived=True)}
+
     def atomic(self) -> AbstractContextManager[Unit]:
         """One transaction over the core and the users area: a write and the ownership
         it records commit or roll back together."""
@@ -175,10 +179,14 @@ class Owner(Access):
         wanted = set(tree_ids)
         if not wanted:
             return set()
+        return wanted & self.tree_ids()
+
+    def tree_ids(self) -> set[str]:
+        """Every tree recorded as the caller's, archived ones too (one read)."""
         with self.loom.unit(USERS) as db:
             rows = db.execute("SELECT tree_id FROM user_trees WHERE user_id = ?",
                               (self._uid,))
-        return wanted & {r[0] for r in rows}
+        return {r[0] for r in rows}
 
     def claim(self, tree_ids: Iterable[str]) -> None:
         with self.loom.unit(USERS) as db:

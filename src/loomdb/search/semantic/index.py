@@ -48,20 +48,20 @@ def catch_up(loom: Loom) -> int:
     Vectors another model made are queued again once per handle (the first semantic
     query of a process re-embeds an upgraded store's; later queries skip the probe)."""
     text_index.catch_up(loom)
-    _drop_gone(loom)
     if loom not in _requeued:
         requeue_other_models(loom)
         _requeued.add(loom)
     done = 0
-    while True:
-        with loom.unit(SEMANTIC) as db:
-            rows = pending(db, _BATCH)
-        if not rows:
-            return done
-        vectors = embed([r[1] for r in rows])
+    with loom.unit(SEMANTIC) as db:  # one transaction for a query's usual nothing-to-do
+        V.of(db).drop_gone(db)
+        rows = pending(db, _BATCH)
+    while rows:
+        vectors = embed([r[1] for r in rows], threads=loom.settings.model_threads)
         with loom.unit(SEMANTIC) as db:
             _store(db, [r[0] for r in rows], vectors)
-        done += len(rows)
+            rows = pending(db, _BATCH)
+        done += len(vectors)
+    return done
 
 
 #: the handles whose store was checked for other models' vectors (see `catch_up`)
@@ -91,12 +91,6 @@ def requeue_other_models(loom: Loom, model: str = MODEL_ID) -> int:
         db.execute(f"INSERT INTO search_vec_pending (seq) {stale} ON CONFLICT DO NOTHING",
                    (model, model))
         return int(n[0]) if n else 0
-
-
-def _drop_gone(loom: Loom) -> None:
-    """Drop what deleted entries left behind (SQLite's vec0 rows; see the migration)."""
-    with loom.unit(SEMANTIC) as db:
-        V.of(db).drop_gone(db)
 
 
 def _store(db: Unit, seqs: Sequence[int], vectors: np.ndarray) -> None:

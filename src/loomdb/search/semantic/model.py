@@ -94,21 +94,22 @@ class _Model:
         return out
 
 
-def _load() -> _Model:
+def _load(setting: str | None = None) -> _Model:
     global _model
     with _lock:
         if _model is None:
             from ...providers.local import threads
 
-            _model = _Model(threads())
+            _model = _Model(threads(setting))
     return _model
 
 
-def embed(texts: Sequence[str]) -> np.ndarray:
-    """Unit-length float32 vectors, one row per text (in the order given)."""
+def embed(texts: Sequence[str], *, threads: str | None = None) -> np.ndarray:
+    """Unit-length float32 vectors, one row per text (in the order given); `threads` is
+    the thread setting (`Settings.model_threads`) the model loads with, once a process."""
     import numpy as np
 
-    model = _load()
+    model = _load(threads)
     cut = [t[:MAX_CHARS] for t in texts]
     out = np.zeros((len(cut), DIMS), dtype=np.float32)
     order = sorted(range(len(cut)), key=lambda i: len(cut[i]))

@@ -14,6 +14,11 @@ of a process is answered by its exact k-nearest scan (cosine distance, the filte
 columns applied in the scan, the file read memory-mapped): a one-shot process such as
 the CLI never loads the whole matrix, and a long-lived one (the server, a library
 user) loads it at its second query and ranks in memory from then on.
+
+A user's query (a `Scope`) ranks only the entries the user sees: the cache keeps each
+entry's owner key (its tree, or its document's or collection's name) as a filter
+column, so the scope is one more mask before the scores are ranked; such a query is
+answered from the cache even when it is the process's first.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from ...store.areas import Unit
+from ..storage import Scope, owner
 from . import SEMANTIC
 from . import storage as V
 from .model import DIMS
@@ -35,17 +41,21 @@ if TYPE_CHECKING:
 Row = tuple[Any, ...]
 _SNIPPET = 200
 _FILTERS = ("tree_id", "role", "author", "kind")
+#: the cache's column of owner keys (`storage.owner`), for a user's scope
+_OWNER = "owner"
 
 
-def nearest(loom: Loom, vector: np.ndarray, filters: dict[str, str], n: int) -> list[Row]:
-    """The `n` entries nearest `vector` that pass `filters` (column -> value)."""
+def nearest(loom: Loom, vector: np.ndarray, filters: dict[str, str], n: int,
+            scope: Scope | None = None) -> list[Row]:
+    """The `n` entries nearest `vector` that pass `filters` (column -> value), among
+    those `scope` holds (None: all)."""
     with loom.unit(SEMANTIC) as db:
         cache = _cache(loom)
         store = V.of(db)
-        if store.scans and cache.first_query():
+        if scope is None and store.scans and cache.first_query():
             return [(*r[:3], snippet(r[3]), r[4])
                     for r in store.scan(db, vector.tobytes(), filters, n)]
-        return cache.nearest(db, vector, filters, n)
+        return cache.nearest(db, vector, filters, n, scope)
 
 
 def snippet(text: str) -> str:
@@ -86,8 +96,8 @@ class _Cache:
         self.seqs = np.empty(0, dtype=np.int64)
         self.matrix = np.empty((0, DIMS), dtype=np.float32)
         self.alive = np.empty(0, dtype=bool)
-        self.codes = {c: np.empty(0, dtype=np.int32) for c in _FILTERS}
-        self.names: dict[str, dict[Any, int]] = {c: {} for c in _FILTERS}
+        self.codes = {c: np.empty(0, dtype=np.int32) for c in (*_FILTERS, _OWNER)}
+        self.names: dict[str, dict[Any, int]] = {c: {} for c in (*_FILTERS, _OWNER)}
         self.row: dict[int, int] = {}
 
     def first_query(self) -> bool:
@@ -97,7 +107,7 @@ class _Cache:
         return first
 
     def nearest(self, db: Unit, vector: np.ndarray, filters: dict[str, str],
-                n: int) -> list[Row]:
+                n: int, scope: Scope | None = None) -> list[Row]:
         import numpy as np
 
         with self.lock:
@@ -110,6 +120,10 @@ class _Cache:
                     if code is None:
                         return []
                     mask &= self.codes[column][:size] == code
+                if scope is not None:
+                    known = self.names[_OWNER]
+                    codes = [known[k] for k in scope.keys() if k in known]
+                    mask &= np.isin(self.codes[_OWNER][:size], codes)
                 scores = self.matrix[:size] @ vector
                 scores[~mask] = -np.inf
                 order = self._best(scores, n)
@@ -149,7 +163,7 @@ class _Cache:
         if latest is None or latest[0] is None or int(latest[0]) <= self.vseq:
             return  # (one index probe: the join below may be planned as a full scan)
         rows = db.execute(
-            "SELECT v.vseq, v.seq, v.embedding, e.tree_id, e.role, e.author, e.kind "
+            "SELECT v.vseq, v.seq, v.embedding, e.tree_id, e.role, e.author, e.kind, e.entity "
             "FROM search_vectors v JOIN search_entries e ON e.seq = v.seq "
             "WHERE v.vseq > ? ORDER BY v.vseq", (self.vseq,))
         if rows:
@@ -186,6 +200,9 @@ class _Cache:
             names = self.names[column]
             self.codes[column][start:end] = [names.setdefault(r[3 + j], len(names))
                                              for r in rows]
+        names = self.names[_OWNER]
+        self.codes[_OWNER][start:end] = [
+            names.setdefault(owner(r[6], r[7], r[3]), len(names)) for r in rows]
 
     def _grow(self, need: int) -> None:
         import numpy as np

@@ -129,6 +129,9 @@ class PostgresBackend(Backend):
                 applied.append(name)
         return applied
 
+    def settle(self) -> None:
+        self.runner.run("ANALYZE")
+
     def areas_stamp(self) -> object:
         return self.runner.area_notices
 

@@ -1,17 +1,18 @@
 """Opening a PostgreSQL store by URL: loomdb's own options split off, blobs placed.
 
-Blobs live at the URL's `blobs=` (any fsspec URL), else $LOOMDB_BLOBS, else
+Blobs live at the URL's `blobs=` (any fsspec URL), else the settings' (an edge's
+$LOOMDB_BLOBS), else
 ./.loomdb-blobs (see `open_postgres`).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ...blobs import BlobStore
+from ...settings import NONE, Settings
 from .. import partitions
 from ..replicas import OPTIONS as REPLICA_OPTIONS
 from ..replicas import parse_options
@@ -55,16 +56,16 @@ def blob_store(location: str) -> Any:
 
 
 
-def open_postgres(url: str) -> tuple[PostgresBackend, Any]:
+def open_postgres(url: str, settings: Settings = NONE) -> tuple[PostgresBackend, Any]:
     """Open a PostgreSQL store: `postgresql://user@host/db?blobs=<fsspec URL>`.
 
-    Blobs go to the URL's `blobs=` (stripped before connecting), else $LOOMDB_BLOBS,
-    else the local folder ./.loomdb-blobs."""
+    Blobs go to the URL's `blobs=` (stripped before connecting), else the settings'
+    `blobs` ($LOOMDB_BLOBS at an edge), else the local folder ./.loomdb-blobs."""
     conninfo, ours = split_options(url)
     if conninfo.startswith("postgres://"):
         conninfo = "postgresql://" + conninfo[len("postgres://"):]
     replicas = parse_options(ours)
     split = partitions.parse(ours.get("partitions"))
-    location = ours.get("blobs") or os.environ.get("LOOMDB_BLOBS") or DEFAULT_BLOBS
+    location = ours.get("blobs") or settings.blobs or DEFAULT_BLOBS
     store = blob_store(location)
     return PostgresBackend(url, conninfo=conninfo, replicas=replicas, partitions=split), store

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..loom import Loom
     from ..store.areas import Unit
 
-GATEWAY = Area("gateway", "loomdb.gateway", hooks="loomdb.gateway.forgetting:HOOKS")
+GATEWAY = Area("gateway", "loomdb.exchanges", hooks="loomdb.exchanges.forgetting:HOOKS")
 _INSERT = ("INSERT INTO gateway_paths (digest, tree_id, node_id, depth, selections) "
            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
 

@@ -191,3 +191,44 @@ def raw_logprobs(raw: Any) -> Any:
         choices = raw.get("choices") or [{}]
         return choices[0].get("logprobs")
     return None
+
+
+def stream_chat(gw: Gateway, ex: Exchange, session: str | None,
+                emit: Callable[[dict[str, Any]], None], usage_wanted: bool) -> None:
+    """Ask the model for `ex` as a stream, then record it: every chunk of the
+    chat.completion.chunk stream goes to `emit` as it is made (each choice opens with
+    its role; the closing chunks, after the commit, carry loomdb's part). A failure
+    raises, with nothing recorded."""
+    started: set[int] = set()
+
+    def delta(i: int, text: str) -> None:
+        if i not in started:  # the role opens each choice, with its first text
+            started.add(i)
+            emit(chunk(ex, i, {"role": "assistant", "content": ""}))
+        if text:
+            emit(chunk(ex, i, {"content": text}))
+
+    answers = gw.complete(ex, stream=delta)
+    rec = gw.record(ex, answers, session)
+    for i, answer in enumerate(answers):
+        delta(i, "")
+        calls = [b for b in answer.content if b["type"] == "tool_use"]
+        if calls:
+            emit(chunk(ex, i, {"tool_calls": [convert.tool_call(b, j)
+                                              for j, b in enumerate(calls)]}))
+        emit(chunk(ex, i, {}, convert.finish_reason(answer.stop_reason), rec))
+    if usage_wanted:
+        emit({**chunk(ex, 0, {}), "choices": [], "usage": usage(answers, rec)})
+
+
+def chunk(ex: Exchange, index: int, delta: dict[str, Any], finish: str | None = None,
+          rec: Recorded | None = None) -> dict[str, Any]:
+    """One chat.completion.chunk."""
+    out: dict[str, Any] = {
+        "id": ex.ids[0], "object": "chat.completion.chunk", "created": ex.created,
+        "model": ex.model,
+        "choices": [{"index": index, "delta": delta, "finish_reason": finish, "logprobs": None}],
+    }
+    if rec is not None:
+        out["loomdb"] = loomdb_part(ex, rec)
+    return out
