@@ -86,9 +86,11 @@ def test_the_scan_passes_a_mapping_handed_down() -> None:
 def test_a_call_reads_api_keys_from_the_settings_its_store_was_opened_with(
         tmp_path: Path) -> None:
     """Below the edge, a model call finds its key in the settings handed down (here a
-    library program's own), never in the process's environment."""
+    library program's own), never in the process's environment; an agent's turn too
+    (it once read an empty environment, and the local model's thread setting with it)."""
     import loomdb
     from loomdb import ProviderError
+    from loomdb.agents.loop import run_turn
     from loomdb.settings import Settings
 
     toml = tmp_path / "providers.toml"
@@ -99,7 +101,8 @@ def test_a_call_reads_api_keys_from_the_settings_its_store_was_opened_with(
         with loomdb.open(tmp_path / f"s{len(environ)}",
                          settings=Settings.from_environ(environ)) as lm:
             for call in (lambda: lm.chat_turn("s", "hello", model="far", config=config),
-                         lambda: lm.generate("s", models=["far"], config=config)):
+                         lambda: lm.generate("s", models=["far"], config=config),
+                         lambda: run_turn(lm, "s", models=["far"], config=config)):
                 with pytest.raises(ProviderError) as caught:
                     call()
                 assert ("no API key" in str(caught.value)) is keyless, caught.value

@@ -60,6 +60,7 @@ def compact(
     """Write a compaction node at `at`; a session named as `at` moves to it. Raises
     NotCompacted (writing nothing) when the summary would not make the context shorter;
     `tokens_before` / `tokens_after` are kept in its `compactions` row."""
+    environ = loom.settings.environ if environ is None else environ
     import json
 
     from .generation import pick_models, record

@@ -99,6 +99,7 @@ def generate(
     """N alternatives per model at `at`, stored as sibling nodes with their provenance;
     `lock` is held while the models are asked (one in-process model call at a time in
     a server), never while the store is written."""
+    environ = loom.settings.environ if environ is None else environ
     from .errors import InvalidInput
     from .providers.clients import complete_many
 

@@ -102,7 +102,7 @@ def approve(
 ) -> Turn:
     """Run a pending call's tools and resume its turn."""
     call, plan = _claim(loom, node, by or loom.actor, None)
-    return _finish(loom, call, plan, Env(config, environ, tools), None)
+    return _finish(loom, call, plan, Env.of(loom, config, environ, tools), None)
 
 
 def deny(
@@ -113,7 +113,7 @@ def deny(
     """Refuse a pending call: its tools that need approval get an error result, unrun;
     the turn resumes so the model can read the refusal."""
     call, plan = _claim(loom, node, by or loom.actor, reason)
-    return _finish(loom, call, plan, Env(config, environ, tools), reason or "denied")
+    return _finish(loom, call, plan, Env.of(loom, config, environ, tools), reason or "denied")
 
 
 #: the most characters of JSON a person's amended input to one call may take
@@ -148,7 +148,7 @@ def amend(
     amended = Pending(call.node, call.tree, call.session, call.persona,
                       [{**c, "input": inputs.get(c["id"], c["input"])} for c in call.calls],
                       call.state, call.created_at)
-    return _finish(loom, amended, plan, Env(config, environ, tools), None)
+    return _finish(loom, amended, plan, Env.of(loom, config, environ, tools), None)
 
 
 def _check_inputs(inputs: Any, ids: set[str]) -> None:

@@ -83,6 +83,13 @@ class Env:
     environ: Mapping[str, str] | None = None
     tools: ToolsConfig | None = None
 
+    @classmethod
+    def of(cls, loom: Loom, config: ProvidersConfig | None = None,
+           environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None) -> Env:
+        """A run's needs, the environment being the call's own or else the one the
+        store was opened with (`loom.settings`: API keys, the local model's threads)."""
+        return cls(config, loom.settings.environ if environ is None else environ, tools)
+
 
 def check_steps(max_steps: int) -> int:
     if not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_STEPS_LIMIT:
@@ -108,7 +115,7 @@ def run_turn(
         get_persona(loom, name)
     plan = Plan(pos.node, pos.session, name, list(models), max_steps, max_tokens, options,
                 bound.agent)
-    return proceed(loom, plan, pos.node, Env(config, environ, tools), [])
+    return proceed(loom, plan, pos.node, Env.of(loom, config, environ, tools), [])
 
 
 def proceed(loom: Loom, plan: Plan, last: str, env: Env, written: list[Node]) -> Turn:
@@ -142,7 +149,7 @@ def prepare_step(loom: Loom, plan: Plan, last: str, persona: Persona | None,
     apply before any server is started)."""
     ctx = turn_context(loom, last, persona, plan.options)
     options = dict(ctx["options"])
-    box = tools_of(loom, options, persona, env or Env())
+    box = tools_of(loom, options, persona, env or Env.of(loom))
     offered = [n for n, t in box.tools.items() if decide(persona, t.key) != "deny"]
     options.pop("servers", None)
     options.pop("tools", None)

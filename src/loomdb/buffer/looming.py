@@ -96,6 +96,7 @@ def next_tokens(
     + draft), best first, each `{"token", "logprob", "probability"}`. One model call of
     one token with its logprobs; nothing is written (a person picks one and it goes
     into the draft). A model that gives no logprobs is refused."""
+    environ = loom.settings.environ if environ is None else environ
     import math
 
     from ..logprobs import extract
