@@ -3,6 +3,7 @@ the local model (SmolLM2 through llama.cpp) behind the `local` alias."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -41,7 +42,8 @@ def local_model() -> None:
     from loomdb.providers.config import resolve_model
     from loomdb.providers.local import LocalClient, load_model
 
-    load_model(LocalClient(resolve_model("local")).path)
+    load_model(LocalClient(resolve_model("local")).path,
+               n_threads=os.environ.get("LOOMDB_MODEL_THREADS"))
 
 
 def serve(app: Any) -> Iterator[str]:

@@ -3,6 +3,7 @@ holds, and that a failed write leaves nothing. Answers are real local-model outp
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +22,8 @@ def answer(local_model: None) -> Completion:
 
     ctx = {"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
            "options": {"seed": 7}}
-    return LocalClient(resolve_model("local")).complete(ctx, max_tokens=4)[0]
+    threads = os.environ.get("LOOMDB_MODEL_THREADS")
+    return LocalClient(resolve_model("local"), threads).complete(ctx, max_tokens=4)[0]
 
 
 def exchange(loom: Loom, answer: Completion, messages: list[dict[str, Any]],

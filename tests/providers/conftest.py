@@ -114,8 +114,10 @@ def local_client(local_spec: ModelSpec) -> Any:
     """The in-process SmolLM2, loaded once for the session."""
     from loomdb.providers.local import LocalClient, load_model
 
-    client = LocalClient(local_spec)
-    load_model(client.path)
+    # a test is an edge: the thread count the suite set for the model (tests/conftest.py)
+    threads = os.environ.get("LOOMDB_MODEL_THREADS")
+    client = LocalClient(local_spec, threads)
+    load_model(client.path, n_threads=threads)
     return client
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -187,7 +188,8 @@ class TestLoading:
 
     def test_several_local_jobs_run_concurrently_without_clashing(self, local_spec, local_client):
         results = complete_many(
-            [(local_spec, chat("A", seed=1)), (local_client, chat("B", seed=2))], n=1, max_tokens=4
+            [(local_spec, chat("A", seed=1)), (local_client, chat("B", seed=2))], n=1, max_tokens=4,
+            environ=os.environ,
         )
         assert [len(r) for r in results] == [1, 1]
         assert [r[0].provider_request["messages"][-1]["content"] for r in results] == ["A", "B"]
