@@ -44,7 +44,7 @@ pg-up:
 	  (apt-get update -q >/dev/null && apt-get install -y -q postgresql-$$v-rum >/dev/null)
 
 test: install pg-up
-	$(PY) -m pytest -n 2 --dist loadgroup -q
+	$(PY) -m pytest -n 2 --dist loadgroup -q --durations=25
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks

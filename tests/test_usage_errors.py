@@ -41,6 +41,8 @@ CORPUS: list[tuple[str, ...]] = [
     ("redact", NODE), ("forgotten", "--limit", "many"), ("watch",),
     ("watch", "/no/such/folder"), ("watch", "{here}", "--interval", "soon"),
     ("user", "token"), ("user", "token", "nosuchuser"),
+    ("share",), ("share", "nowhere"), ("share", "revoke"), ("share", "revoke", "nosuchtoken"),
+    ("share", "list", "--bogus"),
 ]
 
 

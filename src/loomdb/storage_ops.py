@@ -71,6 +71,11 @@ class Storage:
         calls join the outer one)."""
         return self.backend.transaction()
 
+    def settle(self) -> None:
+        """After a bulk write: bring the query planner's statistics up to date
+        (`Backend.settle`)."""
+        self.backend.settle()
+
     def committed(self) -> bool:
         """True outside any transaction: what was read or written now is durable."""
         return self.backend.committed()

@@ -217,7 +217,7 @@ def import_file(
         report.error(exc.where, exc.why)
     _late_links(loom, run, report)
     if report.nodes >= SETTLE_AFTER:
-        loom.backend.settle()
+        storage(loom).settle()
     return report
 
 

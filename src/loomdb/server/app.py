@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import FileResponse, PlainTextResponse, Response
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
@@ -21,6 +20,7 @@ from ..gateway.app import gateway_router
 from ..guard import Guard, Trust
 from . import docs, errors
 from .live import Writes
+from .page import STATIC, app_page
 from .routes import (
     agents,
     blobs,
@@ -42,7 +42,6 @@ from .routes import (
 )
 from .state import ServerState, single_user
 
-STATIC = Path(str(resources.files("loomdb.server") / "static"))
 #: the routes that take a raw upload (`application/octet-stream`) rather than JSON
 UPLOADS = frozenset({"/api/import"})
 
@@ -104,16 +103,6 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
         return FileResponse(STATIC / "classic.html", media_type="text/html")
 
     return app
-
-
-def app_page() -> Response:
-    """The web app (built from `web/` by `make install` into `static/app/`); a checkout
-    that was never built says how to build it (the API works without it)."""
-    built = STATIC / "app" / "index.html"
-    if not built.is_file():
-        return PlainTextResponse("the web app is not built: run `make install` "
-                                 "(npm ci && npm run build in web/)", status_code=503)
-    return FileResponse(built, media_type="text/html")
 
 
 def _gateway_allowed(request: Request) -> None:

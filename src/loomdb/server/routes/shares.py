@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...front import Door
 from ...front.shares import Shared, open_share
 from ...front.threadpage import MAX_PAGE
+from ..page import app_page
 from ..render import blocks_html
 from ..schemas import ERRORS
 from ..state import door, state_of
@@ -98,8 +99,6 @@ def events(request: Request, link: Shared = Depends(shared)) -> Response:
 @page_router.get("/s/{token}")
 def page(token: str, request: Request) -> Response:
     """A link's page: the app, reading only through the link."""
-    from ..app import app_page
-
     shared(token, request)  # an unknown or revoked link is a 404, not an empty page
     out = app_page()
     out.headers["Cache-Control"] = "no-store"  # a revoked link is not shown from a cache
