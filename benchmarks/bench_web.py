@@ -161,6 +161,7 @@ def search(url: str, runs: int) -> dict[str, str]:
 
     with loomdb.open(url) as lm:
         hit = grow_long(lm, 2_000)
+        analyzed(lm)
     query = "lighthouse comet"
     out: dict[str, str] = {}
     with server(url) as base:
@@ -228,15 +229,12 @@ _CLICK_TO_SHOWN = """(needle) => new Promise((resolve) => {
 })"""
 
 # -- the thread -----------------------------------------------------------------------
-def analyzed(url: str) -> None:
+def analyzed(lm: Loom) -> None:
     """Refresh PostgreSQL's statistics after a bulk load, as autovacuum does soon after
-    one: a database that has never counted a freshly filled table plans a walk up a
-    path as if it were empty (a sequential scan per step: seconds for 5,000 steps)."""
-    if url.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("ANALYZE")
+    one (and an import of as many messages does itself: `Backend.settle`): a database
+    that has never counted a freshly filled table plans a walk up a path as if it were
+    empty (a sequential scan per step: seconds for 5,000 steps)."""
+    lm.backend.settle()
 
 
 def thread(url: str, runs: int) -> dict[str, str]:
@@ -246,7 +244,7 @@ def thread(url: str, runs: int) -> dict[str, str]:
     with loomdb.open(url) as lm:
         session = "long"
         long_session(lm, session, 5_000)
-    analyzed(url)
+        analyzed(lm)
     out: dict[str, str] = {}
     with server(url) as base:
         pid = SERVER_PID[0]
