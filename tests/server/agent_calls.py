@@ -78,3 +78,22 @@ def serve_with_tally(backend: str, folder: Path) -> Any:
             yield url, lm, base, tally
 
     return served()
+
+
+def tally_world(name: str) -> Any:
+    """A module's `world` fixture: `serve_with_tally` once per backend for the module
+    (its store in a folder named `name-<backend>`)."""
+    import os
+
+    import pytest
+
+    backends = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",")
+                if b]
+
+    @pytest.fixture(scope="module", params=backends)
+    def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+        folder = tmp_path_factory.mktemp(f"{name}-{request.param}")
+        with serve_with_tally(request.param, folder) as served:
+            yield served
+
+    return world

@@ -4,28 +4,20 @@ unknown. Messages between sessions and personas are the operator's (401)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from agent_calls import Tally, pause, serve_with_tally
+from agent_calls import Tally, pause, tally_world
 from live import client
 
 from loomdb import Loom
 from loomdb.users import add_user
 
 pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.slow]
-BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def world(request: pytest.FixtureRequest,
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Loom, str, Tally]]:
-    folder = tmp_path_factory.mktemp(f"agents-users-{request.param}")
-    with serve_with_tally(request.param, folder) as served:
-        yield served
+world = tally_world("agents-users")
 
 
 def must(r: httpx.Response, status: int = 200) -> Any:

@@ -6,26 +6,18 @@ personas show their rules."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agent_calls import PERSONA, Tally, pause, serve_with_tally
+from agent_calls import PERSONA, Tally, pause, tally_world
 
 from loomdb import Loom
 from loomdb.agents.approvals import approve
 
 pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.slow]
-BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def world(request: pytest.FixtureRequest,
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Loom, str, Tally]]:
-    folder = tmp_path_factory.mktemp(f"inbox-{request.param}")
-    with serve_with_tally(request.param, folder) as served:
-        yield served
+world = tally_world("inbox")
 
 
 @pytest.fixture(scope="module")
