@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from live import client
+from live import client, must
 
 from loomdb import Loom
 from loomdb.references import service as R
@@ -42,11 +42,6 @@ class Scene:
 
     def http(self, token: str) -> httpx.Client:
         return client(self.base, token)
-
-
-def must(r: httpx.Response, status: int = 200) -> Any:
-    assert r.status_code == status, (r.status_code, r.text)
-    return r.json()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from live import client
+from live import client, must
 
 from loomdb import Loom
 from loomdb.server import create_app
@@ -41,11 +41,6 @@ class Scene:
 
     def http(self, token: str | None = None) -> httpx.Client:
         return client(self.base, token)
-
-
-def must(r: httpx.Response, status: int = 200) -> Any:
-    assert r.status_code == status, (r.status_code, r.text)
-    return r.json()
 
 
 @pytest.fixture

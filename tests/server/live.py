@@ -40,6 +40,12 @@ def serving(app: Any) -> Iterator[str]:
         thread.join(10)
 
 
+def must(r: httpx.Response, status: int = 200) -> Any:
+    """The answer's JSON, after checking its status (the body shown when it differs)."""
+    assert r.status_code == status, (r.status_code, r.text)
+    return r.json()
+
+
 def client(base: str, token: str | None = None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(base_url=base, headers=headers, timeout=120)

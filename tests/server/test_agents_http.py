@@ -5,11 +5,10 @@ proposed messages approved, amended or denied; personas with their rules."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 import pytest
 from agent_calls import PERSONA, Tally, pause, tally_world
+from live import must
 
 from loomdb import Loom
 
@@ -27,11 +26,6 @@ def served(world: tuple[str, Loom, str, Tally]) -> tuple[Loom, str]:
 @pytest.fixture
 def tally(world: tuple[str, Loom, str, Tally]) -> Tally:
     return world[3]
-
-
-def must(r: httpx.Response, status: int = 200) -> Any:
-    assert r.status_code == status, (r.status_code, r.text)
-    return r.json()
 
 
 def test_a_waiting_call_is_listed_then_approved_and_its_turn_resumes(

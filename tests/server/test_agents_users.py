@@ -4,12 +4,9 @@ unknown. Messages between sessions and personas are the operator's (401)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
 import pytest
 from agent_calls import Tally, pause, tally_world
-from live import client
+from live import client, must
 
 from loomdb import Loom
 from loomdb.users import add_user
@@ -18,11 +15,6 @@ pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.slow]
 
 
 world = tally_world("agents-users")
-
-
-def must(r: httpx.Response, status: int = 200) -> Any:
-    assert r.status_code == status, (r.status_code, r.text)
-    return r.json()
 
 
 def test_each_user_sees_and_decides_only_their_own_calls(

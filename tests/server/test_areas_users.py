@@ -6,11 +6,10 @@ unique in the store, so another's name is refused as taken; gc is the operator's
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
-from live import client
+from live import client, must
 
 from loomdb import Loom
 from loomdb.documents import service as D
@@ -49,11 +48,6 @@ class World:
         content = self.loom.node(tree["node"]).content_id
         return {"session": s, "tree": tree["tree"], "node": tree["node"], "doc": f"{s}-doc",
                 "rev": rev, "coll": f"{s}-coll", "item": item, "content": content}
-
-
-def must(r: httpx.Response, status: int = 200) -> Any:
-    assert r.status_code == status, (r.status_code, r.text)
-    return r.json()
 
 
 @pytest.fixture

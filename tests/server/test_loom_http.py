@@ -6,19 +6,14 @@ tokens, best first, nothing written); each bad input refused in one line."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import httpx
 import pytest
+from live import must
 
 from loomdb import Loom
 
 pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.slow]
-
-
-def must(r: httpx.Response, status: int = 200) -> Any:
-    assert r.status_code == status, (r.status_code, r.text)
-    return r.json()
 
 
 def story(lm: Loom, session: str) -> tuple[str, str, str]:
