@@ -31,9 +31,18 @@ def lineage(sight: Sight, *, archived: bool = False) -> list[dict[str, Any]]:
         if ref.kind != "bookmark" and ref.tree in seen:
             refs.setdefault(ref.tree, []).append(ref)
 
+    # the depth of every node a fork or a spawn starts from, in one read
+    starts = [r.forked_from.get("node") for rs in refs.values() for r in rs if r.forked_from]
+    for tree in trees:
+        raw = tree.lineage or {}
+        if isinstance(raw.get("spawned"), dict):
+            starts.append(raw["spawned"].get("node"))
+    depths = {i: n.depth for i, n in st.nodes_by_id(
+        [n for n in dict.fromkeys(starts) if isinstance(n, str)]).items()}
+
     def message(node: Any) -> int | None:
-        anchor = st.anchor(node) if isinstance(node, str) else None
-        return None if anchor is None else anchor.depth + 1
+        depth = depths.get(node) if isinstance(node, str) else None
+        return None if depth is None else depth + 1
 
     out = []
     for tree in trees:
