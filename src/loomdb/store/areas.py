@@ -66,6 +66,7 @@ BUILTIN = {
     "collections": "loomdb.collections:COLLECTIONS",
     "documents": "loomdb.documents:DOCUMENTS",
     "gateway": "loomdb.exchanges.paths:GATEWAY",
+    "langgraph": "loomdb.integrations.langgraph.area:LANGGRAPH",
     "references": "loomdb.references:REFERENCES",
     "search": "loomdb.search:SEARCH",
     "semantic": "loomdb.search.semantic:SEMANTIC",

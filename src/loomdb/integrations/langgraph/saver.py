@@ -1,0 +1,410 @@
+"""`LoomSaver` and `AsyncLoomSaver`: LangGraph's checkpointer on a loomdb store.
+
+    with LoomSaver.from_conn_string("./store") as saver:          # or a postgresql:// URL
+        graph = builder.compile(checkpointer=saver)
+
+    async with AsyncLoomSaver.from_conn_string(url) as saver: ...
+
+Every capability of `BaseCheckpointSaver` (langgraph-checkpoint 4.x), in both forms:
+put, put_writes, get_tuple, list, delete_thread, and delete_for_runs, copy_thread and
+prune. A checkpoint is one row: the checkpoint without its values and its metadata
+(written by the saver's serializer), and one reference per channel value:
+
+* a message channel (`messages`, or those named by `message_channels`) holding a list
+  of LangChain messages: the node at the tip of the list in the thread's tree
+  (`paths.py`): a step stores only its new messages, and a checkpoint updated in the
+  past is a branch of the tree, its line of checkpoints a new session ref
+  (`lg/<thread>/fork-N`; the first line is `lg/<thread>`);
+* any other value: its serialized bytes, inline when small, else stored once per
+  thread under their digest (`lg_blobs`): a value that does not change is not
+  written again, and two checkpoints holding the same value share it.
+
+Pending writes are kept exactly as `put_writes` was given them, by checkpoint,
+namespace, task and index. The async methods run the same code in a worker thread (a
+loomdb store is synchronous; its connections belong to the thread that uses them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+import ormsgpack
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ...model import now
+from ...store.areas import Unit
+from . import storage
+from .area import LANGGRAPH
+from .messages import is_messages
+from .paths import Paths, Thread
+from .refs import Branches
+
+if TYPE_CHECKING:
+    from ...api import Loom
+
+#: values whose serialized bytes are at most this long stay in the row that uses them
+INLINE = 64
+_PAGE = 100
+
+
+class _Saver(BaseCheckpointSaver[int]):
+    """What both savers share (see the module docstring)."""
+
+    def __init__(self, loom: Loom, *, serde: SerializerProtocol | None = None,
+                 message_channels: Sequence[str] = ("messages",)) -> None:
+        super().__init__(serde=serde)
+        self.loom = loom
+        self.message_channels = frozenset(message_channels)
+        self.paths = Paths(loom, self.serde)
+        self.branches = Branches(loom)
+
+    # -- put ------------------------------------------------------------------------------
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        conf = config["configurable"]
+        thread_id, ns = str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
+        parent_id = conf.get("checkpoint_id")
+        rest: dict[str, Any] = dict(checkpoint)
+        values: dict[str, Any] = rest.pop("channel_values")
+        cid = str(rest.pop("id"))
+        md = get_serializable_checkpoint_metadata(config, metadata)
+        with self.loom.unit(LANGGRAPH) as db:
+            key, tree = storage.ensure_thread(db, thread_id, now())
+            thread = Thread(key, thread_id, tree)
+            parent = storage.checkpoint(db, key, ns, parent_id) if parent_id else None
+            before = _unpack(parent[3])[4] if parent else {}
+            bases = before or self._above(db, key, ns, md)
+            refs: dict[str, Any] = {}
+            for channel, value in values.items():
+                had = before.get(channel)
+                if had is not None and channel not in new_versions:
+                    refs[channel] = had  # unchanged since the parent: the same reference
+                elif channel in self.message_channels and is_messages(value):
+                    base = bases.get(channel)
+                    tip = base[1] if base is not None and base[0] == "p" else None
+                    refs[channel] = ["p", *self.paths.store(db, thread, value, tip)]
+                else:
+                    refs[channel] = self._value(db, key, value)
+            cp_type, cp = self.serde.dumps_typed(rest)
+            md_type, md_bytes = self.serde.dumps_typed(md)
+            body = ormsgpack.packb([cp_type, cp, md_type, md_bytes, refs])
+            branch = None
+            if ns == "":
+                branch = self.branches.follow(db, thread, parent_id, parent[2] if parent else None,
+                                              cid, self._tip(before), self._tip(refs))
+            run_id = md.get("run_id")
+            storage.put_checkpoint(db, key, ns, (cid, parent_id, branch, body),
+                                   str(run_id) if run_id is not None else None)
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                                 "checkpoint_id": cid}}
+
+    def _above(self, db: Unit, key: int, ns: str, md: Any) -> dict[str, Any]:
+        """The references of the checkpoint a subgraph's first checkpoint runs under
+        (`metadata.parents`), so its messages continue the path they share."""
+        parents = md.get("parents") if isinstance(md, dict) else None
+        if not ns or not isinstance(parents, dict):
+            return {}
+        outer = ns.rpartition("|")[0]
+        pid = parents.get(outer)
+        row = storage.checkpoint(db, key, outer, pid) if isinstance(pid, str) else None
+        if row is None:
+            return {}
+        return {c: r for c, r in _unpack(row[3])[4].items() if r[0] == "p"}
+
+    def _tip(self, refs: dict[str, Any]) -> str | None:
+        """The tip the thread's session follows: its first message channel's."""
+        for channel in sorted(self.message_channels):
+            ref = refs.get(channel)
+            if ref is not None and ref[0] == "p":
+                tip: str | None = ref[1]
+                return tip
+        return None
+
+    def _value(self, db: Unit, key: int, value: Any) -> list[Any]:
+        type_, data = self.serde.dumps_typed(value)
+        if len(data) <= INLINE:
+            return ["i", type_, data]
+        digest = hashlib.sha256(type_.encode() + b"\0" + data).digest()[:16]
+        storage.put_blob(db, key, digest, type_, data)
+        return ["h", digest]
+
+    # -- put_writes -------------------------------------------------------------------------
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                   task_id: str, task_path: str = "") -> None:
+        conf = config["configurable"]
+        thread_id, ns = str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
+        cid = str(conf["checkpoint_id"])
+        with self.loom.unit(LANGGRAPH) as db:
+            key, _ = storage.ensure_thread(db, thread_id, now())
+            for i, (channel, value) in enumerate(writes):
+                idx = WRITES_IDX_MAP.get(channel, i)
+                ref = ormsgpack.packb(self._value(db, key, value))
+                storage.put_write(db, key, ns, (cid, task_id, idx, channel, task_path, ref),
+                                  replace=idx < 0)
+
+    # -- reading ----------------------------------------------------------------------------
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        conf = config["configurable"]
+        thread_id, ns = str(conf["thread_id"]), str(conf.get("checkpoint_ns", ""))
+        cid = get_checkpoint_id(config)
+        with self.loom.unit(LANGGRAPH) as db:
+            found = storage.thread(db, thread_id)
+            if found is None:
+                return None
+            key = found[0]
+            row = storage.checkpoint(db, key, ns, cid) if cid else storage.latest(db, key, ns)
+            if row is None:
+                return None
+            return self._tuples(db, thread_id, key, [(ns, row)])[0]
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None,
+             ) -> Iterator[CheckpointTuple]:
+        conf = config["configurable"] if config else {}
+        ns = conf.get("checkpoint_ns")
+        only = get_checkpoint_id(config) if config else None
+        cursor = get_checkpoint_id(before) if before else None
+        left = limit
+        with self.loom.unit(LANGGRAPH) as db:
+            if config is not None:
+                found = storage.thread(db, str(conf["thread_id"]))
+                threads = [(found[0], str(conf["thread_id"]))] if found else []
+            else:
+                threads = storage.all_threads(db)
+        for key, thread_id in threads:
+            after: str | None = None
+            while left is None or left > 0:
+                with self.loom.unit(LANGGRAPH) as db:
+                    rows = storage.checkpoints(db, key, ns, cursor, after, _PAGE)
+                    if not rows:
+                        break
+                    after = rows[-1][1][0]
+                    keep = [(n, r) for n, r in rows if (only is None or r[0] == only)
+                            and (not filter or _matches(self._metadata(r), filter))]
+                    tuples = self._tuples(db, thread_id, key, keep[:left] if left else keep)
+                yield from tuples
+                if left is not None:
+                    left -= len(tuples)
+                if len(rows) < _PAGE:
+                    break
+
+    def _metadata(self, row: storage.Row) -> Any:
+        fields = _unpack(row[3])
+        return self.serde.loads_typed((fields[2], fields[3]))
+
+    def _tuples(self, db: Unit, thread_id: str, key: int,
+                rows: Sequence[tuple[str, storage.Row]]) -> list[CheckpointTuple]:
+        """The checkpoint tuples of rows, their values and writes read in one go."""
+        unpacked = [(ns, row, _unpack(row[3])) for ns, row in rows]
+        by_ns: dict[str, list[str]] = {}
+        for ns, row, _ in unpacked:
+            by_ns.setdefault(ns, []).append(row[0])
+        pending: dict[tuple[str, str], list[storage.WriteRow]] = {}
+        for ns, ids in by_ns.items():
+            for w in storage.writes(db, key, ns, ids):
+                pending.setdefault((ns, w[0]), []).append(w)
+        wanted = {r[1] for *_, f in unpacked for r in f[4].values() if r[0] == "h"}
+        write_refs = {w[5]: ormsgpack.unpackb(w[5]) for ws in pending.values() for w in ws}
+        wanted |= {r[1] for r in write_refs.values() if r[0] == "h"}
+        blobs = storage.blobs(db, key, sorted(wanted)) if wanted else {}
+        out: list[CheckpointTuple] = []
+        for ns, (cid, parent_id, _, _), (cp_type, cp, md_type, md, refs) in unpacked:
+            checkpoint = self.serde.loads_typed((cp_type, cp))
+            checkpoint["id"] = cid
+            checkpoint["channel_values"] = {c: self._load(r, blobs) for c, r in refs.items()}
+            writes = sorted(pending.get((ns, cid), []), key=lambda w: writes_sort_key(w[4], w[1], w[2]))
+            out.append(CheckpointTuple(
+                config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                                         "checkpoint_id": cid}},
+                checkpoint=checkpoint,
+                metadata=self.serde.loads_typed((md_type, md)),
+                parent_config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                                                "checkpoint_id": parent_id}}
+                if parent_id else None,
+                pending_writes=[(w[1], w[3], self._load(write_refs[w[5]], blobs)) for w in writes],
+            ))
+        return out
+
+    def _load(self, ref: list[Any], blobs: dict[bytes, tuple[str, bytes]]) -> Any:
+        if ref[0] == "p":
+            return self.paths.messages(ref[1])
+        if ref[0] == "i":
+            return self.serde.loads_typed((ref[1], ref[2]))
+        return self.serde.loads_typed(blobs[ref[1]])
+
+    # -- deleting and copying ---------------------------------------------------------------
+    def delete_thread(self, thread_id: str) -> None:
+        """Its checkpoints and writes, and its tree when no other thread shares it (a
+        copy); a shared tree loses only this thread's refs."""
+        with self.loom.unit(LANGGRAPH) as db:
+            found = storage.thread(db, str(thread_id))
+            if found is None:
+                return
+            key, tree = found
+            branches = storage.branches(db, key)
+            storage.delete_thread(db, key)
+            if tree is not None:
+                if storage.threads_of_tree(db, tree):
+                    self.branches.drop(str(thread_id), branches)
+                else:
+                    self.loom.forget.delete_tree(tree, force=True,
+                                                 reason=f"LangGraph thread {thread_id} deleted")
+        self.paths.forget()
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        with self.loom.unit(LANGGRAPH) as db:
+            found = storage.of_runs(db, [str(r) for r in run_ids]) if run_ids else []
+            gone: dict[tuple[int, str], list[str]] = {}
+            for key, ns, cid in found:
+                gone.setdefault((key, ns), []).append(cid)
+            for (key, ns), ids in gone.items():
+                storage.delete_checkpoints(db, key, ns, ids)
+            for key in {k for k, _ in gone}:
+                self._sweep(db, key)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Every checkpoint and write; the messages are not copied: the target's refs
+        point into the source's tree, which both threads then share."""
+        with self.loom.unit(LANGGRAPH) as db:
+            found = storage.thread(db, str(source_thread_id))
+            if found is None:
+                return
+            src, tree = found
+            dst, had = storage.ensure_thread(db, str(target_thread_id), now())
+            storage.copy_thread(db, src, dst)
+            if had is None and tree is not None:
+                storage.set_tree(db, dst, tree)
+            self.branches.copy(db, str(source_thread_id), str(target_thread_id), src)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """`keep_latest`: the newest checkpoint of each namespace stays (the messages of
+        the pruned ones stay in the tree, which is the conversation); `delete`: as
+        `delete_thread`."""
+        if strategy == "delete":
+            for thread_id in thread_ids:
+                self.delete_thread(thread_id)
+            return
+        if strategy != "keep_latest":
+            raise ValueError(f"unknown prune strategy {strategy!r} (keep_latest or delete)")
+        with self.loom.unit(LANGGRAPH) as db:
+            for thread_id in thread_ids:
+                found = storage.thread(db, str(thread_id))
+                if found is None:
+                    continue
+                key = found[0]
+                for ns in storage.namespaces(db, key):
+                    storage.delete_checkpoints(db, key, ns, storage.older_than_latest(db, key, ns))
+                self._sweep(db, key)
+
+    def _sweep(self, db: Unit, key: int) -> None:
+        """Delete the thread's stored values no checkpoint or write refers to any more."""
+        used = {r[1] for body in storage.bodies(db, key) for r in _unpack(body)[4].values()
+                if r[0] == "h"}
+        used |= {r[1] for v in storage.write_values(db, key) if (r := ormsgpack.unpackb(v))[0] == "h"}
+        unused = [d for d in storage.blob_digests(db, key) if d not in used]
+        if unused:
+            storage.delete_blobs(db, key, unused)
+
+    # -- versions ---------------------------------------------------------------------------
+    def get_next_version(self, current: int | None, channel: None = None) -> int:  # type: ignore[override]
+        """1, 2, 3...: small integers (a checkpoint names its values, not their versions,
+        so two branches may reuse a version number)."""
+        if current is None:
+            return 1
+        if isinstance(current, str):  # written by another saver
+            return int(current.split(".")[0]) + 1
+        return int(current) + 1
+
+    # -- async: the same, in a worker thread ---------------------------------------------------
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None,
+                    ) -> AsyncIterator[CheckpointTuple]:
+        found = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit)))
+        for item in found:
+            yield item
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(lambda: self.prune(thread_ids, strategy=strategy))
+
+
+class LoomSaver(_Saver):
+    """LangGraph's checkpointer on a loomdb store (see the module docstring)."""
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, path_or_url: str, *, serde: SerializerProtocol | None = None,
+                         message_channels: Sequence[str] = ("messages",)) -> Iterator[LoomSaver]:
+        """A saver on the store at a folder or a `postgresql://` URL, closed at the end."""
+        import loomdb
+
+        loom = loomdb.open(path_or_url)
+        try:
+            yield cls(loom, serde=serde, message_channels=message_channels)
+        finally:
+            loom.close()
+
+
+class AsyncLoomSaver(_Saver):
+    """The same checkpointer, opened and closed as an async context manager (its async
+    methods are what an async graph calls; the sync ones work too)."""
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(cls, path_or_url: str, *, serde: SerializerProtocol | None = None,
+                               message_channels: Sequence[str] = ("messages",),
+                               ) -> AsyncIterator[AsyncLoomSaver]:
+        """A saver on the store at a folder or a `postgresql://` URL, closed at the end."""
+        import loomdb
+
+        loom = await asyncio.to_thread(loomdb.open, path_or_url)
+        try:
+            yield cls(loom, serde=serde, message_channels=message_channels)
+        finally:
+            await asyncio.to_thread(loom.close)
+
+
+def _unpack(body: bytes) -> list[Any]:
+    """[checkpoint type, bytes, metadata type, bytes, {channel: reference}]"""
+    fields: list[Any] = ormsgpack.unpackb(body)
+    return fields
+
+
+def _matches(metadata: Any, wanted: dict[str, Any]) -> bool:
+    return isinstance(metadata, dict) and all(metadata.get(k) == v for k, v in wanted.items())
