@@ -85,7 +85,7 @@ class _Saver(BaseCheckpointSaver[int]):
         cid = str(rest.pop("id"))
         md = get_serializable_checkpoint_metadata(config, metadata)
         with self.loom.unit(LANGGRAPH) as db:
-            key, tree = storage.ensure_thread(db, thread_id, now())
+            key, tree = storage.ensure_thread(db, thread_id, now(), lock=True)
             thread = Thread(key, thread_id, tree)
             parent = storage.checkpoint(db, key, ns, parent_id) if parent_id else None
             before = _unpack(parent[3])[4] if parent else {}
@@ -251,20 +251,21 @@ class _Saver(BaseCheckpointSaver[int]):
     # -- deleting and copying ---------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:
         """Its checkpoints and writes, and its tree when no other thread shares it (a
-        copy); a shared tree loses only this thread's refs."""
+        copy): then a loomdb forget of the tree, whose hook deletes the thread's rows in
+        the same transaction. A shared tree loses only this thread's refs."""
         with self.loom.unit(LANGGRAPH) as db:
             found = storage.thread(db, str(thread_id))
             if found is None:
                 return
             key, tree = found
-            branches = storage.branches(db, key)
-            storage.delete_thread(db, key)
-            if tree is not None:
-                if storage.threads_of_tree(db, tree):
-                    self.branches.drop(str(thread_id), branches)
-                else:
-                    self.loom.forget.delete_tree(tree, force=True,
-                                                 reason=f"LangGraph thread {thread_id} deleted")
+            alone = tree is None or [k for k, _ in storage.threads_of_tree(db, tree)] == [key]
+            if not alone or tree is None:
+                branches = storage.branches(db, key)
+                storage.delete_thread(db, key)
+                self.branches.drop(str(thread_id), branches)
+        if alone and tree is not None:
+            self.loom.forget.delete_tree(tree, force=True,
+                                         reason=f"LangGraph thread {thread_id} deleted")
         self.paths.forget()
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:

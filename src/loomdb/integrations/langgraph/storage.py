@@ -23,13 +23,18 @@ def thread(db: Unit, thread_id: str) -> tuple[int, str | None] | None:
     return (int(row[0]), row[1]) if row else None
 
 
-def ensure_thread(db: Unit, thread_id: str, at: str) -> tuple[int, str | None]:
-    """(key, tree id) of a thread, its row made when it has none."""
-    found = thread(db, thread_id)
+def ensure_thread(db: Unit, thread_id: str, at: str, *, lock: bool = False
+                  ) -> tuple[int, str | None]:
+    """(key, tree id) of a thread, its row made when it has none; with `lock`, the row
+    is held until the unit ends (a put: another put of the thread waits for it, so
+    two never both make its tree)."""
+    found = None if lock else thread(db, thread_id)
     if found is not None:
         return found
     db.execute("INSERT INTO lg_threads (thread_id, created_at) VALUES (?, ?) "
                "ON CONFLICT (thread_id) DO NOTHING", (thread_id, at))
+    if lock:
+        db.execute("UPDATE lg_threads SET forks = forks WHERE thread_id = ?", (thread_id,))
     made = thread(db, thread_id)
     assert made is not None
     return made
