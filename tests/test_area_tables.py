@@ -25,7 +25,7 @@ from loomdb.store import areas
 SRC = Path(__file__).resolve().parents[1] / "src" / "loomdb"
 #: packages holding areas (and the services that have no tables: they hold no SQL)
 PACKAGES = ("documents", "collections", "references", "search", "users", "agents",
-            "exchanges", "gc", "forget", "shares")
+            "exchanges", "gc", "forget", "shares", "integrations.langgraph")
 #: catalogs and set-returning functions a statement may read
 CATALOGS = {"sqlite_master", "pg_trigger", "pg_class", "pg_extension",
             "pg_available_extensions", "generate_series"}
@@ -130,6 +130,11 @@ def every_table() -> set[str]:
     return core_tables() | {t for p in PACKAGES for t in created(p)}
 
 
+def _folder(package: str) -> Path:
+    """The folder of a package named from `loomdb` (`integrations.langgraph`)."""
+    return SRC.joinpath(*package.split("."))
+
+
 def _dynamic(package: str, name: str) -> bool:
     """`search_chunk_{}`: the search area's sealed chunks, made by chunks.py."""
     return package == "search" and name.startswith("search_chunk_")
@@ -139,7 +144,7 @@ def refused(package: str) -> list[str]:
     mine = created(package)
     everyone = every_table()
     found = []
-    for path in sorted((SRC / package).rglob("*.py")):
+    for path in sorted(_folder(package).rglob("*.py")):
         for text in module_strings(path):
             named = tables_named(text)
             if "_" in text and text.lower() in everyone:  # a loop's `FROM {table}`
@@ -171,10 +176,11 @@ def test_the_areas_migrations_name_only_their_tables_but_the_shipped_hand_over()
 
 def test_the_scan_sees_each_areas_sql() -> None:
     """The areas' SQL is found (the scan is not blind), gc and forget hold none."""
-    seen = {p: sum(len(tables_named(t)) for path in (SRC / p).rglob("*.py")
+    seen = {p: sum(len(tables_named(t)) for path in _folder(p).rglob("*.py")
                    for t in module_strings(path)) for p in PACKAGES}
     assert all(seen[p] >= 4 for p in ("documents", "collections", "references", "search",
-                                      "users", "agents", "exchanges", "shares")), seen
+                                      "users", "agents", "exchanges", "shares",
+                                      "integrations.langgraph")), seen
     assert seen["gc"] == seen["forget"] == 0
     assert {"nodes", "trees", "ref_log"} <= core_tables()
     assert {"doc_contents", "search_entries", "ref_links", "user_trees"} <= every_table()

@@ -4,20 +4,17 @@ checkpoint is left naming messages that are gone."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ...hooks import AreaHooks
 from . import storage
 from .area import LANGGRAPH
 
-if TYPE_CHECKING:
-    from ...loom import Loom
-
 
 class LangGraphHooks(AreaHooks):
     forget_tables = ("lg_threads", "lg_checkpoints", "lg_writes", "lg_blobs", "lg_branches")
 
-    def forget_tree(self, loom: Loom, tree: str) -> None:
+    def forget_tree(self, loom: Any, tree: str) -> None:  # the core Loom (below this layer)
         with loom.unit(LANGGRAPH) as db:
             for key, _ in storage.threads_of_tree(db, tree):
                 storage.delete_thread(db, key)

@@ -90,7 +90,9 @@ def decode(role: str, blocks: list[dict[str, Any]], origin: dict[str, Any] | Non
     origin = origin or {}
     if "serde" in origin:
         kept = origin["serde"]
-        value: BaseMessage = serde.loads_typed((kept[0], base64.b64decode(kept[1])))
+        value: Any = serde.loads_typed((kept[0], base64.b64decode(kept[1])))
+        if not isinstance(value, BaseMessage):
+            raise TypeError(f"a node kept whole holds a {type(value).__name__}, not a message")
         return value
     lc = dict(origin.get("lc") or {})
     kind = str(lc.pop("type", ""))
@@ -112,7 +114,8 @@ def decode(role: str, blocks: list[dict[str, Any]], origin: dict[str, Any] | Non
     if calls:
         lc["tool_calls"] = [{"name": b["name"], "args": b["input"], "id": b.get("id"),
                              "type": "tool_call"} for b in calls]
-    return cls(**lc)
+    message: BaseMessage = cls(**lc)
+    return message
 
 
 def _split(m: BaseMessage, role: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
@@ -129,7 +132,7 @@ def _split(m: BaseMessage, role: str) -> tuple[str, list[dict[str, Any]], dict[s
         text = [{"type": "text", "text": content}]
     elif all(isinstance(p, dict) and p.keys() == {"type", "text"} and p["type"] == "text"
              and isinstance(p["text"], str) for p in content):
-        text = [{"type": "text", "text": p["text"]} for p in content]
+        text = [{"type": "text", "text": p["text"]} for p in content if isinstance(p, dict)]
         lc["content_list"] = True
     else:
         raise ValueError("a content list with other parts")

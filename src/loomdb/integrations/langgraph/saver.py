@@ -27,6 +27,7 @@ loomdb store is synchronous; its connections belong to the thread that uses them
 from __future__ import annotations
 
 import asyncio
+import builtins
 import hashlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -136,7 +137,7 @@ class _Saver(BaseCheckpointSaver[int]):
                 return tip
         return None
 
-    def _value(self, db: Unit, key: int, value: Any) -> list[Any]:
+    def _value(self, db: Unit, key: int, value: Any) -> builtins.list[Any]:
         type_, data = self.serde.dumps_typed(value)
         if len(data) <= INLINE:
             return ["i", type_, data]
@@ -209,13 +210,13 @@ class _Saver(BaseCheckpointSaver[int]):
         return self.serde.loads_typed((fields[2], fields[3]))
 
     def _tuples(self, db: Unit, thread_id: str, key: int,
-                rows: Sequence[tuple[str, storage.Row]]) -> list[CheckpointTuple]:
+                rows: Sequence[tuple[str, storage.Row]]) -> builtins.list[CheckpointTuple]:
         """The checkpoint tuples of rows, their values and writes read in one go."""
         unpacked = [(ns, row, _unpack(row[3])) for ns, row in rows]
-        by_ns: dict[str, list[str]] = {}
+        by_ns: dict[str, builtins.list[str]] = {}
         for ns, row, _ in unpacked:
             by_ns.setdefault(ns, []).append(row[0])
-        pending: dict[tuple[str, str], list[storage.WriteRow]] = {}
+        pending: dict[tuple[str, str], builtins.list[storage.WriteRow]] = {}
         for ns, ids in by_ns.items():
             for w in storage.writes(db, key, ns, ids):
                 pending.setdefault((ns, w[0]), []).append(w)
@@ -223,7 +224,7 @@ class _Saver(BaseCheckpointSaver[int]):
         write_refs = {w[5]: ormsgpack.unpackb(w[5]) for ws in pending.values() for w in ws}
         wanted |= {r[1] for r in write_refs.values() if r[0] == "h"}
         blobs = storage.blobs(db, key, sorted(wanted)) if wanted else {}
-        out: list[CheckpointTuple] = []
+        out: builtins.list[CheckpointTuple] = []
         for ns, (cid, parent_id, _, _), (cp_type, cp, md_type, md, refs) in unpacked:
             checkpoint = self.serde.loads_typed((cp_type, cp))
             checkpoint["id"] = cid
@@ -241,7 +242,7 @@ class _Saver(BaseCheckpointSaver[int]):
             ))
         return out
 
-    def _load(self, ref: list[Any], blobs: dict[bytes, tuple[str, bytes]]) -> Any:
+    def _load(self, ref: builtins.list[Any], blobs: dict[bytes, tuple[str, bytes]]) -> Any:
         if ref[0] == "p":
             return self.paths.messages(ref[1])
         if ref[0] == "i":
@@ -271,7 +272,7 @@ class _Saver(BaseCheckpointSaver[int]):
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         with self.loom.unit(LANGGRAPH) as db:
             found = storage.of_runs(db, [str(r) for r in run_ids]) if run_ids else []
-            gone: dict[tuple[int, str], list[str]] = {}
+            gone: dict[tuple[int, str], builtins.list[str]] = {}
             for key, ns, cid in found:
                 gone.setdefault((key, ns), []).append(cid)
             for (key, ns), ids in gone.items():
@@ -323,7 +324,7 @@ class _Saver(BaseCheckpointSaver[int]):
             storage.delete_blobs(db, key, unused)
 
     # -- versions ---------------------------------------------------------------------------
-    def get_next_version(self, current: int | None, channel: None = None) -> int:  # type: ignore[override]
+    def get_next_version(self, current: int | None, channel: None = None) -> int:
         """1, 2, 3...: small integers (a checkpoint names its values, not their versions,
         so two branches may reuse a version number)."""
         if current is None:

@@ -88,7 +88,7 @@ def checkpoints(db: Unit, key: int, ns: str | None, before: str | None, after: s
                 limit: int) -> list[tuple[str, Row]]:
     """(ns, row) of a thread's checkpoints, newest first: in one namespace or all, older
     than `before`, older than `after` too when paging (the last id of the page before)."""
-    where, args = ["thread = ?"], [key]
+    where, args = ["thread = ?"], list[Any]([key])
     if ns is not None:
         where.append("ns = ?")
         args.append(ns)
