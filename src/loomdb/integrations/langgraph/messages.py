@@ -3,25 +3,26 @@
 A message becomes a node any loomdb tool reads: its role (`user`, `assistant`, `system`,
 `tool`), its text as text blocks, an AI message's tool calls as `tool_use` blocks, a
 tool message as a `tool_result` block answering its call. What the blocks do not carry
-(the message's id, `additional_kwargs`, `response_metadata`, `usage_metadata`, a name,
-fields left at their defaults are not written) is kept in the node's `origin`:
+(the message's id, `additional_kwargs`, `response_metadata`, `usage_metadata`, a name;
+fields left at their defaults are not written) is the message's `fields`, kept by the
+area beside the node (`lg_messages`, msgpack; the tree's lineage names the thread):
 
-    {"format": "langgraph", "message": <id>, "lc": {"type": "ai", ...the rest}}
+    {"type": "ai", "id": ..., ...the rest}
 
-`encode` checks that `decode` gives back a message equal to the one it was given (its
-class too); any message it cannot so carry (a content list with other parts, values
-JSON cannot hold, a subclass) is kept whole in `origin` as the checkpoint serializer
-writes it, and its text still goes to the blocks, so nothing is ever changed on the
-way back.
+`encode`
+checks that `decode` gives back a message equal to the one it was given (its class
+too); any message it cannot so carry (a content list with other parts, values msgpack
+does not keep as they are, a subclass) is kept whole as the checkpoint serializer
+writes it (`{"$serde": [type, bytes]}`), and its text still goes to the blocks, so
+nothing is ever changed on the way back.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 from dataclasses import dataclass
 from typing import Any
 
+import ormsgpack
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -54,8 +55,9 @@ class Encoded:
 
     role: str
     blocks: list[dict[str, Any]]
-    origin: dict[str, Any]
+    fields: bytes  # msgpack: kept beside the node
     source: str
+
 
 
 def is_messages(value: Any) -> bool:
@@ -69,32 +71,29 @@ def encode(m: BaseMessage, serde: SerializerProtocol) -> Encoded:
     if kind is not None and type(m) is kind[0]:
         try:
             role, blocks, lc = _split(m, kind[1])
-            lc = json.loads(json.dumps(lc, ensure_ascii=False, allow_nan=False))
-            origin = {"format": FORMAT, "message": m.id, "lc": lc}
-            if blocks and decode(role, blocks, origin, serde) == m:
-                return Encoded(role, blocks, origin, _source(role))
-        except (TypeError, ValueError):
-            pass  # not JSON, or not a shape the blocks carry: kept whole below
+            fields = ormsgpack.packb(lc)
+            if blocks and decode(role, blocks, fields, serde) == m:
+                return Encoded(role, blocks, fields, _source(role))
+        except (TypeError, ValueError, ormsgpack.MsgpackEncodeError):
+            pass  # not msgpack, or not a shape the blocks carry: kept whole below
     kept = serde.dumps_typed(m)
     role = next((r for cls, r in KINDS.values() if isinstance(m, cls)), "user")
     if isinstance(m, ChatMessage):
         role = _CHAT_ROLES.get(m.role, "user")
-    origin = {"format": FORMAT, "message": m.id if isinstance(m.id, str) else None,
-              "serde": [kept[0], base64.b64encode(kept[1]).decode("ascii")]}
-    return Encoded(role, _text_blocks(m.content), origin, _source(role))
+    fields = ormsgpack.packb({"$serde": [kept[0], kept[1]]})
+    return Encoded(role, _text_blocks(m.content), fields, _source(role))
 
 
-def decode(role: str, blocks: list[dict[str, Any]], origin: dict[str, Any] | None,
+def decode(role: str, blocks: list[dict[str, Any]], fields: bytes | None,
            serde: SerializerProtocol) -> BaseMessage:
-    """The message a node holds (written by `encode`)."""
-    origin = origin or {}
-    if "serde" in origin:
-        kept = origin["serde"]
-        value: Any = serde.loads_typed((kept[0], base64.b64decode(kept[1])))
+    """The message a node holds with its `fields` (written by `encode`)."""
+    lc: dict[str, Any] = ormsgpack.unpackb(fields) if fields else {}
+    if "$serde" in lc:
+        kept = lc["$serde"]
+        value: Any = serde.loads_typed((kept[0], kept[1]))
         if not isinstance(value, BaseMessage):
             raise TypeError(f"a node kept whole holds a {type(value).__name__}, not a message")
         return value
-    lc = dict(origin.get("lc") or {})
     kind = str(lc.pop("type", ""))
     cls = KINDS[kind][0] if kind in KINDS else {"user": HumanMessage, "assistant": AIMessage,
                                                 "system": SystemMessage}.get(role, HumanMessage)

@@ -16,6 +16,7 @@ not remembered is read from the tree once.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -27,8 +28,10 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...model import Node
 from ...store.areas import Unit
+from ...store.nodes import BODY, ID, ROLE
 from . import storage
-from .messages import FORMAT, decode, encode
+from .area import LANGGRAPH
+from .messages import decode, encode
 
 if TYPE_CHECKING:
     from ...api import Loom
@@ -70,14 +73,21 @@ class Paths:
         known = self._known.get(tip)
         if known is not None:
             return known
-        ids = tuple(self.loom.path(tip))
-        nodes = {n.id: n for n in self.loom.nodes(ids)}
-        found: Path = (ids, tuple(self._message(nodes[i]) for i in ids))
+        rows = self.loom.path_rows(tip)
+        ids = tuple(str(r[ID]) for r in rows)
+        with self.loom.unit(LANGGRAPH) as db:
+            fields = storage.messages(db, ids)
+        found: Path = (ids, tuple(decode(r[ROLE], json.loads(r[BODY]), fields.get(r[ID]),
+                                         self.serde) for r in rows))
         self._remember(tip, found)
         return found
 
-    def _message(self, node: Node) -> BaseMessage:
-        return decode(node.role, node.content, node.origin, self.serde)
+    def by_id(self, ids: Sequence[str]) -> dict[str, BaseMessage]:
+        """The messages of these nodes (those that exist)."""
+        nodes = self.loom.nodes(ids)
+        with self.loom.unit(LANGGRAPH) as db:
+            fields = storage.messages(db, [n.id for n in nodes])
+        return {n.id: decode(n.role, n.content, fields.get(n.id), self.serde) for n in nodes}
 
     def _remember(self, tip: str, path: Path) -> None:
         with self._lock:
@@ -88,9 +98,10 @@ class Paths:
 
     # -- writing ------------------------------------------------------------------------
     def store(self, db: Unit, thread: Thread, messages: Sequence[BaseMessage],
-              base: str | None) -> tuple[str | None, int]:
+              base: str | None, added: list[tuple[str, BaseMessage]]) -> tuple[str | None, int]:
         """(tip, length) of `messages`, written after what it shares with the list at
-        `base` (inside the caller's unit)."""
+        `base` (inside the caller's unit); the (node, message) pairs past the shared
+        part are put in `added`."""
         ids, old = self.path(base)
         new = tuple(messages)
         shared = _shared(new, old)
@@ -103,7 +114,7 @@ class Paths:
         parent: Node | None = None
         for m in new[shared:]:
             above = path[-1] if path else None
-            node = self._child(thread, above, m)
+            node = self._child(db, thread, above, m)
             if node is None:
                 if above is not None and parent is None:
                     parent = self.loom.node(above)
@@ -113,11 +124,13 @@ class Paths:
                     self._fresh.add(node.id)
             parent = node
             path.append(node.id)
+            added.append((node.id, m))
         tip = path[-1]
         self._remember(tip, (tuple(path), new))
         return tip, len(new)
 
-    def _child(self, thread: Thread, above: str | None, m: BaseMessage) -> Node | None:
+    def _child(self, db: Unit, thread: Thread, above: str | None, m: BaseMessage
+               ) -> Node | None:
         """The node under `above` (a version of the root for None) that already is `m`."""
         if thread.tree is None or (above is not None and above in self._fresh):
             return None
@@ -126,8 +139,11 @@ class Paths:
             ids = self.loom.versions(root) if root else []
         else:
             ids = self.loom.children(above)
-        for node in self.loom.nodes(ids):
-            if (node.origin or {}).get("format") == FORMAT and self._message(node) == m:
+        nodes = self.loom.nodes(ids)
+        fields = storage.messages(db, [n.id for n in nodes])
+        for node in nodes:  # a message of this area (a node written by hand has no fields)
+            if node.id in fields and decode(node.role, node.content, fields[node.id],
+                                            self.serde) == m:
                 return node
         return None
 
@@ -135,9 +151,10 @@ class Paths:
         e = encode(m, self.serde)
         if thread.tree is None:
             tree, node = self.loom.new_tree(
-                e.blocks, role=e.role, source=e.source, origin=e.origin,
+                e.blocks, role=e.role, source=e.source,
                 lineage={"langgraph": {"thread_id": thread.thread_id}})
             storage.set_tree(db, thread.key, tree.id)
+            storage.put_message(db, node.id, e.fields)
             thread.tree = tree.id
             return node
         blocks = self.loom.prepare(e.blocks)
@@ -145,10 +162,12 @@ class Paths:
         if parent is None:  # another first message: a version of the root
             root = self.loom.tree(thread.tree).root
             edited = self.loom.node(root) if root else None
-        return self.loom.write_node(
+        node = self.loom.write_node(
             tree=thread.tree, parent=parent, blocks=blocks, role=e.role, author=None,
             source=e.source, options=None, cache=False, kind="message", created_at=None,
-            origin=e.origin, edited_from=edited)
+            origin=None, edited_from=edited)
+        storage.put_message(db, node.id, e.fields)
+        return node
 
     def forget(self) -> None:
         """Drop what is remembered (after a delete)."""

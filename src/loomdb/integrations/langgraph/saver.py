@@ -29,11 +29,13 @@ from __future__ import annotations
 import asyncio
 import builtins
 import hashlib
+import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import ormsgpack
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -50,7 +52,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...model import now
 from ...store.areas import Unit
-from . import storage
+from . import compact, storage
 from .area import LANGGRAPH
 from .messages import is_messages
 from .paths import Paths, Thread
@@ -92,6 +94,7 @@ class _Saver(BaseCheckpointSaver[int]):
             before = _unpack(parent[3])[4] if parent else {}
             bases = before or self._above(db, key, ns, md)
             refs: dict[str, Any] = {}
+            added: builtins.list[tuple[str, BaseMessage]] = []
             for channel, value in values.items():
                 had = before.get(channel)
                 if had is not None and channel not in new_versions:
@@ -99,12 +102,14 @@ class _Saver(BaseCheckpointSaver[int]):
                 elif channel in self.message_channels and is_messages(value):
                     base = bases.get(channel)
                     tip = base[1] if base is not None and base[0] == "p" else None
-                    refs[channel] = ["p", *self.paths.store(db, thread, value, tip)]
+                    refs[channel] = ["p", *self.paths.store(db, thread, value, tip, added)]
                 else:
                     refs[channel] = self._value(db, key, value)
+            if added and parent is not None:
+                self._compact(db, key, ns, parent[0], before, added)
             cp_type, cp = self.serde.dumps_typed(rest)
             md_type, md_bytes = self.serde.dumps_typed(md)
-            body = ormsgpack.packb([cp_type, cp, md_type, md_bytes, refs])
+            body = _pack([cp_type, cp, md_type, md_bytes, refs])
             branch = None
             if ns == "":
                 branch = self.branches.follow(db, thread, parent_id, parent[2] if parent else None,
@@ -144,6 +149,30 @@ class _Saver(BaseCheckpointSaver[int]):
         digest = hashlib.sha256(type_.encode() + b"\0" + data).digest()[:16]
         storage.put_blob(db, key, digest, type_, data)
         return ["h", digest]
+
+    def _compact(self, db: Unit, key: int, ns: str, parent_id: str, before: dict[str, Any],
+                 added: builtins.list[tuple[str, BaseMessage]]) -> None:
+        """The parent's stored values and pending writes that hold the messages this put
+        added, rewritten to name their nodes (see `compact`)."""
+        refs = [r for r in before.values() if r[0] == "h"]
+        refs += [r for w in storage.writes(db, key, ns, [parent_id])
+                 if (r := ormsgpack.unpackb(w[5]))[0] == "h"]
+        found = storage.blobs(db, key, sorted({r[1] for r in refs}))
+        messages = dict(added)
+        for digest, (type_, data) in found.items():
+            if type_.startswith(compact.PREFIX):
+                continue
+            value = self.serde.loads_typed((type_, data))
+            try:
+                skeleton, count = compact.skeleton(value, added)
+            except compact.Refused:
+                continue
+            if not count:
+                continue
+            short_type, short = self.serde.dumps_typed(skeleton)
+            back = compact.inflate(self.serde.loads_typed((short_type, short)), messages)
+            if len(short) < len(data) and self.serde.dumps_typed(back) == (type_, data):
+                storage.compact_blob(db, key, digest, compact.PREFIX + short_type, short)
 
     # -- put_writes -------------------------------------------------------------------------
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
@@ -223,7 +252,7 @@ class _Saver(BaseCheckpointSaver[int]):
         wanted = {r[1] for *_, f in unpacked for r in f[4].values() if r[0] == "h"}
         write_refs = {w[5]: ormsgpack.unpackb(w[5]) for ws in pending.values() for w in ws}
         wanted |= {r[1] for r in write_refs.values() if r[0] == "h"}
-        blobs = storage.blobs(db, key, sorted(wanted)) if wanted else {}
+        blobs = self._blobs(db, key, wanted)
         out: builtins.list[CheckpointTuple] = []
         for ns, (cid, parent_id, _, _), (cp_type, cp, md_type, md, refs) in unpacked:
             checkpoint = self.serde.loads_typed((cp_type, cp))
@@ -242,12 +271,32 @@ class _Saver(BaseCheckpointSaver[int]):
             ))
         return out
 
-    def _load(self, ref: builtins.list[Any], blobs: dict[bytes, tuple[str, bytes]]) -> Any:
+    def _blobs(self, db: Unit, key: int, digests: set[bytes]) -> dict[bytes, Any]:
+        """The values stored under these digests, read and inflated (see `compact`)."""
+        found = storage.blobs(db, key, sorted(digests)) if digests else {}
+        out: dict[bytes, Any] = {}
+        short: dict[bytes, Any] = {}
+        for digest, (type_, data) in found.items():
+            if type_.startswith(compact.PREFIX):
+                short[digest] = self.serde.loads_typed((type_[len(compact.PREFIX):], data))
+            else:
+                out[digest] = _Raw(type_, data)
+        if short:
+            nodes = set().union(*(compact.marks(v) for v in short.values()))
+            messages = self.paths.by_id(sorted(nodes))
+            for digest, skeleton in short.items():
+                out[digest] = _Short(skeleton, messages)
+        return out
+
+    def _load(self, ref: builtins.list[Any], blobs: dict[bytes, Any]) -> Any:
         if ref[0] == "p":
             return self.paths.messages(ref[1])
         if ref[0] == "i":
             return self.serde.loads_typed((ref[1], ref[2]))
-        return self.serde.loads_typed(blobs[ref[1]])
+        held = blobs[ref[1]]
+        if isinstance(held, _Short):
+            return compact.inflate(held.skeleton, held.messages)
+        return self.serde.loads_typed((held.type, held.data))
 
     # -- deleting and copying ---------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:
@@ -402,9 +451,48 @@ class AsyncLoomSaver(_Saver):
             await asyncio.to_thread(loom.close)
 
 
+class _Raw:
+    """A stored value's bytes, read as they are used (a value two rows share is
+    read for each: each gets its own object, as from any other saver)."""
+
+    __slots__ = ("data", "type")
+
+    def __init__(self, type_: str, data: bytes) -> None:
+        self.type, self.data = type_, data
+
+
+class _Short:
+    """A rewritten value and the messages it names, inflated as it is used."""
+
+    __slots__ = ("messages", "skeleton")
+
+    def __init__(self, skeleton: Any, messages: dict[str, BaseMessage]) -> None:
+        self.skeleton, self.messages = skeleton, messages
+
+
+#: a checkpoint row's body: [checkpoint type, bytes, metadata type, bytes, {channel:
+#: reference}] in msgpack, deflated with a preset dictionary of the names every LangGraph
+#: checkpoint repeats (half its size: the names are most of a small checkpoint). The
+#: first byte says how; a shipped dictionary never changes (a new one is a new byte).
+_DEFLATED_1 = 1
+_WORDS_1 = b"".join((
+    b"msgpack", b"\xa1v\x04\xa2ts\xd9 20", b"+00:00", b"channel_versions", b"versions_seen",
+    b"updated_channels", b"__input__", b"__start__", b"branch:to:", b"messages", b"source",
+    b"input", b"loop", b"update", b"fork", b"step", b"parents", b"run_id", b"\xa1p", b"\xa1h",
+    b"\xa1i\xa4null", b"__interrupt__", b"__pregel_", b"checkpoint_ns", b"thread_id"))
+
+
+def _pack(fields: list[Any]) -> bytes:
+    out = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, _WORDS_1)
+    return bytes([_DEFLATED_1]) + out.compress(ormsgpack.packb(fields)) + out.flush()
+
+
 def _unpack(body: bytes) -> list[Any]:
-    """[checkpoint type, bytes, metadata type, bytes, {channel: reference}]"""
-    fields: list[Any] = ormsgpack.unpackb(body)
+    """The fields `_pack` wrote."""
+    if body[:1] != bytes([_DEFLATED_1]):
+        raise ValueError(f"a checkpoint body of an unknown form ({body[:1]!r})")
+    out = zlib.decompressobj(-15, _WORDS_1)
+    fields: list[Any] = ormsgpack.unpackb(out.decompress(body[1:]) + out.flush())
     return fields
 
 

@@ -16,6 +16,11 @@ WriteRow = tuple[str, str, int, str, str, bytes]
 
 # ---------------------------------------------------------------- threads
 
+#: holding a thread's row to the end of the unit: SQLite's writer already holds the
+#: whole store (BEGIN IMMEDIATE); PostgreSQL locks the row (reading it, not writing a
+#: new version of it at every step)
+_LOCK = {"sqlite": "", "postgres": "SELECT 1 FROM lg_threads WHERE thread_id = ? FOR UPDATE"}
+
 
 def thread(db: Unit, thread_id: str) -> tuple[int, str | None] | None:
     """(key, tree id) of a thread, None when it has no row."""
@@ -33,8 +38,8 @@ def ensure_thread(db: Unit, thread_id: str, at: str, *, lock: bool = False
         return found
     db.execute("INSERT INTO lg_threads (thread_id, created_at) VALUES (?, ?) "
                "ON CONFLICT (thread_id) DO NOTHING", (thread_id, at))
-    if lock:
-        db.execute("UPDATE lg_threads SET forks = forks WHERE thread_id = ?", (thread_id,))
+    if lock and _LOCK[db.dialect]:
+        db.execute(_LOCK[db.dialect], (thread_id,))
     made = thread(db, thread_id)
     assert made is not None
     return made
@@ -247,3 +252,31 @@ def copy_thread(db: Unit, src: int, dst: int) -> None:
         "WHERE thread = ? ON CONFLICT (thread, branch) DO NOTHING", (dst, src))
     db.execute("UPDATE lg_threads SET forks = (SELECT forks FROM lg_threads WHERE key = ?) "
                "WHERE key = ? AND forks = 0", (src, dst))
+
+
+# ---------------------------------------------------------------- messages
+
+
+def put_message(db: Unit, node_id: str, fields: bytes) -> None:
+    db.execute("INSERT INTO lg_messages (node_id, fields) VALUES (?, ?) "
+               "ON CONFLICT (node_id) DO NOTHING", (node_id, fields))
+
+
+def messages(db: Unit, node_ids: Sequence[str]) -> dict[str, bytes]:
+    """node id -> what its message keeps beside the node."""
+    out: dict[str, bytes] = {}
+    for cond, args in db.where_in("node_id", list(node_ids)):
+        for r in db.execute(f"SELECT node_id, fields FROM lg_messages WHERE {cond}", args):
+            out[str(r[0])] = bytes(r[1])
+    return out
+
+
+def delete_messages(db: Unit, node_ids: Sequence[str]) -> None:
+    for cond, args in db.where_in("node_id", list(node_ids)):
+        db.execute(f"DELETE FROM lg_messages WHERE {cond}", args)
+
+
+def compact_blob(db: Unit, key: int, digest: bytes, type_: str, data: bytes) -> None:
+    """A stored value rewritten in a shorter form that reads back the same."""
+    db.execute("UPDATE lg_blobs SET type = ?, data = ? WHERE thread = ? AND hash = ?",
+               (type_, data, key, digest))

@@ -51,3 +51,9 @@ CREATE TABLE lg_blobs (
   data bytea NOT NULL,
   PRIMARY KEY (thread, hash)
 );
+-- what a message's node does not carry (its LangChain id, metadata, fields not at their
+-- defaults; or the whole message as the serializer writes it): see messages.py
+CREATE TABLE lg_messages (
+  node_id text COLLATE "C" PRIMARY KEY,
+  fields bytea NOT NULL
+);
