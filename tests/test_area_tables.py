@@ -25,7 +25,8 @@ from loomdb.store import areas
 SRC = Path(__file__).resolve().parents[1] / "src" / "loomdb"
 #: packages holding areas (and the services that have no tables: they hold no SQL)
 PACKAGES = ("documents", "collections", "references", "search", "users", "agents",
-            "exchanges", "gc", "forget", "shares", "integrations.langgraph")
+            "exchanges", "gc", "forget", "shares", "integrations.langgraph",
+            "integrations.claude_agent_sdk")
 #: catalogs and set-returning functions a statement may read
 CATALOGS = {"sqlite_master", "pg_trigger", "pg_class", "pg_extension",
             "pg_available_extensions", "generate_series"}
@@ -180,7 +181,8 @@ def test_the_scan_sees_each_areas_sql() -> None:
                    for t in module_strings(path)) for p in PACKAGES}
     assert all(seen[p] >= 4 for p in ("documents", "collections", "references", "search",
                                       "users", "agents", "exchanges", "shares",
-                                      "integrations.langgraph")), seen
+                                      "integrations.langgraph",
+                                      "integrations.claude_agent_sdk")), seen
     assert seen["gc"] == seen["forget"] == 0
     assert {"nodes", "trees", "ref_log"} <= core_tables()
     assert {"doc_contents", "search_entries", "ref_links", "user_trees"} <= every_table()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,10 @@ from ..limits import Limits
 from .claude_code_lines import (
     FORMAT,
     Folder,
+    Line,
     Session,
     Unit,
+    check_depth,
     read_lines,
     session_id_of,
     to_messages,
@@ -45,7 +47,7 @@ from .model import ImportedConversation, ParseError, guarded
 from .stream import Input, as_input
 
 __all__ = ["FORMAT", "is_project_folder", "is_projects_folder", "looks_like", "parse",
-           "session_files"]
+           "parse_entries", "session_files"]
 
 _AGENT = re.compile(r"^agent-([A-Za-z0-9_-]{1,128})\.jsonl$")
 _SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,200}\.jsonl$")
@@ -121,7 +123,8 @@ class _Read:
     folder: Folder
     opts: _Options
     named: bool = False  # the file is named for the session its lines name
-    agents: dict[str, Path] = field(default_factory=dict)  # agent id -> its file
+    #: agent id -> its file, or its lines already read (a session store's entries)
+    agents: dict[str, Path | list[Line]] = field(default_factory=dict)
 
 
 def parse(
@@ -159,6 +162,38 @@ def parse(
     marks = _summaries(reads, _leaves(reads))
     for read in reads:
         yield from _conversations(read, marks.get(read.session.session_id, {}))
+
+
+def parse_entries(
+    session_id: str, entries: Sequence[Any], agents: Mapping[str, Sequence[Any]] | None = None,
+    *, limits: Limits | None = None,
+) -> Iterator[ImportedConversation | ParseError]:
+    """A session held as its lines already parsed (a session store's entries, in order)
+    and its subagents' lines by agent id: the conversations `parse` makes of the same
+    lines in files. Each line is checked as a file's line is (an object, nested no
+    deeper than `limits.json_depth`)."""
+    opts = _Options(limits or Limits(), False)
+    name = f"{session_id}.jsonl"
+    folder = Folder(session_id, name)
+    folder.feed_all(entry_lines(entries, name, opts.limits))
+    read = _Read(Path(name), folder.session, folder, opts, named=True)
+    read.agents = {agent: entry_lines(lines, f"agent-{agent}.jsonl", opts.limits)
+                   for agent, lines in (agents or {}).items()}
+    marks = _summaries([read], _leaves([read]))
+    yield from _conversations(read, marks.get(session_id, {}))
+
+
+def entry_lines(entries: Sequence[Any], name: str, limits: Limits) -> list[Line]:
+    """Parsed lines as a file's lines read (`read_lines`)."""
+    out: list[Line] = []
+    for number, value in enumerate(entries, start=1):
+        if not isinstance(value, dict):
+            raise InvalidInput(f"{name} line {number}", "expected a JSON object")
+        check_depth(value, f"{name} line {number}", limits.json_depth)
+        uuid, parent = value.get("uuid"), value.get("parentUuid")
+        out.append(Line(number, value, uuid if isinstance(uuid, str) and uuid else None,
+                        parent if isinstance(parent, str) and parent else None))
+    return out
 
 
 def _projects(path: Path) -> list[Path]:
@@ -279,10 +314,14 @@ def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
                  if prompt and call not in linked}
     for agent, path in sorted(read.agents.items()):
         call = session.agent_results.get(agent)
+        label = path.name if isinstance(path, Path) else f"agent-{agent}.jsonl"
         try:
-            sub = _read(path, read.opts, f"{session.session_id}/agent-{agent}")
+            if isinstance(path, Path):
+                sub = _read(path, read.opts, f"{session.session_id}/agent-{agent}")
+            else:
+                sub = _folded(path, label, session.session_id, agent, read.opts)
         except InvalidInput as exc:
-            yield ParseError(path.name, str(exc))
+            yield ParseError(label, str(exc))
             continue
         if call is None and sub.session.first_prompt:
             # still running: its Task call has no result (and so no agentId) yet
@@ -297,11 +336,18 @@ def _agent_files(read: _Read) -> Iterator[ImportedConversation | ParseError]:
             spawn = None  # a tree of its own, with a warning
         groups = _groups(sub.session.units)
         units = [u for us in groups.values() for u in us]
-        item = guarded(path.name, _conversation, sub, sub.session.session_id, units, spawn, {})
+        item = guarded(label, _conversation, sub, sub.session.session_id, units, spawn, {})
         if spawn is None and isinstance(item, ImportedConversation):
             item.warnings.append("a subagent run no Task call of its session names; imported "
                                  "as a tree of its own")
         yield item
+
+
+def _folded(lines: list[Line], label: str, session_id: str, agent: str, opts: _Options) -> _Read:
+    """A subagent's lines already read, folded as `_read` folds its file."""
+    folder = Folder(f"{session_id}/agent-{agent}", label)
+    folder.feed_all(lines)
+    return _Read(Path(label), folder.session, folder, opts)
 
 
 def _compaction_for(sub: Session, compactions: list[Unit]) -> Unit:

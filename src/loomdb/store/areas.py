@@ -63,6 +63,7 @@ _AREA_LOCK = 0x6C6F6F6D_61726561
 #: the ones a store records (`recorded`). A new area adds its line here.
 BUILTIN = {
     "agents": "loomdb.agents:AGENTS",
+    "claude_sessions": "loomdb.integrations.claude_agent_sdk.area:SESSIONS",
     "collections": "loomdb.collections:COLLECTIONS",
     "documents": "loomdb.documents:DOCUMENTS",
     "gateway": "loomdb.exchanges.paths:GATEWAY",
