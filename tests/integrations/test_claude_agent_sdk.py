@@ -164,3 +164,15 @@ def test_what_the_store_refuses(tmp_path: Path) -> None:
             with pytest.raises(InvalidInput):
                 store.append_sync(key, entries)  # type: ignore[arg-type]
         assert asyncio.run(store.list_sessions("p")) == []
+
+
+def test_a_forgotten_tree_takes_its_transcripts(store_url: str) -> None:
+    """`loomdb delete tree:` of a session's tree: the store forgets the session too."""
+    main = _lines(PROJECT / f"{SESSION}.jsonl")
+    key = {"project_key": "proj", "session_id": SESSION}
+    with LoomSessionStore(store_url) as store:
+        _mirror(store, key, main, batch=len(main))
+        tree = store.loom.refs("session")[0].tree
+        store.loom.forget.delete_tree(tree, force=True)
+        assert asyncio.run(store.load(key)) is None
+        assert asyncio.run(store.list_sessions("proj")) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,3 +183,24 @@ def test_subgraph_namespaces_and_weird_thread_ids(store_url: str) -> None:
         assert [m.content for m in state] == ["hi", "echo: hi"]
         tree = saver.loom.tree(saver.loom.resolve(name).tree)
         assert tree.nodes == 2  # the subgraph's copy of "hi" is the same node
+
+
+def test_a_forgotten_tree_takes_its_checkpoints_and_a_store_copy_carries_them(
+        store_url: str, tmp_path: Path) -> None:
+    """The area's rows follow the store: `loomdb delete tree:` forgets the thread's
+    checkpoints with its messages; `loomdb migrate` copies them to the other backend."""
+    config = {"configurable": {"thread_id": "kept"}}
+    with LoomSaver.from_conn_string(store_url) as saver:
+        graph = _graph(saver)
+        graph.invoke({"messages": [HumanMessage("what is 1+2?")]}, config)
+        graph.invoke({"messages": [HumanMessage("what is 3+4?")]}, {"configurable": {"thread_id": "gone"}})
+        state = graph.get_state(config).values["messages"]
+        gone = saver.loom.resolve("lg/gone").tree
+        saver.loom.forget.delete_tree(gone, force=True)
+        assert saver.get_tuple({"configurable": {"thread_id": "gone"}}) is None
+    target = str(tmp_path / "copy") if store_url.startswith("postgres") else None
+    if target is None:
+        return  # the postgres run copies its store into a SQLite one
+    loomdb.copy_store(store_url, target)
+    with LoomSaver.from_conn_string(target) as saver:
+        assert _graph(saver).get_state(config).values["messages"] == state
