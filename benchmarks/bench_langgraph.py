@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import secrets
 import sqlite3
 import statistics
 import sys
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from common import TEXT, clock
+from common import TEXT, clock, fresh_db
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -164,19 +163,6 @@ def pg_size(url: str) -> Callable[[], int]:
                 "WHERE c.relkind = 'r' AND n.nspname = 'public'").fetchone()
         return int(row[0]) if row else 0
     return measure
-
-
-@contextmanager
-def fresh_db(admin: str) -> Iterator[str]:
-    name = f"loomdb_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base = admin.rsplit("/", 1)[0]
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager

@@ -18,18 +18,15 @@ import argparse
 import json
 import multiprocessing
 import random
-import secrets
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
-from common import median_time
+from common import fresh_db, median_time
 from rich.console import Console
 from rich.table import Table
 from ulid import ULID
@@ -40,19 +37,6 @@ TEXT = "x" * 500
 
 
 # -- stores ---------------------------------------------------------------------------
-@contextmanager
-def fresh_db(admin: str) -> Iterator[str]:
-    name = f"loomdb_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base = admin.rsplit("/", 1)[0]
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 class Floor:
     """Raw psycopg doing what loomdb does, with nothing else."""
 
