@@ -204,3 +204,22 @@ def test_a_forgotten_tree_takes_its_checkpoints_and_a_store_copy_carries_them(
     loomdb.copy_store(store_url, target)
     with LoomSaver.from_conn_string(target) as saver:
         assert _graph(saver).get_state(config).values["messages"] == state
+
+
+def test_an_async_graph_on_the_async_saver(store_url: str) -> None:
+    config = {"configurable": {"thread_id": "async"}}
+
+    async def run() -> list[BaseMessage]:
+        async with AsyncLoomSaver.from_conn_string(store_url) as saver:
+            graph = _graph(saver)
+            await graph.ainvoke({"messages": [HumanMessage("what is 1+2?")]}, config)
+            state = await graph.aget_state(config)
+            history = [s async for s in graph.aget_state_history(config)]
+            assert len(history) >= 4
+            messages: list[BaseMessage] = state.values["messages"]
+            return messages
+
+    messages = asyncio.run(run())
+    assert [m.content for m in messages][-1] == "The sum is 3."
+    with loomdb.open(store_url) as lm:
+        assert lm.tree(lm.resolve("lg/async").tree).nodes == 4
