@@ -9,17 +9,20 @@ which LangGraph runs from that point. Printed for each saver:
 
 - bytes per turn: what the store grew by over the conversation, over the turns (the
   SQLite file's used pages; the PostgreSQL tables with their indexes and TOAST, live
-  rows: measured after VACUUM FULL, since LoomSaver rewrites a value once its messages
-  are nodes and PostgreSQL keeps the old row version until a vacuum reuses its space);
+  rows: measured after VACUUM FULL (with ANALYZE), since LoomSaver rewrites a value once
+  its messages are nodes and PostgreSQL keeps the old row version until a vacuum reuses
+  its space);
 - bytes per fork, likewise over the forks;
 - time per turn: one `invoke` (LangGraph's three checkpoints of a turn and its writes),
   the mean over the conversation and the median of its last 100 turns;
 - time to load the last state: `graph.get_state` by a saver just opened (nothing
   remembered), median of 3.
 
-The floors, measured the same way in the same run: loomdb's own append of the same
-messages through a session (bytes and time per turn: the goal is LoomSaver within 2x
-of its bytes), and LangGraph's InMemorySaver (the graph's own time per turn, no store).
+Beside them, measured the same way in the same run: loomdb's own append of the same
+messages through a session (the floor: bytes and time per turn; the goal is LoomSaver
+within 2x of its bytes), and LangGraph's InMemorySaver (nothing on disk, but it
+serializes each new channel value, the whole message list at every step, as the
+SQLite and PostgreSQL savers do).
 Goals: LoomSaver's bytes per turn within 2x of loomdb's own append, its time per turn
 no slower than SqliteSaver's.
 
@@ -156,7 +159,7 @@ def pg_size(url: str) -> Callable[[], int]:
     """The tables of a database with their indexes and TOAST, live rows (VACUUM FULL)."""
     def measure() -> int:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("VACUUM FULL")
+            conn.execute("VACUUM (FULL, ANALYZE)")  # a rewrite loses the planner's statistics
             row = conn.execute(
                 "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
                 "JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -186,7 +189,7 @@ def main() -> None:
             fresh_db(args.pg) as pg_loom, fresh_db(args.pg) as pg_own:
         base = Path(tmp)
         memory = InMemorySaver()
-        results["InMemorySaver (no store)"] = converse(
+        results["InMemorySaver (in memory)"] = converse(
             lambda: nullcontext(memory), lambda: 0, turns, forks)
         lite = base / "langgraph.db"
         results["SqliteSaver"] = converse(
