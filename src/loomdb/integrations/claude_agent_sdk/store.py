@@ -113,6 +113,8 @@ class LoomSessionStore:
                 else:
                     storage.put_entry(db, k, seq, uuid, None, text)
                 added.append(entry)
+            if not added:
+                return  # a batch sent again: nothing changed (not even its time)
             summary = self._summary(db, project, sid, subpath, key, added, mtime)
             storage.touch(db, k, mtime, summary)
             self._weave(db, project, sid)
