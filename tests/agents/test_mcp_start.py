@@ -23,22 +23,19 @@ from loomdb.mcp.server import offered
 from loomdb.mcp.stdio import Handshake, run_sdk
 from mcp_client import server
 
-#: every tool and its annotations (readOnly, destructive, idempotent, openWorld): a
-#: tool added without deciding them fails here
+#: every tool and its annotations (readOnly, destructive, idempotent, openWorld), in the
+#: groups of docs/agents.md: a tool added without deciding them fails here
 ANNOTATIONS = {
-    "context": (True, False, True, False), "log": (True, False, True, False),
-    "tree": (True, False, True, False), "show": (True, False, True, False),
-    "search": (True, False, True, False), "forgotten": (True, False, True, False),
-    "doc_show": (True, False, True, False), "doc_log": (True, False, True, False),
-    "doc_diff": (True, False, True, False), "coll_show": (True, False, True, False),
-    "backlinks": (True, False, True, False), "pending": (True, False, True, False),
-    "append": (False, False, False, False), "edit": (False, False, False, False),
-    "coll_add": (False, False, False, False), "link": (False, False, False, False),
-    "fork": (False, False, True, False), "bookmark": (False, False, True, False),
-    "doc_new": (False, False, True, False), "doc_commit": (False, False, True, False),
-    "coll_new": (False, False, True, False), "tag": (False, True, True, False),
-    "delete": (False, True, True, False), "redact": (False, True, False, False),
-    "generate": (False, True, False, True), "spawn": (False, True, False, True),
+    **dict.fromkeys(("context", "log", "tree", "show", "search", "doc_show", "doc_log",
+                     "doc_diff", "coll_show", "backlinks", "pending", "forgotten"),
+                    (True, False, True, False)),
+    **dict.fromkeys(("append", "edit", "coll_add", "link"), (False, False, False, False)),
+    **dict.fromkeys(("fork", "bookmark", "doc_new", "coll_new", "doc_commit"),
+                    (False, False, True, False)),
+    "tag": (False, True, True, False),
+    "delete": (False, True, True, False),
+    "redact": (False, True, False, False),
+    **dict.fromkeys(("generate", "spawn"), (False, True, False, True)),
 }
 
 
