@@ -157,7 +157,8 @@ RESOURCES = (
     Resource("loomdb://sessions", "sessions", "Every session: its tree and the node it is at."),
     Resource("loomdb://session/{name}", "session",
              "A session: where it is, and the conversation from the root to there."),
-    Resource("loomdb://documents", "documents", "Every versioned document, with its current branch and revision."),
+    Resource("loomdb://documents", "documents",
+             "Every versioned document, with its current branch and revision."),
     Resource("loomdb://document/{name}", "document", "A document's current text."),
 )
 

@@ -26,6 +26,7 @@ import importlib.util
 import io
 import json
 import os
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -102,7 +103,8 @@ class Handshake:
                 return None
             self.started = rid
             self.opening.append(line)
-            return [_answer(rid, catalog.initialized(cast(dict[str, Any], params)["protocolVersion"]))]
+            version = cast(dict[str, Any], params)["protocolVersion"]
+            return [_answer(rid, catalog.initialized(version))]
         if method == "ping" and params in (None, {}):
             return [_answer(rid, {})]
         if self.started is None or method not in LISTINGS:
@@ -157,6 +159,7 @@ def serve(store: Callable[[], tuple[Loom, Runtime | None]]) -> None:
 def _wire() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
     """The client's input and output, on descriptors of their own; fds 0 and 1 read the
     null device and write to stderr meanwhile, and are put back after."""
+    _flush_stdout()
     saved_in, saved_out = os.dup(0), os.dup(1)
     quiet = os.open(os.devnull, os.O_RDONLY)
     try:
@@ -166,10 +169,16 @@ def _wire() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
                 os.fdopen(os.dup(saved_out), "wb") as writer:
             yield reader, writer
     finally:
+        _flush_stdout()  # what was printed meanwhile goes to stderr, not the wire
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
         for fd in (quiet, saved_in, saved_out):
             os.close(fd)
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
 
 
 def _hand_over(me: Opened, tools: Mapping[str, Tool], opening: list[bytes],
