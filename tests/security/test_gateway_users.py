@@ -21,11 +21,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import BACKENDS
-from helpers import row_counts
 from live import client, serving
 
 import loomdb
+from conftest import BACKENDS
+from helpers import row_counts
 from loomdb import Loom
 from loomdb.gateway import create_gateway_app
 from loomdb.server import create_app
