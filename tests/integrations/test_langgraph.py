@@ -26,14 +26,14 @@ from loomdb.integrations.langgraph.refs import ref_name
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
-def test_the_official_conformance_suite_passes_every_capability(store_url: str, kind: str) -> None:
+def test_the_official_conformance_suite_passes_every_capability(shared_store: str, kind: str) -> None:
     @checkpointer_test(name=f"{'Async' if kind == 'async' else ''}LoomSaver")
     async def saver() -> AsyncIterator[Any]:
         if kind == "sync":
-            with LoomSaver.from_conn_string(store_url) as s:
+            with LoomSaver.from_conn_string(shared_store) as s:
                 yield s
         else:
-            async with AsyncLoomSaver.from_conn_string(store_url) as s:
+            async with AsyncLoomSaver.from_conn_string(shared_store) as s:
                 yield s
 
     report = asyncio.run(validate(saver))
@@ -87,22 +87,22 @@ def _graph(saver: Any) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-def _nodes(store_url: str, thread: str) -> int:
-    with loomdb.open(store_url) as lm:
+def _nodes(shared_store: str, thread: str) -> int:
+    with loomdb.open(shared_store) as lm:
         return lm.tree(lm.resolve(ref_name(thread, 0)).tree).nodes
 
 
 def test_an_agent_graph_runs_on_loomdb_and_loomdb_tree_shows_its_threads_and_forks(
-        store_url: str) -> None:
+        shared_store: str) -> None:
     config = {"configurable": {"thread_id": "demo"}}
-    with LoomSaver.from_conn_string(store_url) as saver:
+    with LoomSaver.from_conn_string(shared_store) as saver:
         graph = _graph(saver)
         out = graph.invoke({"messages": [HumanMessage("what is 1+2?")]}, config)
         assert [type(m) for m in out["messages"]] == [HumanMessage, AIMessage, ToolMessage,
                                                       AIMessage]
-        assert _nodes(store_url, "demo") == 4  # a step stored only its new messages
+        assert _nodes(shared_store, "demo") == 4  # a step stored only its new messages
         out = graph.invoke({"messages": [HumanMessage("and 2+2?")]}, config)
-        assert _nodes(store_url, "demo") == 8
+        assert _nodes(shared_store, "demo") == 8
         history = list(graph.get_state_history(config))
         first_answer = next(s for s in history if len(s.values.get("messages", [])) == 4
                             and s.next == ())
@@ -110,12 +110,12 @@ def test_an_agent_graph_runs_on_loomdb_and_loomdb_tree_shows_its_threads_and_for
         forked = graph.update_state(first_answer.config,
                                     {"messages": [HumanMessage("what is 5+5?")]})
         graph.invoke(None, forked)
-        assert _nodes(store_url, "demo") == 9  # one new message: nothing copied
+        assert _nodes(shared_store, "demo") == 9  # one new message: nothing copied
         graph.invoke({"messages": [HumanMessage("thanks")]}, {"configurable": {"thread_id": "other"}})
         final = graph.get_state(config).values["messages"]
 
     # read back by another saver (nothing remembered): the same messages, exactly
-    with LoomSaver.from_conn_string(store_url) as saver:
+    with LoomSaver.from_conn_string(shared_store) as saver:
         again = _graph(saver).get_state(config).values["messages"]
     assert again == final and [type(m) for m in again] == [type(m) for m in final]
     assert final[-1].content == "what is 5+5?"
@@ -125,31 +125,31 @@ def test_an_agent_graph_runs_on_loomdb_and_loomdb_tree_shows_its_threads_and_for
                                        "total_tokens": 15}
 
     runner = CliRunner()
-    drawn = runner.invoke(app, ["--db", store_url, "tree", "lg/demo"])
+    drawn = runner.invoke(app, ["--db", shared_store, "tree", "lg/demo"])
     assert drawn.exit_code == 0, drawn.output
     for shown in ("what is 1+2?", "[tool_use add]", "[tool_result call-1] 3", "The sum is 3.",
                   "and 2+2?", "The sum is 4.", "what is 5+5?", "session:lg/demo>",
                   "session:lg/demo/fork-1>", "forked from lg/demo"):
         assert shown in drawn.output, (shown, drawn.output)
-    listed = runner.invoke(app, ["--db", store_url, "trees"])
+    listed = runner.invoke(app, ["--db", shared_store, "trees"])
     assert listed.exit_code == 0 and "what is 1+2?" in listed.output and "thanks" in listed.output
-    with loomdb.open(store_url) as lm:
+    with loomdb.open(shared_store) as lm:
         hits = lm.search("thanks")
         assert [h["entity"] for h in hits] == [lm.resolve("lg/other~3").node]  # its root
 
 
-def test_messages_are_stored_once_and_forks_share_them(store_url: str) -> None:
+def test_messages_are_stored_once_and_forks_share_them(shared_store: str) -> None:
     """Two threads copied, one pruned, one deleted: the tree is shared by the copy, kept
     while a thread uses it, deleted with the last."""
     config = {"configurable": {"thread_id": "a"}}
-    with LoomSaver.from_conn_string(store_url) as saver:
+    with LoomSaver.from_conn_string(shared_store) as saver:
         graph = _graph(saver)
         graph.invoke({"messages": [HumanMessage("what is 1+2?")]}, config)
         saver.copy_thread("a", "b")
         copied = graph.get_state({"configurable": {"thread_id": "b"}}).values["messages"]
         assert copied == graph.get_state(config).values["messages"]
         graph.invoke({"messages": [HumanMessage("and on b?")]}, {"configurable": {"thread_id": "b"}})
-        assert _nodes(store_url, "a") == 8  # b continued in a's tree: 4 shared + 4 new
+        assert _nodes(shared_store, "a") == 8  # b continued in a's tree: 4 shared + 4 new
         saver.prune(["a"])
         assert len(list(saver.list(config))) == 1
         assert len(graph.get_state(config).values["messages"]) == 4
@@ -161,7 +161,7 @@ def test_messages_are_stored_once_and_forks_share_them(store_url: str) -> None:
         assert tree not in [t.id for t in saver.loom.trees()]
 
 
-def test_subgraph_namespaces_and_weird_thread_ids(store_url: str) -> None:
+def test_subgraph_namespaces_and_weird_thread_ids(shared_store: str) -> None:
     """A subgraph's checkpoints keep their namespace and continue the parent's path; a
     thread id that is no ref name gets a digest name."""
     inner = StateGraph(MessagesState)
@@ -171,7 +171,7 @@ def test_subgraph_namespaces_and_weird_thread_ids(store_url: str) -> None:
     outer.add_node("sub", inner.compile())
     outer.add_edge(START, "sub")
     config = {"configurable": {"thread_id": "a thread / with spaces"}}
-    with LoomSaver.from_conn_string(store_url) as saver:
+    with LoomSaver.from_conn_string(shared_store) as saver:
         graph = outer.compile(checkpointer=saver)
         graph.invoke({"messages": [HumanMessage("hi")]}, config, subgraphs=True)
         namespaces = {t.config["configurable"]["checkpoint_ns"]
@@ -186,11 +186,11 @@ def test_subgraph_namespaces_and_weird_thread_ids(store_url: str) -> None:
 
 
 def test_a_forgotten_tree_takes_its_checkpoints_and_a_store_copy_carries_them(
-        store_url: str, tmp_path: Path) -> None:
+        shared_store: str, tmp_path: Path) -> None:
     """The area's rows follow the store: `loomdb delete tree:` forgets the thread's
     checkpoints with its messages; `loomdb migrate` copies them to the other backend."""
     config = {"configurable": {"thread_id": "kept"}}
-    with LoomSaver.from_conn_string(store_url) as saver:
+    with LoomSaver.from_conn_string(shared_store) as saver:
         graph = _graph(saver)
         graph.invoke({"messages": [HumanMessage("what is 1+2?")]}, config)
         graph.invoke({"messages": [HumanMessage("what is 3+4?")]}, {"configurable": {"thread_id": "gone"}})
@@ -198,19 +198,19 @@ def test_a_forgotten_tree_takes_its_checkpoints_and_a_store_copy_carries_them(
         gone = saver.loom.resolve("lg/gone").tree
         saver.loom.forget.delete_tree(gone, force=True)
         assert saver.get_tuple({"configurable": {"thread_id": "gone"}}) is None
-    target = str(tmp_path / "copy") if store_url.startswith("postgres") else None
+    target = str(tmp_path / "copy") if shared_store.startswith("postgres") else None
     if target is None:
         return  # the postgres run copies its store into a SQLite one
-    loomdb.copy_store(store_url, target)
+    loomdb.copy_store(shared_store, target)
     with LoomSaver.from_conn_string(target) as saver:
         assert _graph(saver).get_state(config).values["messages"] == state
 
 
-def test_an_async_graph_on_the_async_saver(store_url: str) -> None:
+def test_an_async_graph_on_the_async_saver(shared_store: str) -> None:
     config = {"configurable": {"thread_id": "async"}}
 
     async def run() -> list[BaseMessage]:
-        async with AsyncLoomSaver.from_conn_string(store_url) as saver:
+        async with AsyncLoomSaver.from_conn_string(shared_store) as saver:
             graph = _graph(saver)
             await graph.ainvoke({"messages": [HumanMessage("what is 1+2?")]}, config)
             state = await graph.aget_state(config)
@@ -221,5 +221,5 @@ def test_an_async_graph_on_the_async_saver(store_url: str) -> None:
 
     messages = asyncio.run(run())
     assert [m.content for m in messages][-1] == "The sum is 3."
-    with loomdb.open(store_url) as lm:
+    with loomdb.open(shared_store) as lm:
         assert lm.tree(lm.resolve("lg/async").tree).nodes == 4
