@@ -11,7 +11,10 @@ already there is that child, so running the same step twice writes nothing twice
 
 Lists are remembered by tip for the last few checkpoints (the message objects
 LangGraph holds, so the common prefix of the next step is found by identity); a tip
-not remembered is read from the tree once.
+not remembered is read from the tree once. The longest path read or written last is
+also indexed by node: the list at any node on it is a prefix of it (a node has one
+path), so reading a thread's history newest first reads the tree once, not once per
+checkpoint.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class Paths:
         self._known: OrderedDict[str, Path] = OrderedDict()
         self._fresh: set[str] = set()  # nodes written here that nothing continues yet
         self._size = remembered
+        self._along: Path = _EMPTY  # the path indexed by node (see the module docstring)
+        self._at: dict[str, int] = {}
         self._lock = threading.Lock()
 
     # -- reading ------------------------------------------------------------------------
@@ -73,6 +78,10 @@ class Paths:
         known = self._known.get(tip)
         if known is not None:
             return known
+        along, at = self._along, self._at
+        if tip in at:
+            i = at[tip] + 1
+            return (along[0][:i], along[1][:i])
         rows = self.loom.path_rows(tip)
         ids = tuple(str(r[ID]) for r in rows)
         with self.loom.unit(LANGGRAPH) as db:
@@ -80,7 +89,18 @@ class Paths:
         found: Path = (ids, tuple(decode(r[ROLE], json.loads(r[BODY]), fields.get(r[ID]),
                                          self.serde) for r in rows))
         self._remember(tip, found)
+        self._index(found)
         return found
+
+    def _index(self, path: Path, extends: bool = False) -> None:
+        """Index `path` by node (`extends`: it continues the indexed one)."""
+        with self._lock:
+            if extends:
+                start = len(self._along[0])
+                self._at.update((node, start + i) for i, node in enumerate(path[0][start:]))
+            else:
+                self._at = {node: i for i, node in enumerate(path[0])}
+            self._along = path
 
     def by_id(self, ids: Sequence[str]) -> dict[str, BaseMessage]:
         """The messages of these nodes (those that exist)."""
@@ -126,7 +146,11 @@ class Paths:
             path.append(node.id)
             added.append((node.id, m))
         tip = path[-1]
-        self._remember(tip, (tuple(path), new))
+        made: Path = (tuple(path), new)
+        self._remember(tip, made)
+        along = self._along[0]
+        if not along or (shared == len(along) and ids[:shared] == along):
+            self._index(made, extends=bool(along))
         return tip, len(new)
 
     def _child(self, db: Unit, thread: Thread, above: str | None, m: BaseMessage
