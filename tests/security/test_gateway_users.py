@@ -21,17 +21,17 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import BACKENDS
-from helpers import row_counts
 from live import client, serving
 
 import loomdb
+from helpers import row_counts
 from loomdb import Loom
 from loomdb.gateway import create_gateway_app
 from loomdb.server import create_app
 from loomdb.users import Owner, add_user
 from pg import store_of
 
+BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 CHAT = {"model": "local", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
 
 
