@@ -60,10 +60,9 @@ def test_an_imported_lineage_loop_is_left_out(store_url: str, tmp_path: Path,
         _spawned_from(tree, trees[(i + 1) % len(trees)])
     dump = tmp_path / "cycle.json"
     dump.write_text(json.dumps({"loomdb_export": 1, "trees": trees}))
-    run = _cli(store_url, "import", str(dump), "--format", "loomdb", "--json")
-    assert run.returncode == 0, run.stderr
-    assert "tree.lineage.spawned is left out" in run.stdout
     with loomdb.open(store_url) as lm:  # the lineage that would close the loop is left out
+        report = lm.import_file(dump, format="loomdb").to_json()
+        assert not report["errors"] and "spawned is left out" in json.dumps(report), report
         assert len(thread_context(lm, "a")["messages"]) == 1
         assert spawn_depth(lm, lm.resolve("a").tree) == 0
         if shape == "pair":  # b came second, a was stored: b's lineage to a is kept

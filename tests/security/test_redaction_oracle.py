@@ -21,7 +21,8 @@ from live import client, must
 
 import loomdb
 from loomdb import Loom
-from loomdb.users import Owner, add_user
+from loomdb.model import Node
+from loomdb.users import Owner, User, add_user
 
 from .import_world import upload
 
@@ -88,13 +89,19 @@ def test_a_users_redaction_is_the_same_whoever_else_holds_the_text(
     assert lm.verify().ok
 
 
+def _two(lm: Loom, tag: str, words: str) -> tuple[User, str, Node]:
+    """A user (and their token), and another user's message holding `words`."""
+    one, token = add_user(lm, f"one-{tag}")
+    other, _ = add_user(lm, f"other-{tag}")
+    _, theirs = lm.as_(Owner(lm, other)).trees.new(words, session=f"other-{tag}")
+    return one, token, theirs
+
+
 def test_an_imported_tombstone_erases_no_one_elses_copy(
         served: tuple[Loom, str], tag: str, tmp_path: Path) -> None:
     lm, base = served
-    _, token = add_user(lm, f"carol-{tag}")
-    dan, _ = add_user(lm, f"dan-{tag}")
     words = f"dan's diary {tag}"
-    _, dans = lm.as_(Owner(lm, dan)).trees.new(words, session=f"dan-{tag}")
+    _, token, dans = _two(lm, tag, words)
     with loomdb.open(str(tmp_path / "scratch")) as scratch:  # the same words, redacted there
         scratch.new_tree("hello", session="s")
         node = scratch.append("s", words, role="assistant")
@@ -111,10 +118,8 @@ def test_an_imported_tombstone_erases_no_one_elses_copy(
 def test_a_copy_of_the_store_keeps_each_users_redaction_their_own(
         served: tuple[Loom, str], tag: str, tmp_path: Path) -> None:
     lm, base = served
-    erin, token = add_user(lm, f"erin-{tag}")
-    fay, _ = add_user(lm, f"fay-{tag}")
     words = f"shared words {tag}"
-    _, fays = lm.as_(Owner(lm, fay)).trees.new(words, session=f"fay-{tag}")
+    erin, token, fays = _two(lm, tag, words)
     _, erins = lm.as_(Owner(lm, erin)).trees.new(words, session=f"erin-{tag}")
     with client(base, token) as c:
         must(c.post(f"/api/nodes/{erins.id}/redact", json={}))
