@@ -41,8 +41,7 @@ def _export(tmp: Path, names: list[str]) -> list[dict[str, Any]]:
         for name in names:
             src.new_tree(f"thread {name}", session=name)
             path = tmp / f"{name}.json"
-            assert _cli(str(tmp / "scratch"), "export", name, "-o", str(path),
-                        "--format", "json").returncode == 0
+            src.export_file(path, target=name, format="json")
             out.append(json.loads(path.read_text())["trees"][0])
     return out
 
