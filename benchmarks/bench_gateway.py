@@ -160,7 +160,7 @@ def overhead(db: str, size: int, turns: int) -> None:
 def matching(db: str, sizes: list[int]) -> None:
     """Path matching alone (convert, digests, memo look-up) against history length."""
     import loomdb
-    from loomdb.exchanges import convert, paths
+    from loomdb.exchanges import openai_chat, paths
     from loomdb.exchanges.exchange import Gateway
 
     print("path matching (convert + prefix digests + memo look-up), CPU time per request:")
@@ -170,14 +170,14 @@ def matching(db: str, sizes: list[int]) -> None:
         for size in sizes:
             msgs = history(size)
             raw = json.dumps({"model": "local", "messages": msgs})
-            ex = gw.exchange({"model": "local", "messages": msgs})
+            ex = openai_chat.parse(gw, {"model": "local", "messages": msgs})
             gw.record(ex, Instant().complete(ex.ctx), None)  # the history is now stored
             resent = json.loads(raw)["messages"] + [
                 {"role": "assistant", "content": ANSWER}, {"role": "user", "content": "new"}]
             times = []
             for _ in range(15):
                 t0 = time.process_time()
-                converted = convert.messages(resent)
+                converted = openai_chat.messages(resent)
                 digests = paths.Digests(converted.keys)
                 with loom.unit(paths.GATEWAY) as unit:
                     hit = paths.find(unit, loom, digests, None)

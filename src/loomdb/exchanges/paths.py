@@ -8,7 +8,7 @@ the version selections that path needs, when it runs through an edited slot).
 
     D[i] = sha256(key 0 + key 1 + ... + key i)
 
-(`key` from `convert.key_of`: role letter, length and text, no JSON). The usual request is a known
+(`key` from `messages.key_of`: role letter, length and text, no JSON). The usual request is a known
 history plus one new message, so the first look-up asks for D[n-2] and D[n-1] at once:
 one indexed query, and the cost is one pass of sha256 over the request's text (linear,
 under a microsecond per message plus sha256's throughput, see benchmarks/bench_gateway.py).

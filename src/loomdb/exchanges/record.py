@@ -29,7 +29,7 @@ from ..generation import record as generation_record
 from ..headish import Position
 from ..storage_ops import storage
 from . import paths
-from .convert import Message, Messages, key_of, resent
+from .messages import Message, Messages, key_of, resent
 
 if TYPE_CHECKING:
     from ..loom import Loom
