@@ -3,9 +3,10 @@
 What Claude Code and the `anthropic` SDK send, as loomdb's blocks:
 
 - `system`, a string or a list of text blocks, is the path's leading system message
-  (its blocks kept apart); `cache_control` marks are not content: they are left out
-  of the blocks and the keys (a client moves them every turn), and kept with the
-  request;
+  (its blocks kept apart), and a `system` message among the messages (Claude Code
+  sends its environment so) a system node where it stands; `cache_control` marks are
+  not content: they are left out of the blocks and the keys (a client moves them every
+  turn), and kept with the request;
 - `text`, `image` and `document` blocks (base64 bytes go to the blob store; a text
   document's text too, named by its title), `tool_use`, `tool_result` (its content a
   string or blocks, `is_error` kept) and `thinking` (its signature kept; never part of
@@ -14,9 +15,9 @@ What Claude Code and the `anthropic` SDK send, as loomdb's blocks:
 - `max_tokens`, `temperature`, `top_p`, `top_k`, `stop_sequences`, `tools`,
   `tool_choice` (auto, any, tool, none), `thinking` and `metadata` are the model's
   options. When the served alias's provider is `anthropic` (loomdb as a recording
-  proxy), the client's own `system`, `tools`, `tool_choice`, sampling fields and any
-  field loomdb does not read go upstream as the client sent them, with its
-  `anthropic-beta` header.
+  proxy), the body goes upstream as the client sent it (its messages with their cache
+  marks, `system`, `tools`, `thinking`, `context_management`... only `model` is the
+  alias's), with its `anthropic-beta` header.
 
 `answer` is a `message` object, its id the answer's node id; `Chunks` is Anthropic's
 event sequence: `message_start`, `ping`, per block `content_block_start` /
@@ -55,26 +56,13 @@ def parse(gw: Gateway, body: Mapping[str, Any], beta: str | None = None) -> Exch
     msgs = messages(body.get("messages"), body.get("system"))
     options = options_of(body)
     if spec.kind == "anthropic":  # a recording proxy: upstream gets what the client sent
-        upstream = {k: v for k, v in body.items()
-                    if k not in ("model", "messages", "max_tokens", "stream", "stop_sequences")}
-        options["anthropic"] = upstream
-        _cache_marks(msgs, body["messages"], 1 if msgs.roles[0] == "system" else 0)
+        options["anthropic"] = {k: v for k, v in body.items() if k not in ("model", "stream")}
         if beta:
             options["anthropic_beta"] = [b.strip() for b in beta.split(",") if b.strip()]
     params = {k: v for k, v in body.items() if k not in ("messages", "system")}
     if beta:
         params["anthropic-beta"] = beta
     return gw.exchange(body, msgs, options, params=params)
-
-
-def _cache_marks(msgs: Messages, raw: list[Any], offset: int) -> None:
-    """Mark the messages whose blocks the client marked for caching (the request
-    builder puts `cache_control` back on their last block)."""
-    for i, msg in enumerate(raw):
-        blocks = msg.get("content")
-        if isinstance(blocks, list) and any(isinstance(b, dict) and b.get("cache_control")
-                                            for b in blocks):
-            msgs.mark_cached(i + offset)
 
 
 def options_of(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,29 +105,32 @@ def messages(raw: Any, system: Any = None) -> Messages:
         out.append(message("system", _system(system)))
     for i, msg in enumerate(raw):
         where = f"messages[{i}]"
-        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
-            raise InvalidInput(f"{where}.role", "a message is {\"role\": user or assistant, "
-                               "\"content\": ...}")
+        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant", "system"):
+            raise InvalidInput(f"{where}.role", "a message is {\"role\": user, assistant or "
+                               "system, \"content\": ...}")
         blobs: Blobs = {}
-        blocks = _content(msg.get("content"), msg["role"], f"{where}.content", blobs)
         role = msg["role"]
+        if role == "system":
+            out.append(message("system", _system(msg.get("content"), f"{where}.content")))
+            continue
+        blocks = _content(msg.get("content"), role, f"{where}.content", blobs)
         if role == "user" and blocks and all(b["type"] == "tool_result" for b in blocks):
             role = "tool"  # tool results are their own message, as every wire stores them
         out.append(message(role, blocks, blobs))
     return Messages.of(out)
 
 
-def _system(system: Any) -> Blocks:
+def _system(system: Any, where: str = "system") -> Blocks:
     if isinstance(system, str):
-        return [{"type": "text", "text": utf8(system, "system")}]
+        return [{"type": "text", "text": utf8(system, where)}]
     if not isinstance(system, list):
-        raise InvalidInput("system", "must be a string or a list of text blocks")
+        raise InvalidInput(where, "must be a string or a list of text blocks")
     out: Blocks = []
     for i, block in enumerate(system):
         if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(
                 block.get("text"), str):
-            raise InvalidInput(f"system[{i}]", "must be a text block")
-        out.append({"type": "text", "text": utf8(block["text"], f"system[{i}]")})
+            raise InvalidInput(f"{where}[{i}]", "must be a text block")
+        out.append({"type": "text", "text": utf8(block["text"], f"{where}[{i}]")})
     return out
 
 
@@ -243,7 +234,7 @@ def answer(ex: Exchange, result: Result) -> dict[str, Any]:
     """The `message` object (its id is the answer's node id)."""
     first = result.answers[0]
     return {"id": ex.ids[0], "type": "message", "role": "assistant", "model": ex.model,
-            "content": content(first.content), "stop_reason": first.stop_reason or "end_turn",
+            "content": content(first.content), "stop_reason": ex.stop_reason(first),
             "stop_sequence": None, "usage": usage(own_usage(result)[0]),
             "loomdb": loomdb_part(ex, result.recorded)}
 
@@ -290,7 +281,7 @@ class Chunks:
                     {"type": "content_block_stop", "index": 0}]
         first = result.answers[0]
         out.append({"type": "message_delta",
-                    "delta": {"stop_reason": first.stop_reason or "end_turn",
+                    "delta": {"stop_reason": self.ex.stop_reason(first),
                               "stop_sequence": None},
                     "usage": usage(own_usage(result)[0]),
                     "loomdb": loomdb_part(self.ex, result.recorded)})

@@ -66,6 +66,16 @@ class Exchange:
     after: paths.Hit | None = None
     #: what the wire keeps for its answer (a previous response id, stream options...)
     wire: dict[str, Any] = field(default_factory=dict)
+    #: the answer's length was lowered to fit the model's window (`window.py`)
+    capped: bool = False
+
+    def stop_reason(self, answer: Completion) -> str:
+        """An answer's stop reason as the client is told it (Anthropic's words): an
+        answer that ran into the length the gateway lowered for the model's window, not
+        into the client's own `max_tokens`, ended its turn (its node keeps the model's
+        own reason)."""
+        reason = answer.stop_reason or "end_turn"
+        return "end_turn" if self.capped and reason == "max_tokens" else reason
 
 
 @dataclass
@@ -144,7 +154,14 @@ class Gateway:
         """Ask the model; a ProviderError passes up untouched (nothing is written)."""
         from .window import fitted
 
-        answers = ex.client.complete(fitted(ex.ctx, ex.spec), n=ex.n, stream=stream)
+        pending = ex.msgs.blobs  # the request's media, stored only with the exchange
+
+        def blob(ref: str) -> bytes:
+            return pending[ref][0] if ref in pending else self.loom.blob(ref)
+
+        ctx = fitted(ex.ctx, ex.spec)
+        ex.capped = ctx["options"].get("max_tokens") != ex.ctx["options"].get("max_tokens")
+        answers = ex.client.complete(ctx, n=ex.n, stream=stream, blob_reader=blob)
         if len(answers) != ex.n:
             raise InvalidInput("n", f"the model gave {len(answers)} answers, not {ex.n}")
         return answers

@@ -84,11 +84,6 @@ class Messages(Sequence[Message]):
     def blocks(self, i: int) -> Blocks:
         return self._sent[i]["content"]  # type: ignore[no-any-return]
 
-    def mark_cached(self, i: int) -> None:
-        """Ask the model's provider to cache the request up to message `i` (the
-        normalized message's `cache` flag; not part of its blocks or key)."""
-        self._sent[i] = {**self._sent[i], "cache": True}
-
     def __add__(self, other: Messages) -> Messages:
         return Messages(self.roles + other.roles, self._sent + other._sent,
                         self.keys + other.keys, {**self.blobs, **other.blobs})

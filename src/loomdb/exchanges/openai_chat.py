@@ -200,7 +200,7 @@ def answer(ex: Exchange, result: Result) -> dict[str, Any]:
         "id": ex.ids[0], "object": "chat.completion", "created": ex.created, "model": ex.model,
         "choices": [
             {"index": i, "message": assistant_message(a.content),
-             "finish_reason": finish_reason(a.stop_reason),
+             "finish_reason": finish_reason(ex.stop_reason(a)),
              "logprobs": raw_logprobs(a.raw_response) if ex.logprobs else None}
             for i, a in enumerate(result.answers)
         ],
@@ -299,7 +299,7 @@ class Chunks:
         for i, a in enumerate(result.answers):
             if i not in self.started:
                 out.append(self.chunk(i, {"role": "assistant", "content": ""}))
-            out.append(self.chunk(i, {}, finish_reason(a.stop_reason), result))
+            out.append(self.chunk(i, {}, finish_reason(self.ex.stop_reason(a)), result))
         if self.usage_wanted:
             out.append({**self.chunk(0, {}), "choices": [],
                         "usage": usage(own_usage(result))})

@@ -125,7 +125,7 @@ def answer(ex: Exchange, result: Result) -> dict[str, Any]:
         if block["type"] == "tool_use":
             output.append(_call_item(block, tool_call(block)["function"]["arguments"],
                                      "completed"))
-    return response(ex, "completed" if first.stop_reason != "max_tokens" else "incomplete",
+    return response(ex, "completed" if ex.stop_reason(first) != "max_tokens" else "incomplete",
                     output, result)
 
 
@@ -258,7 +258,7 @@ class Chunks:
         out = self._close() if self.open is not None else []
         if not self.items:  # an empty answer is one empty message, as `answer` gives it
             out += self._open({"type": "text"}) + self._close()
-        stop = result.answers[0].stop_reason
+        stop = self.ex.stop_reason(result.answers[0])
         done = response(self.ex, "completed" if stop != "max_tokens" else "incomplete",
                         self.items, result)
         kind = "response.completed" if done["status"] == "completed" else "response.incomplete"

@@ -10,7 +10,8 @@ alone cannot fit: tool definitions larger than half the room are left out (the m
 could not use them), and a system prompt larger than half the room keeps its head.
 
 The yardstick is loomdb's token count (`loomdb.tokens`); a model's own tokenizer may
-count more, so the room is `MARGIN` of the window less the answer's tokens. A request
+count more, so the room is `MARGIN` of the window less the answer's tokens (at most a
+quarter of the window: a larger `max_tokens` is lowered to it). A request
 that plainly fits (fewer characters than that room: a token is at least one
 character) is not counted at all.
 """
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 MARGIN = 0.6
 #: the answer's room when the request names none
 ANSWER_ROOM = 256
+#: an answer may take at most this part of the window (1/4)
+ANSWER_SHARE = 4
 
 
 def fitted(ctx: dict[str, Any], spec: ModelSpec) -> dict[str, Any]:
@@ -35,8 +38,12 @@ def fitted(ctx: dict[str, Any], spec: ModelSpec) -> dict[str, Any]:
     if not window:
         return ctx
     options = ctx.get("options") or {}
-    answer = options.get("max_tokens") or spec.params.get("max_tokens") or ANSWER_ROOM
-    room = max(64, int(window * MARGIN) - int(answer))
+    answer = int(options.get("max_tokens") or spec.params.get("max_tokens") or ANSWER_ROOM)
+    if answer > window // ANSWER_SHARE:  # Claude Code asks for 32,000
+        answer = window // ANSWER_SHARE
+        options = {**options, "max_tokens": answer}
+        ctx = {**ctx, "options": options}
+    room = int(window * MARGIN) - answer
     if _chars(ctx) < room:
         return ctx
     from ..errors import InvalidInput
@@ -45,13 +52,20 @@ def fitted(ctx: dict[str, Any], spec: ModelSpec) -> dict[str, Any]:
 
     if options.get("tools") and tools_tokens(options) > room // 2:
         options = {k: v for k, v in options.items() if k not in ("tools", "tool_choice")}
-    messages = [_cut_system(m, room // 2, count_text) if m["role"] == "system" else m
+    share = room // (2 * max(1, sum(m["role"] == "system" for m in ctx["messages"])))
+    messages = [_cut(m, share, count_text) if m["role"] == "system" else m
                 for m in ctx["messages"]]
     try:
         return fit({**ctx, "messages": messages, "options": options}, room)[0]
-    except InvalidInput:  # the newest message alone is over: its head is what fits
-        last = _cut(messages[-1], room // 2, count_text)
-        return fit({**ctx, "messages": [*messages[:-1], last], "options": options}, room)[0]
+    except InvalidInput:  # the newest turn alone is over: its head is what fits
+        from ..tokens import count_messages
+
+        newest = max(i for i, m in enumerate(messages) if m["role"] != "system"
+                     ) if any(m["role"] != "system" for m in messages) else len(messages) - 1
+        systems = count_messages([m for m in messages if m["role"] == "system"])
+        most = max(8, (room - systems - tools_tokens(options)) * 2 // 3)
+        messages[newest] = _cut(messages[newest], most, count_text)
+        return fit({**ctx, "messages": messages, "options": options}, room)[0]
 
 
 def _chars(ctx: Mapping[str, Any]) -> int:
@@ -62,10 +76,6 @@ def _chars(ctx: Mapping[str, Any]) -> int:
         for m in ctx["messages"] for b in m["content"])
     tools = (ctx.get("options") or {}).get("tools")
     return total + (len(json.dumps(tools, ensure_ascii=False)) if tools else 0)
-
-
-def _cut_system(message: Mapping[str, Any], most: int, count: Any) -> Mapping[str, Any]:
-    return _cut(message, most, count)
 
 
 def _cut(message: Mapping[str, Any], most: int, count: Any) -> Mapping[str, Any]:
