@@ -32,24 +32,25 @@ class Stub:
     headers: list[dict[str, str]] = field(default_factory=list)
 
 
-def _last_text(body: dict[str, Any]) -> str:
-    for msg in reversed(body.get("messages") or []):
-        if msg.get("role") != "user":
-            continue
-        content = msg.get("content")
-        if isinstance(content, str):
-            return content
-        texts = [b.get("text", "") for b in content if b.get("type") == "text"]
-        if texts:
-            return texts[-1]
-    return ""
+def _asked(body: dict[str, Any]) -> str:
+    """The text of the last message that is not a system message, when it is a user's
+    (a tool's result answers a call: no text)."""
+    turns = [m for m in body.get("messages") or [] if m.get("role") != "system"]
+    if not turns or turns[-1].get("role") != "user":
+        return ""
+    content = turns[-1].get("content")
+    if isinstance(content, str):
+        return content
+    if any(b.get("type") == "tool_result" for b in content):
+        return ""
+    return " ".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
 def reply(body: dict[str, Any], n: int) -> t.Message:
     """The scripted answer to request number `n`, as the SDK's Message."""
     blocks: list[Any] = []
     tools = {tool.get("name") for tool in body.get("tools") or []}
-    asked = _last_text(body)
+    asked = _asked(body)
     if (body.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
         blocks.append(t.ThinkingBlock(type="thinking", thinking=f"Thinking {n}.",
                                       signature=SIGNATURE))
