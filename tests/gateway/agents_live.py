@@ -25,9 +25,9 @@ from typing import Any
 
 import httpx
 import pytest
+from anthropic_stub import Stub, running
 
 import loomdb
-from anthropic_stub import Stub, running
 from conftest import free_port
 from loomdb import Loom
 

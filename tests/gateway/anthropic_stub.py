@@ -5,7 +5,8 @@ gets read back through the SDK's request types.
 
 It answers at once, by a small script: a request whose last user text asks for a
 subagent (`SUBAGENT:`) gets a call of Claude Code's `Agent` tool; any other gets a
-signed thinking block (when the request enables thinking) and a text. It keeps what it
+signed thinking block (when the request enables thinking) and a text; a streamed
+request saying `BREAK` has its connection dropped in the middle of the answer. It keeps what it
 was sent (`requests`), with the headers, for the tests to compare with what loomdb
 recorded."""
 
@@ -129,7 +130,12 @@ def running() -> Iterator[Stub]:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.end_headers()
-                for event in events(message):
+                for k, event in enumerate(events(message)):
+                    if k == 3 and "BREAK" in _asked(body):  # the connection drops mid-answer
+                        self.wfile.write(b"event: content_block_delta\ndata: {\"type\": \"cont")
+                        self.wfile.flush()
+                        self.connection.shutdown(2)
+                        return
                     data = json.dumps(event.to_dict())
                     self.wfile.write(f"event: {event.type}\ndata: {data}\n\n".encode())
                     self.wfile.flush()

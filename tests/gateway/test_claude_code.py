@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from agents_live import Gateway, keep_fixture, start, texts
 from anthropic_stub import SIGNATURE
 
@@ -118,8 +117,27 @@ def test_continue_resume_and_fork_grow_one_tree_through_the_recording_proxy(
     assert all(h.get("anthropic-beta", "").startswith("claude-code")
                for h in gw.stub.headers)
     assert any("cache_control" in json.dumps(r["system"]) for r in gw.stub.requests)
+    # the session file Claude Code wrote imports as the same conversation
+    imported = _imported(gw, session_file(gw, session))
+    with gw.open() as lm:
+        recorded = [(n.role, texts(n)) for n in lm.nodes(lm.path(ends[third["result"]]))
+                    if n.role == "assistant"]
+    assert [t for r, t in imported if r == "assistant"] == [t for _, t in recorded]
     keep_fixture(session_file(gw, session), "claude-code-2.1.332-resumed.jsonl")
     keep_fixture(session_file(gw, forked["session_id"]), "claude-code-2.1.332-forked.jsonl")
+
+
+def _imported(gw: Gateway, file: Path) -> list[tuple[str, str]]:
+    """(role, text) along the main path of the session file imported into a new store."""
+    import loomdb
+    from loomdb.settings import Settings
+
+    with loomdb.open(str(gw.home / f"imported-{file.stem}"), settings=Settings()) as lm:
+        report = lm.import_file(file, format="claude-code")
+        assert not report.errors, report.errors
+        tree = lm.trees()[0]
+        head = max(lm.leaves(tree.id), key=lambda leaf: len(lm.path(leaf)))
+        return [(n.role, texts(n)) for n in lm.nodes(lm.path(head))]
 
 
 def test_a_subagent_call_records_the_call_its_conversation_and_the_result(

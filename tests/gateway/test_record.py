@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from loomdb import Loom
-from loomdb.exchanges import paths
-from loomdb.exchanges import openai_chat
+from loomdb.exchanges import openai_chat, paths
 from loomdb.exchanges.exchange import Gateway
 from loomdb.providers.base import Completion
 
