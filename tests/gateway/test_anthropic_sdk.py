@@ -67,7 +67,8 @@ def test_messages_record_a_path_and_a_re_ask_is_a_sibling(live: Live) -> None:
     system = [{"type": "text", "text": "Be brief."},
               {"type": "text", "text": "Answer in English.", "cache_control": {"type": "ephemeral"}}]
     first = client.messages.create(model="local", max_tokens=SHORT, system=system,
-                                   messages=[{"role": "user", "content": "Hi"}], temperature=0.5,
+                                   messages=[{"role": "user", "content": "Hi"}],
+                                   extra_body={"temperature": 0.5},
                                    metadata={"user_id": "u1"}, stop_sequences=["\n\n"])
     path = path_of(live, first.id)
     assert [n.role for n in path] == ["system", "user", "assistant"]

@@ -45,6 +45,7 @@ NAME = "anthropic-messages"
 _READ = {"model", "messages", "max_tokens", "stream", "stop_sequences", "metadata",
          "thinking", "system", "tools", "tool_choice", "temperature", "top_p", "top_k"}
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+_PLAIN = ("user", "assistant")
 _DELTA = {"text": ("text_delta", "text"), "thinking": ("thinking_delta", "thinking"),
           "signature": ("signature_delta", "signature"),
           "input_json": ("input_json_delta", "partial_json")}
@@ -100,6 +101,10 @@ def messages(raw: Any, system: Any = None) -> Messages:
     """Messages (and `system`) -> Messages; bad shapes raise InvalidInput naming the field."""
     if not isinstance(raw, list) or not raw:
         raise InvalidInput("messages", "must be a non-empty list of messages")
+    if system is None and all(type(m) is dict and type(m.get("content")) is str
+                              and m.get("role") in _PLAIN and m.keys() <= {"role", "content"}
+                              and m["content"] for m in raw):  # plain turns: no object each
+        return Messages.texts([m["role"] for m in raw], [m["content"] for m in raw])
     out: list[Message] = []
     if system is not None and system != "" and system != []:
         out.append(message("system", _system(system)))

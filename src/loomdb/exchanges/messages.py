@@ -147,8 +147,12 @@ def check_size(msgs: Messages, max_bytes: int) -> None:
     """Refuse a message over the store's content limit before any model is asked (a
     TooLarge, 413): the model would otherwise fail on it first (a 502) or answer what
     could never be recorded."""
-    for i, key in enumerate(msgs.keys):  # a key is its content and a few bytes more
-        if len(key) * 4 > max_bytes and len(key.encode("utf-8", "surrogatepass")) - 24 > max_bytes:
+    for i, key in enumerate(msgs.keys):  # a key is `<role><length>:` and its content
+        if len(key) * 4 + 32 <= max_bytes:
+            continue
+        head = key.index(":") + 1
+        wrapped = 0 if "#" in key[:head] else len('[{"text":"","type":"text"}]')
+        if len(key.encode("utf-8", "surrogatepass")) - head + wrapped > max_bytes:
             from ..errors import TooLarge
 
             raise TooLarge(f"messages[{i}]", f"about {len(key)} bytes is over the limit of "

@@ -315,11 +315,15 @@ class AnthropicClient:
             with self._sdk.messages.stream(**sdk_kwargs(body, self._params),
                                            extra_headers=headers) as events:
                 try:
+                    stopped = False
                     for event in guarded(events):
+                        stopped = stopped or event.type == "message_stop"
                         if isinstance(callback, Sink):
                             _relay(event, index, callback)
                         elif event.type == "text" and event.text:
                             callback(index, event.text)
+                    if not stopped:  # the connection closed before the message ended
+                        raise StreamBroken(ConnectionError("the stream ended before message_stop"))
                     message = events.get_final_message()
                 except StreamBroken as broken:
                     raise self._interrupted(events, body, clock, broken) from broken.cause
