@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,8 @@ class Gateway:
         self._clients = clients
         self._cache: dict[str, Client] = {}
         self.lock = threading.Lock()
+        #: the answers recorded last, where a client's compaction is looked for
+        self.recent: deque[str] = deque(maxlen=64)
 
     def models(self) -> list[ModelSpec]:
         """The models served (see `loomdb.providers.served`)."""
@@ -168,8 +171,11 @@ class Gateway:
 
     def record(self, ex: Exchange, answers: list[Completion], session: str | None) -> Recorded:
         with self.lock:
-            return record(self.loom, ex.msgs, ex.digests, answers, ex.ids,
-                          request=ex.params, session=session, after=ex.after)
+            done = record(self.loom, ex.msgs, ex.digests, answers, ex.ids,
+                          request=ex.params, session=session, after=ex.after,
+                          recent=self.recent)
+            self.recent.extend(ex.ids)
+            return done
 
     def run(self, ex: Exchange, session: str | None) -> Result:
         """Ask, then record: the one internal result every wire answers from."""

@@ -15,7 +15,9 @@ under a microsecond per message plus sha256's throughput, see benchmarks/bench_g
 Only when neither is known are all prefixes digested and the longest known one found
 by binary search (every path the gateway writes is memoized from its root, so known
 prefixes are prefix-closed). A hit is verified cheaply: the node exists, in the
-tree, at the depth the prefix says.
+tree, at the depth the memo wrote (the digest itself names the prefix's length: keys are
+self-delimiting). A node's depth is its message's index in the request, except past a
+client's compaction (`compacted.py`), where the summary stands for the turns before it.
 
 The memo is written in the same transaction as the nodes it names, so it never points
 at a node that was rolled back.
@@ -50,6 +52,8 @@ class Hit:
     node: str
     tree: str
     selections: dict[str, str] = field(default_factory=dict)
+    #: the node's depth less `index` (non-zero past a client's compaction)
+    offset: int = 0
 
 
 class Digests:
@@ -126,9 +130,10 @@ def _best(db: Unit, loom: Loom, digests: dict[int, str], tree: str | None) -> Hi
     for digest, tree_id, node_id, depth, selections in rows:
         index = by_digest[digest]
         anchor = storage(loom).anchor(node_id)
-        if anchor is None or anchor.tree != tree_id or anchor.depth != depth or depth != index:
+        if anchor is None or anchor.tree != tree_id or anchor.depth != depth:
             continue  # verified cheaply: a stale or foreign entry is never trusted
-        return Hit(index, node_id, tree_id, json.loads(selections) if selections else {})
+        return Hit(index, node_id, tree_id, json.loads(selections) if selections else {},
+                   depth - index)
     return None
 
 
