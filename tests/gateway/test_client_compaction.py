@@ -7,20 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from test_record import answer  # noqa: F401 - the shared answer fixture
+
 from loomdb import Loom
 from loomdb.exchanges import openai_chat
 from loomdb.exchanges.exchange import Gateway
 from loomdb.providers.base import Completion
-
-from test_record import answer  # noqa: F401 - the shared answer fixture
 
 SYSTEM = {"role": "system", "content": "You are a coding agent."}
 SUMMARY = ("The conversation history before this point was compacted into the following "
            "summary:\n\n<summary>\nThe user asked two questions.\n</summary>")
 
 
-def said(answer: Completion) -> dict[str, Any]:
-    return {"role": "assistant", "content": answer.text}
+def said(reply: Completion) -> dict[str, Any]:
+    return {"role": "assistant", "content": reply.text}
 
 
 def test_summary_and_kept_turns_make_a_compaction_node_on_the_same_path(

@@ -1,8 +1,10 @@
 """The OpenAI Responses wire (`POST /v1/responses`): parse, answer, chunks.
 
-`previous_response_id` is a node id (every response id is one): the new input is
-appended after that node, whatever wrote it, and the model sees that node's context
-(the path with loomdb's rules: versions, exclusions, compaction) plus the input.
+`previous_response_id` is a node id (every response id is one), looked up as that exact
+id and nothing else (never a ref name, a prefix or `~N`): the new input is appended after
+that node, whatever wrote it, and the model sees that node's context (the path with
+loomdb's rules: versions, exclusions, compaction) plus the input. The gateway serves
+stores without users only (`front.gateway`), so every node is the operator's.
 Without it, the input is a whole conversation, matched like a chat request, with
 `instructions` as its leading system message. Input items: a string, messages (text
 and image parts), `function_call` and `function_call_output` (tool_use and
@@ -23,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
+from ..headish import Position
 from . import paths
 from .events import Begin, Close, Delta, End, Event, Open
 from .exchange import loomdb_part, own_usage
@@ -72,13 +75,17 @@ def _continued(
 ) -> Exchange:
     """The path up to `previous` plus the new input; the model sees the path's context."""
     loom = gw.loom
-    node = loom.node(previous)
-    path = loom.nodes(loom.path(node.id))
+    found = loom.nodes([previous])
+    if not found:
+        raise NotFound("response", previous[:80])
+    node = found[0]
+    at = Position(node.id, node.tree, None, None, {})
+    path = loom.nodes(loom.path(at))
     new = chat_messages_of(items, "input")
     known = Messages(
         [n.role for n in path], [{"role": n.role, "content": n.content} for n in path],
         [node_key(n.role, n.content) for n in path])
-    sent = loom.context(node.id)["messages"] + new.sent()
+    sent = loom.context(at)["messages"] + new.sent()
     if isinstance(body.get("instructions"), str):
         sent.insert(0, {"role": "system",
                         "content": [{"type": "text", "text": body["instructions"]}]})

@@ -116,7 +116,10 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
     @router.get("/v1/models")
     def list_models(request: Request) -> Response:
         anthropic = "anthropic-version" in request.headers
-        return _json(gw.models("anthropic-messages" if anthropic else "openai-chat"))
+        try:
+            return _json(gw.models("anthropic-messages" if anthropic else "openai-chat"))
+        except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
+            return _failed(exc, _MESSAGES if anthropic else _CHAT)
 
     @router.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
