@@ -46,3 +46,26 @@ def test_a_real_clients_request_parses_to_the_pinned_messages(name: str, tmp_pat
         assert got == expected
         assert ex.spec.name == "local" and ex.model == body["model"]
         assert len(ex.digests.keys) == len(got)
+
+
+def test_serve_mounts_every_wire_under_v1(tmp_path: Path) -> None:
+    import sys
+
+    import httpx
+
+    import loomdb
+    from loomdb.server import create_app
+    from loomdb.settings import Settings
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
+    from live import serving
+
+    routes = [route for _, route in WIRES.values()] + ["/v1/messages/count_tokens"]
+    with loomdb.open(str(tmp_path / "s"), settings=Settings()) as lm:
+        with serving(create_app(lm)) as base, httpx.Client(base_url=base, timeout=60) as http:
+            for route in routes:  # mounted: a bad body is the wire's 400, not a 404
+                bad = http.post(route, content=b"{not json",
+                                headers={"content-type": "application/json"})
+                assert bad.status_code == 400, (route, bad.text)
+            listed = http.get("/v1/models", headers={"anthropic-version": "2023-06-01"})
+            assert listed.json()["data"][0]["type"] == "model"
