@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -122,18 +123,26 @@ def test_codex_exec_records_its_turns(gw: Gateway) -> None:
         assert path[0].role == "system"  # Codex's instructions lead the path
 
 
-def test_pi_through_the_gateway(gw: Gateway) -> None:
+def pi(gw: Gateway, *args: str, window: int = 100000,
+       cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The real pi against the gateway (a provider of its models.json)."""
     agent = gw.home / ".pi" / "agent"
     agent.mkdir(parents=True, exist_ok=True)
     (agent / "models.json").write_text(json.dumps({"providers": {"loomdb": {
         "baseUrl": f"{gw.base}/v1", "api": "openai-completions", "apiKey": "unused",
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": "small", "contextWindow": 100000, "maxTokens": 64}]}}}),
+        "models": [{"id": "small", "contextWindow": window, "maxTokens": 64}]}}}),
         encoding="utf-8")
     run = subprocess.run([str(node_tool("pi")), "--provider", "loomdb", "--model", "small",
-                          "-p", "Say hello"], env=gw.env(), cwd=gw.work, text=True,
+                          *args], env=gw.env(), cwd=cwd or gw.work, text=True,
                          capture_output=True, timeout=600, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
+    return run
+
+
+def test_pi_through_the_gateway(gw: Gateway) -> None:
+    agent = gw.home / ".pi" / "agent"
+    run = pi(gw, "-p", "Say hello")
     with gw.open() as lm:
         found = [leaf for t in lm.trees() for leaf in lm.leaves(t.id)
                  if texts(lm.node(leaf)).strip() and texts(lm.node(leaf)).strip()
@@ -144,3 +153,28 @@ def test_pi_through_the_gateway(gw: Gateway) -> None:
         assert texts(path[-2]) == "Say hello"
     sessions = list((agent / "sessions").rglob("*.jsonl"))
     assert sessions  # pi kept its own session too
+
+
+def test_pis_own_compaction_is_a_compaction_node_on_the_same_path(gw: Gateway) -> None:
+    """pi compacts its history itself (a window of 3,000 tokens, 2,950 kept free): its
+    next request sends the summary, the turn it kept and the new question; the gateway
+    records a compaction node after the last answer, not a new tree."""
+    work = gw.work / "compacting"
+    work.mkdir()
+    settings = gw.home / ".pi" / "agent" / "settings.json"
+    settings.write_text(json.dumps({"compaction": {
+        "enabled": True, "reserveTokens": 2950, "keepRecentTokens": 10}}), encoding="utf-8")
+    try:
+        pi(gw, "-p", "My name is Ada.", window=3000, cwd=work)
+        pi(gw, "-c", "-p", "What is my name?", window=3000, cwd=work)
+    finally:
+        settings.unlink()
+    with gw.open() as lm:
+        paths = [lm.nodes(lm.path(leaf)) for t in lm.trees() for leaf in lm.leaves(t.id)]
+        ours = [p for p in paths if any(texts(n) == "What is my name?" for n in p)]
+        assert len(ours) == 1, [[texts(n)[:30] for n in p] for p in paths]
+        kinds = [(n.role, n.kind) for n in ours[0]]
+        assert ("user", "compaction") in kinds
+        at = kinds.index(("user", "compaction"))
+        assert any(texts(n) == "My name is Ada." for n in ours[0][:at])  # the same path
+        assert texts(ours[0][at]).startswith("The conversation history before this point")
