@@ -22,6 +22,9 @@ WEATHER = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                    "required": ["city"]}}}
 
+#: one module, one worker: its live gateway is started once
+pytestmark = pytest.mark.xdist_group("agent-clients")
+
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:

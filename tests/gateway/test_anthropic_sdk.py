@@ -28,6 +28,9 @@ WEATHER = {"name": "weather", "description": "The weather in a city",
            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}},
                             "required": ["city"]}}
 
+#: one module, one worker: its live gateway is started once
+pytestmark = pytest.mark.xdist_group("anthropic-sdk")
+
 
 class Live:
     def __init__(self, url: str, loom: Loom, stub: Stub) -> None:

@@ -16,7 +16,8 @@ import pytest
 from agents_live import Gateway, keep_fixture, start, texts
 from anthropic_stub import SIGNATURE
 
-pytestmark = pytest.mark.slow
+#: one module, one worker: its live gateway is started once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("claude-code")]
 
 
 @pytest.fixture(scope="module")
