@@ -223,7 +223,8 @@ class Refs(AreaDoor):
           written after another version and this one has answers of its own, the ref
           moves to the newest leaf below them (each version keeps its own answer);
         * an alternative beside a message on its path (another continuation of the
-          message before) moves the ref to the newest leaf below it.
+          message before) moves the ref to the newest leaf below it, the version it
+          answers selected above it.
         Anything else is refused: fork there instead."""
         from ..storage_ops import storage
         from ..store.base import ID, SLOT
@@ -244,7 +245,9 @@ class Refs(AreaDoor):
                     own = [c for c in lm.children(pos) if lm.node(c).parent == target.id]
                     if own:
                         lm.set_ref(ref.name, _newest_leaf(lm, max(own)), expect=ref.node)
-            elif target.parent is not None and lm.node(target.parent).slot in slots:
+            elif target.parent is not None and (above := lm.node(target.parent)).slot in slots:
+                if path[slots.index(above.slot)] != above.id:  # it answers another version
+                    lm.select(ref.name, above.id)
                 lm.set_ref(ref.name, _newest_leaf(lm, target.id), expect=ref.node)
             else:
                 raise InvalidInput(f"node {target.id}", f"is neither a version nor an "

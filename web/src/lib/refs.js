@@ -13,5 +13,9 @@ export const list = ({ kind, tree } = {}) => get(`/api/refs${query({ kind, tree 
 export const create = (at, name, kind = "session") => post("/api/refs", { name, kind, at });
 /** @param {string} ref @param {string} node @returns {Promise<RefOut>} */
 export const select = (ref, node) => post(`/api/refs/${enc(ref)}/select`, { node });
+/** Show another version or alternative in a session or view, as a chat does (a version
+ *  selected, with its own answers when it has some; an alternative: the ref moves to
+ *  the newest leaf below it). @param {string} ref @param {string} node @returns {Promise<RefOut>} */
+export const switchTo = (ref, node) => post(`/api/refs/${enc(ref)}/switch`, { node });
 /** @param {string} ref */
 export const remove = (ref) => del(`/api/refs/${enc(ref)}`);

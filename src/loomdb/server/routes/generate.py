@@ -67,7 +67,12 @@ async def events(me: Door, pos: Position, body: GenerateIn) -> AsyncIterator[str
     stop = threading.Event()
 
     def put(item: Any) -> None:
-        loop.call_soon_threadsafe(out.put_nowait, item)
+        if stop.is_set() or loop.is_closed():
+            return  # nobody reads the stream any more
+        try:
+            loop.call_soon_threadsafe(out.put_nowait, item)
+        except RuntimeError:  # the loop closed meanwhile (the server stopped)
+            stop.set()
 
     def token(job: int, index: int, delta: str) -> None:
         put(sse("token", {"job": job, "index": index, "delta": delta}))
