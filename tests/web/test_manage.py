@@ -154,7 +154,7 @@ def test_a_message_is_marked_saved_collected_pruned_redacted_and_deleted(
     # delete the branch from message 4: it says how many messages and the session
     card = more(3, "Delete branch…")
     confirm = card.get_by_role("alertdialog", name="Delete branch")
-    expect(confirm).to_contain_text(f"Delete 2 messages")
+    expect(confirm).to_contain_text("Delete 2 messages")
     expect(confirm).to_contain_text(f"The session {name} goes too.")
     confirm.get_by_role("button", name="Cancel").click()
     expect(messages(page)).to_have_count(5)
