@@ -55,7 +55,7 @@ def test_a_tree_is_renamed_archived_exported_and_deleted(
     form = row.get_by_role("form", name="Rename tree")
     form.get_by_label("Title").fill(f"Kitchen garden {name}")
     form.get_by_role("button", name="Save title").click()
-    expect(row.get_by_role("link", name=f"Kitchen garden {name}")).to_be_visible()
+    expect(row.get_by_role("link", name=f"Kitchen garden {name}", exact=True)).to_be_visible()
     assert lm.tree(tree).title == f"Kitchen garden {name}"
     axe(page)
     # every export format, downloaded under the tree's name
@@ -80,7 +80,7 @@ def test_a_tree_is_renamed_archived_exported_and_deleted(
     expect(page.locator(f'li.tree[data-tree="{tree}"]')).to_have_count(0)
     page.get_by_label("Archived").check()
     archived = page.get_by_role("list", name="Archived trees")
-    expect(archived.get_by_role("link", name=f"Kitchen garden {name}")).to_be_visible()
+    expect(archived.get_by_role("link", name=f"Kitchen garden {name}", exact=True)).to_be_visible()
     row = archived.locator(f'li.tree[data-tree="{tree}"]')
     row.get_by_role("button", name=f"Manage Kitchen garden {name}").click()
     row.get_by_role("button", name="Unarchive").click()
@@ -131,7 +131,7 @@ def test_a_message_is_marked_saved_collected_pruned_redacted_and_deleted(
     expect(card.get_by_role("status")).to_contain_text(f"Saved as document {name}-doc")
     assert "Marigolds" in httpx.get(f"{served[1]}/api/documents/{name}-doc").json()["text"]
     card = more(3, "Add to collection…")
-    card.get_by_label("Collection").select_option(f"{name}-picks")
+    card.get_by_role("combobox", name="Collection").select_option(f"{name}-picks")
     card.get_by_role("button", name="Add", exact=True).click()
     expect(card.get_by_role("status")).to_contain_text(f"Added to {name}-picks")
     got = httpx.get(f"{served[1]}/api/collections/{name}-picks").json()
