@@ -3,6 +3,7 @@ over a store URL, a job run against its session."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -20,6 +21,13 @@ def server(store_url: str) -> dict[str, Any]:
     """How to start `loomdb mcp` over a store (the code under test first on the path)."""
     return {"command": sys.executable, "args": ["-m", "loomdb", "--db", store_url, "mcp"],
             "env": {"PYTHONPATH": SRC, "PATH": os.environ.get("PATH", "")}}
+
+
+def answer(done: Any, error: bool = False) -> Any:
+    """A tool result's object: its structured content, which its text repeats."""
+    assert done.is_error == error, done.content
+    assert done.structured_content == json.loads(done.content[0].text)
+    return done.structured_content
 
 
 def session_with(store_url: str, job: Any) -> Any:

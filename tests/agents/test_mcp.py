@@ -14,7 +14,7 @@ from loomdb import Loom
 from loomdb.agents.config import load_tools
 from loomdb.agents.identities import bind_session, set_persona
 from loomdb.agents.loop import run_turn
-from mcp_client import SRC, server, session_with
+from mcp_client import SRC, answer, server, session_with
 from tools_file import tools_toml
 
 TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn", "delete",
@@ -30,11 +30,11 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
 
     async def job(s: ClientSession) -> dict[str, Any]:
         async def call(tool: str, **args: Any) -> Any:
-            done = await s.call_tool(tool, args)
-            assert not done.is_error, done.content
-            return json.loads(done.content[0].text)
+            return answer(await s.call_tool(tool, args))
 
-        out: dict[str, Any] = {"tools": {t.name for t in (await s.list_tools()).tools}}
+        # listed before the first call (the server's own answer) and after it (the SDK's)
+        listed = (await s.list_tools()).tools
+        out: dict[str, Any] = {"tools": {t.name for t in listed}}
         out["append"] = await call("append", headish="main", text="Herons eat fish.")
         out["fork"] = await call("fork", headish="main", name="side")
         out["log"] = await call("log", headish="side")
@@ -46,6 +46,7 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
                                   max_tokens=4)
         bad = await s.call_tool("append", {"headish": "ghost", "text": "x"})
         out["bad"] = (bad.is_error, bad.content[0].text)
+        assert bad.structured_content == json.loads(bad.content[0].text)
         out["resources"] = {r.uri for r in (await s.list_resources()).resources}
         out["templates"] = {t.uri_template for t in
                             (await s.list_resource_templates()).resource_templates}
@@ -53,10 +54,11 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
         out["tree_res"] = json.loads(read.contents[0].text)
         read = await s.read_resource("loomdb://session/main")
         out["session_res"] = json.loads(read.contents[0].text)
+        out["listed_again"] = (await s.list_tools()).tools == listed
         return out
 
     out = session_with(store_url, job)
-    assert out["tools"] == TOOLS
+    assert out["tools"] == TOOLS and out["listed_again"]
     added = out["append"]["node"]
     assert out["fork"] == {"name": "side", "node": added, "tree": tree.id}
     assert [n["content"][0]["text"] for n in out["log"]["nodes"]] == [
@@ -109,9 +111,7 @@ def test_forget_tools(loom: Loom, store_url: str) -> None:
 
     async def job(s: ClientSession) -> dict[str, Any]:
         async def call(tool: str, **args: Any) -> Any:
-            done = await s.call_tool(tool, args)
-            assert not done.is_error, done.content
-            return json.loads(done.content[0].text)
+            return answer(await s.call_tool(tool, args))
 
         out: dict[str, Any] = {"redact": await call("redact", headish=a1.id, reason="pii")}
         out["context"] = await call("context", headish="main")

@@ -15,20 +15,16 @@ from mcp.shared.exceptions import MCPError
 from loomdb import Loom, edge, errors
 from loomdb.agents.loop import Plan, hold
 from loomdb.mcp.answers import resource, tool
-from mcp_client import session_with
+from mcp_client import answer, session_with
 from test_edge import CASES
 
 
 async def _call(s: ClientSession, tool_name: str, /, **args: Any) -> Any:
-    done = await s.call_tool(tool_name, args)
-    assert not done.is_error, (tool_name, done.content)
-    return json.loads(done.content[0].text)
+    return answer(await s.call_tool(tool_name, args))
 
 
 async def _fails(s: ClientSession, tool_name: str, /, **args: Any) -> Any:
-    done = await s.call_tool(tool_name, args)
-    assert done.is_error, (tool_name, done.content)
-    return json.loads(done.content[0].text)
+    return answer(await s.call_tool(tool_name, args), error=True)
 
 
 def test_an_agent_keeps_documents_collections_links_and_tags(loom: Loom,
@@ -136,10 +132,10 @@ def test_every_error_class_answers_its_mcp_code(exc: BaseException, code: int) -
     failed = tool(fails)()
     assert failed.is_error
     text = failed.content[0].text
-    answer = json.loads(text)
-    assert answer == edge.mcp_error(exc) and answer["code"] == code
+    found = json.loads(text)
+    assert found == edge.mcp_error(exc) == failed.structured_content and found["code"] == code
     with pytest.raises(MCPError) as read:
         resource(fails)()
-    assert (read.value.code, read.value.data) == (code, answer["data"])
+    assert (read.value.code, read.value.data) == (code, found["data"])
     if not isinstance(exc, errors.LoomError):
         assert "secret" not in text + str(read.value)

@@ -16,7 +16,7 @@ from loomdb.agents.identities import bind_session, binding, get_persona, set_per
 from loomdb.agents.loop import Plan, prepare_step
 from loomdb.agents.subagents import start_child
 from loomdb.server.schemas import NodeOut
-from mcp_client import SRC, session_with
+from mcp_client import SRC, answer, session_with
 
 
 def cli(store_url: str, *args: str) -> Any:
@@ -29,12 +29,7 @@ def cli(store_url: str, *args: str) -> Any:
 
 def mcp_calls(store_url: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     async def job(s: ClientSession) -> list[Any]:
-        out = []
-        for tool, args in calls:
-            done = await s.call_tool(tool, args)
-            assert not done.is_error, done.content
-            out.append(json.loads(done.content[0].text))
-        return out
+        return [answer(await s.call_tool(tool, args)) for tool, args in calls]
 
     return list(session_with(store_url, job))
 

@@ -32,6 +32,7 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     from ..guard import Trust
 
     lm = loom(ctx)
+    lm.as_(lm.operator).gateway().models()  # a store with users is refused before serving
     # the runtime and the trust carry the settings the command read from its environment
     given = settings_of(ctx)
     application = create_gateway_app(

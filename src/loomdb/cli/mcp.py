@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from . import JSON, loom, settings_of
 from . import root as app
+
+if TYPE_CHECKING:
+    from ..api import Loom
+    from ..front import Runtime
 
 
 @app.command("mcp")
@@ -14,11 +20,15 @@ from . import root as app
 def mcp_cmd(ctx: click.Context, as_json: bool) -> None:
     """Serve this store over stdio as an MCP server (tools and resources). Its stdout is
     JSON-RPC already; --json only makes an error before it starts `{"error": ...}`."""
-    from ..front import Runtime
-    from ..mcp.server import serve
-    from .agents import tools_config
-    from .models import providers_config
+    from ..mcp.stdio import serve
 
-    # the runtime carries the settings the command read from its environment
-    serve(loom(ctx), Runtime(config=providers_config(ctx), settings=settings_of(ctx),
-                             tools=tools_config(ctx)))
+    def store() -> tuple[Loom, Runtime]:
+        # opened at the first call that needs it: the handshake is answered before
+        from ..front import Runtime
+        from .settings import providers_config, tools_config
+
+        # the runtime carries the settings the command read from its environment
+        return loom(ctx), Runtime(config=providers_config(ctx), settings=settings_of(ctx),
+                                  tools=tools_config(ctx))
+
+    serve(store)

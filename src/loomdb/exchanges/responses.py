@@ -1,8 +1,10 @@
 """`POST /v1/responses`: OpenAI's Responses API over the same recording.
 
-`previous_response_id` is a node id (every response id is one): the new input is
-appended after that node, whatever wrote it, and the model sees that node's context
-(the path with loomdb's rules: versions, exclusions, compaction) plus the input.
+`previous_response_id` is a node id (every response id is one), looked up as that exact
+id and nothing else (never a ref name, a prefix or `~N`): the new input is appended after
+that node, whatever wrote it, and the model sees that node's context (the path with
+loomdb's rules: versions, exclusions, compaction) plus the input. The gateway serves
+stores without users only (`front.gateway`), so every node is the operator's.
 Without it, the input is a whole conversation, matched like a chat request, with
 `instructions` as its leading system message. Input items: a string, messages (text
 and image parts), `function_call` and `function_call_output` (tool_use and
@@ -13,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
+from ..headish import Position
 from . import convert, paths
 from .exchange import loomdb_part
 
@@ -54,14 +57,18 @@ def _continued(
 ) -> tuple[Exchange, paths.Hit]:
     """The path up to `previous` plus the new input; the model sees the path's context."""
     loom = gw.loom
-    node = loom.node(previous)
-    path = loom.nodes(loom.path(node.id))
+    found = loom.nodes([previous])
+    if not found:
+        raise NotFound("response", previous[:80])
+    node = found[0]
+    at = Position(node.id, node.tree, None, None, {})
+    path = loom.nodes(loom.path(at))
     new = convert.messages(items, "input")
     known = convert.Messages(
         [n.role for n in path], [{"role": n.role, "content": n.content} for n in path],
         [convert.key_of(n.role, convert.resent(n.content) if n.role == "assistant" else n.content)
          for n in path])
-    sent = loom.context(node.id)["messages"] + new.sent()
+    sent = loom.context(at)["messages"] + new.sent()
     if isinstance(instructions, str):
         sent.insert(0, {"role": "system", "content": [{"type": "text", "text": instructions}]})
     ex = gw.exchange_of(chat, known + new, sent)

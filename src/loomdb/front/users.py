@@ -42,8 +42,9 @@ class Users(AreaDoor):
 
 
 def any_users(loom: Loom) -> bool:
-    """Whether the store has users (before a request's caller is known)."""
-    return U.has_users(loom)
+    """Whether the store has users (before a request's caller is known); a store that
+    never used the users area is not given its tables by the question."""
+    return loom.has_area(U.USERS) and U.has_users(loom)
 
 
 def operator(loom: Loom) -> Access:

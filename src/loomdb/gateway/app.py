@@ -100,7 +100,10 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
 
     @router.get("/v1/models")
     def list_models() -> Response:
-        return _json({"object": "list", "data": gw.models()})
+        try:
+            return _json({"object": "list", "data": gw.models()})
+        except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
+            return _failed(exc)
 
     @router.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
@@ -40,7 +40,7 @@ from .routes import (
     shares,
     trees,
 )
-from .state import ServerState, single_user
+from .state import ServerState, access
 
 #: the routes that take a raw upload (`application/octet-stream`) rather than JSON
 UPLOADS = frozenset({"/api/import"})
@@ -86,9 +86,11 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
                    lineage.router, agents.router, shares.router, live.router,
                    shares.page_router):
         app.include_router(router)
-    # /v1 speaks OpenAI's API (its reference documents it), not this app's schema
+    # /v1 speaks OpenAI's API (its reference documents it), not this app's schema; its
+    # callers pass the API's door (a store without users answers loopback only), and the
+    # gateway's own door refuses a store with users (`front.gateway`)
     app.include_router(gateway_router(loom, runtime=state.runtime),
-                       dependencies=[Depends(_gateway_allowed)], include_in_schema=False)
+                       dependencies=[Depends(access)], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     docs.install(app)
     app.add_middleware(Writes, streams=state.streams)
@@ -99,13 +101,6 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
         return app_page()
 
     return app
-
-
-def _gateway_allowed(request: Request) -> None:
-    """The OpenAI-compatible gateway (`/v1`) records into whichever tree a request's
-    messages match, across owners, so it serves single-user stores only (loopback, as the
-    rest of the API then is); a store with users refuses it rather than mix them."""
-    single_user(request, "the /v1 gateway serves stores without users only")
 
 
 def _version() -> str:
