@@ -294,6 +294,19 @@ def thread(url: str, runs: int) -> dict[str, str]:
 
 
 # -- the chat -------------------------------------------------------------------------
+def thread_page(b: Any, base: str, session: str) -> tuple[Any, Any]:
+    """A tab on the session's thread, drawn: (the page, its Thread region)."""
+    from playwright.sync_api import expect
+
+    page = b.new_context(base_url=base).new_page()
+    expect.set_options(timeout=TIMEOUT_MS)
+    page.goto(f"/#/thread/{session}")
+    region = page.get_by_role("region", name="Thread")
+    expect(region).to_have_attribute("data-ready", _positive)
+    return page, region
+
+
+# -- the chat -------------------------------------------------------------------------
 #: in the page: when Enter went down in the composer, and the frame after the first
 #: streamed text appeared (`[data-testid=streaming] .alt`)
 _FIRST_TOKEN = """() => {
@@ -338,11 +351,7 @@ def chat(url: str, runs: int) -> dict[str, str]:
         out["API: append, then the stream to its first token"] = ms(api)
         page_times = []
         with browser() as b:
-            page = b.new_context(base_url=base).new_page()
-            expect.set_options(timeout=TIMEOUT_MS)
-            page.goto("/#/thread/chat")
-            region = page.get_by_role("region", name="Thread")
-            expect(region).to_have_attribute("data-ready", _positive)
+            page, region = thread_page(b, base, "chat")
             page.evaluate(_FIRST_TOKEN)
             page.get_by_text("More options").click()
             page.get_by_role("spinbutton", name="Max tokens").fill("4")
@@ -404,11 +413,7 @@ def switch(url: str, runs: int) -> dict[str, str]:
         out["API: the switch request alone"] = ms(api)
         shown = []
         with browser() as b:
-            page = b.new_context(base_url=base).new_page()
-            expect.set_options(timeout=TIMEOUT_MS)
-            page.goto("/#/thread/alts")
-            region = page.get_by_role("region", name="Thread")
-            expect(region).to_have_attribute("data-ready", _positive)
+            page, region = thread_page(b, base, "alts")
             for k in range(runs):
                 want = f"Answer {(k + 1) % 2}."
                 page.evaluate(_SWITCHED, want)

@@ -25,11 +25,12 @@ def model_time(page: Any) -> None:
     page.set_default_timeout(120_000)
     expect.set_options(timeout=120_000)
 
+
 #: every piece of text the page showed in a streaming alternative, kept by the page
 WATCH = """() => {
   window.streamed = [];
   new MutationObserver(() => {
-    for (const el of document.querySelectorAll('[aria-label^="Alternative"]')) {
+    for (const el of document.querySelectorAll('[data-testid="streaming"] [aria-label^="Answer"]')) {
       if (el.textContent) window.streamed.push(el.textContent);
     }
   }).observe(document.body, { childList: true, subtree: true, characterData: true });

@@ -1,3 +1,4 @@
+// @ts-check
 // Who is using the page, read once when it opens (GET /api/me) and after a sign-in:
 // `who.state` is "checking", "in" (a user, or the operator of a store without users),
 // "out" (the store has users and no token was kept) or "refused" (the token kept was
