@@ -397,8 +397,8 @@ def switch(url: str, runs: int) -> dict[str, str]:
         last = lm.path("alts")[-1]
         parent = lm.node(last).parent
         assert parent is not None
-        answers = [lm.append(parent, f"Answer {k}.", role="assistant").id for k in range(2)]
-        lm.set_ref("alts", answers[0])
+        answers = [last, lm.append(parent, "Another answer.", role="assistant").id]
+        texts = [lm.node(last).content[0]["text"], "Another answer."]
         analyzed(lm)
     out: dict[str, str] = {}
     with server(url) as base:
@@ -415,7 +415,7 @@ def switch(url: str, runs: int) -> dict[str, str]:
         with browser() as b:
             page, region = thread_page(b, base, "alts")
             for k in range(runs):
-                want = f"Answer {(k + 1) % 2}."
+                want = texts[(k + 1) % 2]
                 page.evaluate(_SWITCHED, want)
                 last = region.get_by_role("article").last
                 last.get_by_role("button", name="Next alternative").click()
