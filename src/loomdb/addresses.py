@@ -8,7 +8,9 @@
 
 An address resolves to a Target whose `key` is the identity behind it (a document id,
 an item id...): references store keys, so a renamed, moved or re-versioned target is
-still found at read time, and a deleted one reads as dangling.
+still found at read time, and a deleted one reads as dangling. A stored key is read
+back by that exact id only (`show`, `title`), never as a name, a prefix or `~N`; whether
+the reader may see what it names is the front door's check (`front.sight`).
 
 Messages, trees and contents are the core's, resolved here through the Loom; `doc:`
 and `coll:` (and the keys `doc:`, `coll:`, `item:`) belong to their areas, asked
@@ -26,9 +28,11 @@ from . import hooks
 from .content import plain_text
 from .errors import InvalidInput, NotFound
 from .hooks import Target
+from .storage_ops import storage
 
 if TYPE_CHECKING:
     from .loom import Loom
+    from .model import Node, Tree
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 SCHEMES = ("tree:", "doc:", "coll:", "sha256:")
@@ -95,10 +99,10 @@ def title(loom: Loom, key: str, shown: str, dangling: bool = False) -> str:
     if dangling:
         return shown
     if scheme == "node":
-        node = loom.node(rest)
+        node = _node(loom, rest)
         return first_words(plain_text(node.content)) or f"({node.role} message)"
     if scheme == "tree":
-        return loom.tree(rest).title or shown
+        return _tree(loom, rest).title or shown
     if shown.startswith(("doc:", "coll:")):
         return shown.partition(":")[2]
     return shown
@@ -125,9 +129,9 @@ def tags(loom: Loom, kind: str, entity: str) -> list[str]:
 def _show(loom: Loom, key: str) -> str:
     scheme, _, rest = key.partition(":")
     if scheme == "node":
-        return loom.node(rest).id
+        return _node(loom, rest).id
     if scheme == "tree":
-        return f"tree:{loom.tree(rest).id}"
+        return f"tree:{_tree(loom, rest).id}"
     if scheme == "sha256":
         if not content_exists(loom, key):
             raise NotFound("content or blob", key)
@@ -135,3 +139,19 @@ def _show(loom: Loom, key: str) -> str:
     if scheme in OWNERS:
         return hooks.of(OWNERS[scheme]).show(loom, scheme, rest)
     raise NotFound("address", key)
+
+
+def _node(loom: Loom, node_id: str) -> Node:
+    """The node a key names, by that exact id."""
+    found = loom.nodes([node_id])
+    if not found:
+        raise NotFound("node", node_id)
+    return found[0]
+
+
+def _tree(loom: Loom, tree_id: str) -> Tree:
+    """The tree a key names, by that exact id."""
+    found = storage(loom).tree_by_id(tree_id)
+    if found is None:
+        raise NotFound("tree", tree_id)
+    return found

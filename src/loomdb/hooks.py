@@ -92,9 +92,11 @@ class AreaHooks:
 
     # -- forgetting, inside the forget's transaction ----------------------------------
     def forget_nodes(self, loom: Loom, ids: Sequence[str], memo_trees: Sequence[str],
-                     redacted: bool) -> None:
+                     redacted: bool) -> dict[str, str] | None:
         """Erase this area's copies of these nodes' text (deleted, or `redacted`); all
-        of what it derived from `memo_trees`."""
+        of what it derived from `memo_trees`. None when all is gone; else what it could
+        not erase now, and why (the forget's result says so)."""
+        return None
 
     def forget_tree(self, loom: Loom, tree: str) -> None:
         """A tree deleted whole: this area's rows about it go with it."""
@@ -185,9 +187,12 @@ def forget_tables(loom: Loom) -> list[str]:
 
 
 def forget_nodes(loom: Loom, ids: Sequence[str], memo_trees: Sequence[str] = (), *,
-                 redacted: bool = False) -> None:
+                 redacted: bool = False) -> dict[str, str]:
+    """Every area erases its copies; what some could not erase now, and why."""
+    left: dict[str, str] = {}
     for hooks in offered(loom):
-        hooks.forget_nodes(loom, ids, memo_trees, redacted)
+        left |= hooks.forget_nodes(loom, ids, memo_trees, redacted) or {}
+    return left
 
 
 def forget_tree(loom: Loom, tree: str) -> None:

@@ -102,8 +102,8 @@ def of_node(loom: Loom, node: Node) -> Compact:
     compact = prov.get("logprobs")
     if not compact:
         raise InvalidInput(f"node {node.id}", "has no logprobs (generate it with --logprobs K)")
-    record = storage(loom).generation(prov.get("generation") or "")
-    if record is None:
+    record = storage(loom).generation(str(prov.get("generation") or ""))
+    if record is None or record["tree_id"] != node.tree:  # data names it: only its own tree's
         raise IntegrityError(f"generation record of {node.id}", "present", "missing")
     raw = json.loads(record["raw_response"])
     got = digest(canonical(raw))

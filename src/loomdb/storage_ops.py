@@ -235,6 +235,11 @@ class Storage:
         importers that write a whole tree at once)."""
         self.backend.meta.add_tags(node_id, tree_id, list(tags))
 
+    def set_lineage(self, tree_id: str, lineage: dict[str, Any] | None) -> None:
+        """Replace a tree's lineage (an import keeps only what it checked)."""
+        self._core.check_values(**{"tree.lineage": lineage})
+        self.backend.trees.update_tree(tree_id, {"lineage": lineage})
+
     def write_tree(self, tree: Tree) -> None:
         """Write a tree row as given, inside the caller's transaction (for importers
         that write the root node themselves with `write_node`)."""

@@ -41,6 +41,7 @@ from .errors import IntegrityError, InvalidInput
 from .model import Edge, Node, Tree
 from .store import areacopy, areas
 from .store.base import HAS_SELECTIONS, HAS_SOURCES, Backend
+from .store.nodes import TOMBSTONE
 
 if TYPE_CHECKING:
     from .loom import Loom
@@ -148,6 +149,7 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
     seen_content: set[str] = set()
     for batch in _batches(_parents_first(src.nodes.tree_nodes(tree.id)), _BATCH):
         there = dst.nodes.get_nodes([n.id for n in batch])
+        copies = src.forget.redacted("node", [n.id for n in batch])  # owners' redactions
         new: list[Node] = []
         bodies: dict[str, bytes | None] = {}
         for node in batch:
@@ -157,7 +159,9 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
                                          there[node.id].chain_hash)
                 _kept(report, "nodes")
                 continue
-            body = bodies.get(node.content_id)
+            flags = (HAS_SELECTIONS if node.selections else 0) | (
+                HAS_SOURCES if node.sources else 0)
+            body = TOMBSTONE.encode("utf-8") if node.id in copies else bodies.get(node.content_id)
             if body is None:
                 body = bodies[node.content_id] = src.nodes.get_content(node.content_id)
                 if body is None:
@@ -166,9 +170,9 @@ def _copy_tree(src: Backend, dst: Backend, tree: Tree, report: CopyReport) -> No
                 if node.content_id not in seen_content:
                     seen_content.add(node.content_id)
                     report.contents += 1
-            flags = (HAS_SELECTIONS if node.selections else 0) | (
-                HAS_SOURCES if node.sources else 0)
             dst.nodes.insert_node(node, body, flags)
+            if node.id in copies:  # a copy its owner redacted: one there too
+                dst.forget.redact_copies([node.id])
             new.append(node)
             report.nodes += 1
             if node.kind == "compaction":

@@ -114,8 +114,11 @@ def _deps(row: ChainRow) -> list[str]:
 
 
 def _erased(row: ChainRow, report: Report) -> bool:
-    """A redaction, not tampering: the tombstone under a content id recorded redacted."""
-    return (row["body"] == _TOMBSTONE and row["content_id"] in report.erased.get("content", ())
+    """A redaction, not tampering: the tombstone under a content id recorded redacted,
+    or in a node whose own copy was (a user's redaction of their copies)."""
+    marked = (row["content_id"] in report.erased.get("content", ())
+              or row["id"] in report.erased.get("node", ()))
+    return (row["body"] == _TOMBSTONE and marked
             and digest(row["body"]) != row["content_id"])
 
 
@@ -154,7 +157,7 @@ def _check_claims(loom: Loom, tree_id: str, row: ChainRow, report: Report) -> No
         report.redacted.append({"kind": "generation", "node": row["id"], "tree": tree_id,
                                 "generation": gen_id})
     elif isinstance(gen_id, str):
-        reason = _check_generation(loom, gen_id, provenance.get("response_hash"))
+        reason = _check_generation(loom, tree_id, gen_id, provenance.get("response_hash"))
         if reason:
             report.broken.append({"kind": "generation", "node": row["id"], "tree": tree_id,
                                   "generation": gen_id, "reason": reason})
@@ -171,9 +174,10 @@ def _check_claims(loom: Loom, tree_id: str, row: ChainRow, report: Report) -> No
                                   "blob": bid, "reason": reason})
 
 
-def _check_generation(loom: Loom, gen_id: str, response_hash: Any) -> str | None:
+def _check_generation(loom: Loom, tree_id: str, gen_id: str,
+                      response_hash: Any) -> str | None:
     gen = storage(loom).generation(gen_id)
-    if gen is None:
+    if gen is None or gen["tree_id"] != tree_id:  # another tree's record is none of this one's
         return f"its generation record {gen_id} is missing"
     try:
         raw = digest(canonical(json.loads(gen["raw_response"])))

@@ -24,7 +24,6 @@ import pytest
 from live import client, serving
 
 import loomdb
-from conftest import BACKENDS
 from helpers import row_counts
 from loomdb import Loom
 from loomdb.gateway import create_gateway_app
@@ -32,6 +31,7 @@ from loomdb.server import create_app
 from loomdb.users import Owner, add_user
 from pg import store_of
 
+BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 CHAT = {"model": "local", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
 
 

@@ -1,8 +1,11 @@
-"""An imported spawn lineage that loops (issue 22, item 10): a native import may carry
-any `lineage`, so a tree can name itself, or two trees each other, as the thread they
-were spawned from. Reading such a thread's context (an agent's turn, `generate`) and
-spawning from it must refuse with one line and exit 2, writing nothing: not recurse
-until RecursionError, not loop forever. Both backends, through the real command."""
+"""A spawn lineage that loops (issue 22, item 10): a native import may carry any
+`lineage`, so a tree can name itself, or two trees each other, as the thread they
+were spawned from. An import now leaves such a lineage out, with a warning (issue 32:
+a lineage names only a node it may, and never one that leads back). A store may still
+hold one written before: reading such a thread's context (an agent's turn,
+`generate`) and spawning from it must refuse with one line and exit 2, writing
+nothing: not recurse until RecursionError, not loop forever. Both backends, through
+the real command."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import loomdb
 from helpers import row_counts
 from loomdb import InvalidInput, Loom
 from loomdb.agents.threads import spawn_depth, thread_context
+from loomdb.storage_ops import storage
 
 #: a run that has not answered by then is looping (the refusal takes well under a second)
 HANG = 120
@@ -37,8 +41,7 @@ def _export(tmp: Path, names: list[str]) -> list[dict[str, Any]]:
         for name in names:
             src.new_tree(f"thread {name}", session=name)
             path = tmp / f"{name}.json"
-            assert _cli(str(tmp / "scratch"), "export", name, "-o", str(path),
-                        "--format", "json").returncode == 0
+            src.export_file(path, target=name, format="json")
             out.append(json.loads(path.read_text())["trees"][0])
     return out
 
@@ -49,13 +52,33 @@ def _spawned_from(tree: dict[str, Any], parent: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("shape", ["self", "pair"])
-def test_an_imported_lineage_cycle_is_refused(store_url: str, tmp_path: Path, shape: str) -> None:
+def test_an_imported_lineage_loop_is_left_out(store_url: str, tmp_path: Path,
+                                              shape: str) -> None:
     trees = _export(tmp_path, ["a"] if shape == "self" else ["a", "b"])
     for i, tree in enumerate(trees):
         _spawned_from(tree, trees[(i + 1) % len(trees)])
     dump = tmp_path / "cycle.json"
     dump.write_text(json.dumps({"loomdb_export": 1, "trees": trees}))
-    assert _cli(store_url, "import", str(dump), "--format", "loomdb").returncode == 0
+    with loomdb.open(store_url) as lm:  # the lineage that would close the loop is left out
+        report = lm.import_file(dump, format="loomdb").to_json()
+        assert not report["errors"] and "spawned is left out" in json.dumps(report), report
+        assert len(thread_context(lm, "a")["messages"]) == 1
+        assert spawn_depth(lm, lm.resolve("a").tree) == 0
+        if shape == "pair":  # b came second, a was stored: b's lineage to a is kept
+            assert len(thread_context(lm, "b")["messages"]) == 2
+
+
+@pytest.mark.parametrize("shape", ["self", "pair"])
+def test_a_stored_lineage_loop_is_refused(store_url: str, tmp_path: Path, shape: str) -> None:
+    """A loop a store already holds (written before imports checked lineages)."""
+    with loomdb.open(store_url) as lm:
+        names = ["a"] if shape == "self" else ["a", "b"]
+        made = [lm.new_tree(f"thread {n}", session=n) for n in names]
+        with storage(lm).transaction():
+            for i, (tree, _root) in enumerate(made):
+                parent, root = made[(i + 1) % len(made)]
+                storage(lm).set_lineage(tree.id, {"spawned": {
+                    "tree": parent.id, "node": root.id, "session": "x"}})
 
     with loomdb.open(store_url) as lm:
         before = row_counts(lm)

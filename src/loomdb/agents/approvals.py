@@ -74,7 +74,9 @@ def tool_call(loom: Loom, node: str) -> Pending | None:
 
 
 def _claim(loom: Loom, headish: str, by: str, reason: str | None) -> tuple[Pending, Plan]:
-    """Take a pending call for this decision, or say why it cannot be taken."""
+    """Take a pending call for this decision, or say why it cannot be taken (never by
+    listing the calls that wait: they are every user's, and a user reaches this with a
+    node of their own)."""
     node = _node_id(loom, headish)
     with loom.unit(AGENTS) as db:
         rows = db.execute(
@@ -84,7 +86,7 @@ def _claim(loom: Loom, headish: str, by: str, reason: str | None) -> tuple[Pendi
     if not rows:
         found = tool_call(loom, node)
         if found is None:
-            raise NotFound("pending tool call", headish, [p.node for p in pending(loom)])
+            raise NotFound("pending tool call", headish)
         raise InvalidInput(f"tool call {node}", f"is {found.state}, not pending")
     row = rows[0]
     return _pending(row), Plan(**json.loads(row[3]))
@@ -131,7 +133,7 @@ def amend(
     read what actually ran; the model's own version stays beside it."""
     found = tool_call(loom, _node_id(loom, node))
     if found is None:
-        raise NotFound("pending tool call", node, [p.node for p in pending(loom)])
+        raise NotFound("pending tool call", node)
     _check_inputs(inputs, {c["id"] for c in found.calls})
     with loom.unit(AGENTS):  # the claim and the version commit together, before any run
         call, plan = _claim(loom, found.node, by or loom.actor, "amended")

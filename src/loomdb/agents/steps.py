@@ -35,7 +35,8 @@ def _turn(loom: Loom, node: Node) -> str | None:
     node it was edited from."""
     found = turn_of(node)
     if found is None and node.edited_from is not None:
-        found = turn_of(loom.node(node.edited_from))
+        before = loom.nodes([node.edited_from])  # a stored id: by that exact id
+        found = turn_of(before[0]) if before else None
     return found
 
 

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..content import plain_text
 from ..errors import InvalidInput
+from ..headish import Position
 from ..model import Node, new_id, now
+from ..storage_ops import storage
 from . import AGENTS
 from .identities import bind_session, binding, get_persona
-from .threads import spawn_depth, spawned_from
+from .threads import spawn_depth, spawn_point, spawned_from
 
 #: how deep subagents may nest (a guard against a model spawning without end)
 MAX_DEPTH = 8
@@ -72,16 +74,18 @@ def report_back(loom: Loom, turn: Turn) -> Node | None:
     summary arrives when an approval lets it finish: `approvals` calls this again),
     or when the turn is not a spawned child's with a summary still to deliver (a
     child a model spawned reports as that tool call's result instead)."""
-    if turn.pending is not None or turn.session is None:
+    if turn.pending is not None or turn.session is None or not turn.nodes:
         return None
     with loom.unit(AGENTS) as db:  # one transaction: the check, the node, the mark
-        row = db.one("SELECT child_tree, parent_node, task FROM agent_spawns "
-                     "WHERE session = ? AND summary_node IS NULL", (turn.session,))
+        row = db.one("SELECT child_tree, task FROM agent_spawns WHERE session = ? AND "
+                     "child_tree = ? AND summary_node IS NULL",
+                     (turn.session, turn.nodes[-1].tree))
         if row is None:
             return None
-        tree, parent_node, task = row
-        parent = spawned_from(loom, tree) or {}
-        at = str(parent.get("session") or parent_node)
+        tree, task = row
+        at = report_to(loom, tree)
+        if at is None:
+            return None
         origin = {"subagent": {"tree": tree, "session": turn.session, "task": task}}
         node = loom.append(at, f"Subagent report ({task}): {summary_of(loom, turn)}",
                            role="user", source="agent", author=f"subagent:{turn.session}",
@@ -89,6 +93,23 @@ def report_back(loom: Loom, turn: Turn) -> Node | None:
         db.execute("UPDATE agent_spawns SET summary_node = ? WHERE child_tree = ?",
                    (node.id, tree))
     return node
+
+
+def report_to(loom: Loom, child: str) -> Position | None:
+    """Where a child's report goes: its parent's session when the lineage names one that
+    is still a session of the parent's tree (it moves there), else right after the
+    node the child was spawned from; both followed as stored references (exact name,
+    exact id, a tree the child's readers may read: `threads.spawn_point`), and None
+    when the lineage names nothing that may be followed."""
+    point = spawn_point(loom, child)
+    if point is None:
+        return None
+    name = (spawned_from(loom, child) or {}).get("session")
+    ref = storage(loom).find_ref(name) if isinstance(name, str) else None
+    if ref is None or ref.kind != "session" or ref.tree != point.tree:
+        return point
+    session = ref
+    return loom.resolve(session.name, names=lambda _base: (session.node, session))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,13 @@
 parent's path up to the spawn node, read through from the parent tree (never copied),
 then the child's own messages; a persona adds its identity and parameters.
 
+A lineage is data (an import may carry any), so the parent is followed as a stored
+reference (docs/security.md, "Stored references"): the node it names by that exact id
+(never a ref name, a prefix or `~N`), only in the tree it names, and only where that
+tree is readable by whoever reads the child: a user's tree leads only to that user's
+trees (the operator's trees to any). Anything else is where the thread starts; nothing
+is listed or said about what it named.
+
 A child inherits its parent's options (tools, model settings) except `tool_choice`:
 a call the parent forced is the parent's, and a child forced to spawn would spawn
 without end."""
@@ -13,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from ..context import deep_merge
 from ..errors import InvalidInput
 from ..headish import Position
+from ..storage_ops import storage
+from ..users import same_owner
 from . import AGENTS
 from .identities import binding, get_persona
 
@@ -22,10 +31,28 @@ if TYPE_CHECKING:
 
 
 def spawned_from(loom: Loom, tree: str) -> dict[str, Any] | None:
-    """`{"tree", "node", "session"}` of the thread a child tree was spawned from."""
-    lineage = loom.tree(tree).lineage or {}
-    found = lineage.get("spawned")
-    return found if isinstance(found, dict) else None
+    """`{"tree", "node", "session"}` of the thread a child tree was spawned from, as
+    stored (data: `spawn_point` is what may be followed)."""
+    found = storage(loom).tree_by_id(tree)
+    lineage = (found.lineage if found is not None else None) or {}
+    spawned = lineage.get("spawned")
+    return spawned if isinstance(spawned, dict) else None
+
+
+def spawn_point(loom: Loom, tree: str) -> Position | None:
+    """The node `tree` was spawned from, when its lineage names one that may be
+    followed: a node stored under that exact id, in the tree the lineage names, which
+    whoever reads `tree` may read too (`users.same_owner`); None otherwise."""
+    spawned = spawned_from(loom, tree) or {}
+    node = spawned.get("node")
+    if not isinstance(node, str):
+        return None
+    found = storage(loom).anchor(node)
+    if found is None or spawned.get("tree", found.tree) != found.tree:
+        return None
+    if found.tree != tree and not same_owner(loom, tree, found.tree):
+        return None
+    return Position(node, found.tree)
 
 
 #: the most spawn links a lineage is followed through (spawning stops far earlier)
@@ -33,15 +60,20 @@ MAX_LINEAGE = 64
 
 
 def ancestry(loom: Loom, pos: Position) -> list[Position]:
-    """The spawn points above `pos`, nearest first: the node each tree was spawned from.
+    """The spawn points above `pos`, nearest first: the node each tree was spawned from
+    (`spawn_point`, so a lineage stops where it may not be followed).
 
-    A lineage is data (an import may carry any), so it is followed without recursion,
-    and one that comes back to a tree it passed (a cycle), or runs longer than
-    MAX_LINEAGE, is refused with one line instead of recursing or looping forever."""
-    seen = {pos.tree}
+    A lineage is data, so it is followed without recursion, and one that comes back to
+    a tree it passed (a cycle), or runs longer than MAX_LINEAGE, is refused with one
+    line instead of recursing or looping forever."""
+    return _chain(loom, pos.tree)
+
+
+def _chain(loom: Loom, tree: str) -> list[Position]:
+    seen = {tree}
     chain: list[Position] = []
-    while (parent := spawned_from(loom, pos.tree)) is not None:
-        pos = loom.resolve(str(parent.get("node")))
+    while (pos := spawn_point(loom, tree)) is not None:
+        tree = pos.tree
         if pos.tree in seen or len(chain) >= MAX_LINEAGE:
             raise InvalidInput(
                 "lineage", f"tree {pos.tree}'s spawn lineage "
@@ -91,8 +123,8 @@ def context_at(
 
 
 def spawn_depth(loom: Loom, tree: str) -> int:
-    """How many spawns deep a tree is (0 for a tree nobody spawned)."""
-    return len(ancestry(loom, loom.resolve(loom.tree(tree).root or tree)))
+    """How many spawns deep a tree (by id) is (0 for a tree nobody spawned)."""
+    return len(_chain(loom, tree))
 
 
 def with_persona(ctx: dict[str, Any], persona: Persona | None,

@@ -6,7 +6,7 @@ adding or moving an item rewrites that item's row only, whatever the number of m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import hooks
@@ -242,11 +242,14 @@ def ordered(loom: Loom, name: str) -> tuple[Collection, list[Item]]:
 
 
 def show(loom: Loom, name: str, *, tag: str | None = None,
-         where: Mapping[str, str] | None = None, group_by: str | None = None) -> dict[str, Any]:
+         where: Mapping[str, str] | None = None, group_by: str | None = None,
+         sees: Callable[[str], bool] | None = None) -> dict[str, Any]:
     """`{"items": [...]}` in order, filtered by tag and fields; with `group_by`,
     `{"groups": {value: [...]}}` (items without the field under ""). Each item
     carries the `title` a person knows its entity by (a message's first words, a
-    document's name)."""
+    document's name). An item's entity is a stored reference: with `sees` (the
+    reader's check of an address), one the reader does not see reads as a dangling
+    one does, its address as written and nothing of the thing."""
     coll, found = ordered(loom, name)
     keep = [it for it in found
             if (tag is None or tag in it.tags)
@@ -255,6 +258,8 @@ def show(loom: Loom, name: str, *, tag: str | None = None,
     for it in keep:
         row = it.to_json()
         shown, dangling = show_address(loom, it.entity_key, it.entity)
+        if not dangling and sees is not None and not sees(shown):
+            shown, dangling = it.entity, True
         row["entity"], row["title"] = shown, title(loom, it.entity_key, shown, dangling)
         if dangling:
             row["dangling"] = True

@@ -62,6 +62,8 @@ class Forgotten:
     files: dict[str, Any] = field(default_factory=dict)
     #: bytes of the erased text, looked for in the files afterwards (not reported)
     needles: list[bytes] = field(default_factory=list, repr=False)
+    #: what an area could not erase in the forget's transaction, and why (in `files`)
+    left: dict[str, str] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action, "target": self.target,
@@ -190,7 +192,7 @@ def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: 
     left = fs.stored_contents(cids)
     blobs = {b for cid, body in with_blobs.items() if cid not in left
              for b in C.blob_refs(json.loads(body))}
-    hooks.forget_nodes(loom, ids)
+    undone = hooks.forget_nodes(loom, ids)
     at = now()
     for tree, rs in trees.items():
         fs.remember([r.id for r in rs if r.id in gone], "node", tree, at)
@@ -199,7 +201,7 @@ def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: 
     needles = _needles([blocks for cid, blocks in small if cid not in left])
     return Forgotten("delete", target, sorted(trees), ids, refs=sorted(r.name for r in refs),
                      generations=gens, blobs=sorted(blobs), trees_deleted=sorted(whole),
-                     needles=needles)
+                     needles=needles, left=undone)
 
 
 def _refs_hit(loom: Loom, trees: dict[str, list[TreeRow]], gone: set[str]) -> list[Ref]:
@@ -225,7 +227,12 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
            node: str | None = None, within: Within | None = None) -> Forgotten:
     """Erase a node's content wherever it is stored; the node stays as a tombstone (see
     the module docstring). Every node sharing the content id is redacted with it
-    (`shared`). Redacting a redacted node again changes nothing but the record."""
+    (`shared`). Redacting a redacted node again changes nothing but the record.
+
+    With `within` (a user's trees), only the caller's own copies are redacted: the
+    nodes of their trees holding the content; anyone else's node, and any document,
+    keeps it. What it does and answers is then the same whoever else holds the text,
+    so a redaction never tells a user whether another holds the same words."""
     _check_reason(reason)
     fs = storage(loom).forgetting()
     start = node or loom.resolve(headish).node
@@ -236,8 +243,10 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
             raise NotFound("node", start)
         cid = found.content_id
         users = fs.content_users(cid)
+        if within is not None:
+            mine = within({t for _, t in users} | {found.tree})
+            users = [(n, t) for n, t in users if t in mine] or [(start, found.tree)]
         trees = sorted({t for _, t in users})
-        _allowed(within, trees)
         ids = sorted(n for n, _ in users)
         texts = _texts(found.content)
         own = {g for n in storage(loom).nodes_by_id(ids).values()
@@ -246,24 +255,34 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
                       if gid in own or _carries(parts, texts))
         with_blobs = fs.bodies_with_blobs([start])
         already = bool(fs.redacted("content", [cid]))
-        fs.redact_content(cid)
+        at = now()
+        if within is None:
+            fs.redact_content(cid)
+            hooks.redact_content(loom, cid)
+            fs.mark_redacted([cid], "content", at)
+        else:
+            hooks.keep_bodies(loom, [cid])  # a document naming it keeps its own copy
+            fs.redact_copies(ids)
+            fs.mark_redacted(ids, "node", at)
         for gid in gens:
             fs.redact_generation(gid)
-        hooks.redact_content(loom, cid)
         _scrub_origins(fs, ids, texts)
         _retitle(loom, fs, trees, set(ids), C.title_from(found.content))
-        hooks.forget_nodes(loom, ids, memo_trees=trees, redacted=True)
-        at = now()
-        fs.mark_redacted([cid], "content", at)
+        left = hooks.forget_nodes(loom, ids, memo_trees=trees, redacted=True)
         fs.mark_redacted(gens, "generation", at)
         blobs = sorted({b for body in with_blobs.values() for b in C.blob_refs(json.loads(body))})
+        kept = within is not None and bool(fs.content_users(cid))
         done = Forgotten("redact", start, trees, ids, shared=[i for i in ids if i != start],
                          generations=gens, blobs=[] if already else blobs,
-                         needles=_needles([found.content]))
+                         needles=[] if kept else _needles([found.content]), left=left)
         done.seq = fs.log({"at": at, "actor": actor or loom.actor, "action": "redact",
                            "target": start, "trees": trees, "ids": ids, "refs": [],
                            "reason": reason})
-    return _after(loom, fs, done)
+    done = _after(loom, fs, done)
+    if within is not None:  # nothing of what others hold is told: blobs, a rewrite
+        done.blobs = []
+        done.files = {k: v for k, v in done.files.items() if k != "vacuumed"}
+    return done
 
 
 def _scrub_origins(fs: ForgetStore, ids: Sequence[str], texts: Sequence[str]) -> None:
@@ -382,7 +401,8 @@ def _after(loom: Loom, fs: ForgetStore, done: Forgotten) -> Forgotten:
             if loom.delete_blob(blob, "9999-12-31T23:59:59.999999Z"):
                 gone.append(blob)
     done.blobs = gone
-    done.files = fs.scrub(sorted(fs.existing(hooks.forget_tables(loom))), done.needles)
+    done.files = {**fs.scrub(sorted(fs.existing(hooks.forget_tables(loom))), done.needles),
+                  **done.left}
     return done
 
 

@@ -12,6 +12,7 @@ from ..collections import service as K
 from ..collections.service import pairs
 from ..collections.storage import Collection, Item
 from .base import AreaDoor
+from .sight import Seen
 
 
 class Collections(AreaDoor):
@@ -71,9 +72,11 @@ class Collections(AreaDoor):
     def show(self, name: str, *, tag: str | None = None,
              where: Mapping[str, str] | None = None,
              group_by: str | None = None) -> dict[str, Any]:
-        """Items in order, filtered by tag and fields, or grouped by a field."""
+        """Items in order, filtered by tag and fields, or grouped by a field; an item
+        naming something the caller does not see reads as dangling."""
         self.sight.collection(name)
-        return K.show(self.loom, name, tag=tag, where=where, group_by=group_by)
+        sees = Seen(self.sight).address if self.sight.shared else None
+        return K.show(self.loom, name, tag=tag, where=where, group_by=group_by, sees=sees)
 
 
 __all__ = ["Collection", "Collections", "Item", "pairs"]

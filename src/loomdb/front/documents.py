@@ -30,7 +30,7 @@ class Documents(AreaDoor):
         someone else holds is refused as taken), in one transaction."""
         with self.sight.atomic():
             self.sight.refuse_taken_document(name)
-            doc, rev = D.new(self.loom, name, content, message)
+            doc, rev = D.new(self.loom, name, self.sight.content(content), message)
             self.sight.who.claim_document(doc.id)
         return doc, rev
 
@@ -51,7 +51,7 @@ class Documents(AreaDoor):
         """A new revision after the branch head (the current branch by default)."""
         with self.sight.atomic():
             self.sight.document(name)
-            return D.commit(self.loom, name, content, message, branch)
+            return D.commit(self.loom, name, self.sight.content(content), message, branch)
 
     def log(self, name: str, branch: str | None = None) -> builtins.list[Revision]:
         """Revisions reachable from a branch head (default: the current one), newest first."""

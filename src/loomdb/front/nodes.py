@@ -70,13 +70,13 @@ class Nodes(AreaDoor):
         at = self.sight.at(headish)
         moved_from = self.find(expect).node if expect is not None else None
         extra: dict[str, Any] = {} if source is None else {"source": source}
-        return self.loom.append(at, content, role=role, author=author, options=options,
+        return self.loom.append(at, self.sight.content(content), role=role, author=author, options=options,
                                 expect=moved_from, **extra)
 
     def edit(self, headish: str, content: ContentLike, *, author: str | None = None) -> Node:
         """A new version of the node; what follows it stays attached. Through a session
         or view, that ref selects the new version."""
-        return self.loom.edit(self.find(headish), content, author=author)
+        return self.loom.edit(self.find(headish), self.sight.content(content), author=author)
 
     def overlay(self, headish: str, *, bookmark: str | None = None,
                 tags: Sequence[str] | None = None, excluded: bool | None = None,

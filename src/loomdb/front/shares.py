@@ -28,6 +28,7 @@ from ..headish import Position
 from ..loom import Loom
 from ..shares import service as S
 from ..shares.service import Share
+from ..storage_ops import storage
 from ..users import Access, Everyone, Owner, user_by_id
 from .base import AreaDoor
 from .runtime import Runtime
@@ -111,19 +112,22 @@ class Shared:
         return NotFound("share", self.share.prefix + "…")
 
     def head(self, who: Access | None = None) -> Position:
-        """Where the link is now: its node, or its session's head."""
-        who = who or self._maker()
-        try:
-            if self.share.session is None:
-                assert self.share.node is not None
-                pos = who.position(self.share.node)
-            else:
-                pos = who.position(self.share.session)
-        except NotFound:
-            raise self._gone() from None
-        if pos.tree != self.share.tree or (self.share.session is not None and pos.session is None):
+        """Where the link is now: its node, or its session's head. Both are stored
+        references, read back exactly (the node by its id, the session by its name,
+        never as a prefix or `~N`) and only in the link's tree, which its maker sees."""
+        if who is None:
+            self._maker()  # gone once its maker no longer sees the tree
+        st = storage(self.loom)
+        if self.share.session is None:
+            found = st.anchor(self.share.node or "")
+            if found is None or found.tree != self.share.tree:
+                raise self._gone()
+            return Position(self.share.node or "", found.tree)
+        ref = st.find_ref(self.share.session)
+        if ref is None or ref.kind != "session" or ref.tree != self.share.tree:
             raise self._gone()
-        return pos
+        session = ref
+        return self.loom.resolve(session.name, names=lambda _base: (session.node, session))
 
     def info(self) -> dict[str, Any]:
         """What the link shows: its kind, its tree's title, where it is now."""

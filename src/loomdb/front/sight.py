@@ -15,6 +15,9 @@ operator, `users.Everyone`, sees and may use everything, as the CLI does):
   backlinks are asked) must name something they see: a node or tree of theirs, a
   document or collection of theirs (or one of its revisions or items), or a content or
   blob that one of those holds. Anything else is unknown (NotFound).
+* A blob is anyone's who holds it: content a user writes may name a blob by `ref` only
+  when a message or document of theirs already holds it (anything else must bring its
+  bytes as `data`), so knowing a hash reads nothing.
 * Search hits and backlinks list only what the caller sees: messages in their trees,
   revisions of their documents, items of their collections (for a search, given to
   the query as a `Scope`, so nothing else is ranked); links whose both ends they see
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 from .. import content as C
 from ..collections import service as K
@@ -166,6 +170,23 @@ class Sight:
         keep = self.who.visible_collections(c.id for c in found)
         return {c.name for c in found if c.id in keep}
 
+    # -- content ---------------------------------------------------------------------
+    def content(self, value: Any, where: str = "content") -> Any:
+        """`value` as a user may write it: every blob it names by `ref` (or
+        `thumbnail_ref`) one of their messages or documents holds; otherwise refused,
+        saying the same whether or not that blob exists (InvalidInput). Bytes sent as
+        `data` are theirs to send; the operator's content is checked for nothing."""
+        if not self.shared or not isinstance(value, list):
+            return value
+        named = list(_named_blobs(value, where))
+        if named:
+            held = Seen(self).contents()
+            for place, ref in named:
+                if ref not in held:
+                    raise InvalidInput(place, "names no blob of yours; send its bytes as "
+                                       "`data` instead of naming it by `ref`")
+        return value
+
     # -- addresses ------------------------------------------------------------------
     def address(self, text: str, seen: Seen | None = None) -> str:
         """The address to hand on: refused, as unknown, when it names something the
@@ -187,6 +208,18 @@ class Sight:
         else:
             return self.position(text).node
         return text
+
+
+def _named_blobs(blocks: list[Any], where: str) -> Iterator[tuple[str, str]]:
+    """(place, blob id) of every blob the blocks name by reference (not by bytes)."""
+    for i, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        for key in ("ref", "thumbnail_ref"):
+            if isinstance(block.get(key), str) and (key != "ref" or "data" not in block):
+                yield f"{where}[{i}].{key}", block[key]
+        if isinstance(block.get("content"), list):
+            yield from _named_blobs(block["content"], f"{where}[{i}].content")
 
 
 class Seen:

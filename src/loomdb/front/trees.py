@@ -40,8 +40,8 @@ class Trees(AreaDoor):
             mode: str = "dialogue", title: str | None = None) -> tuple[Tree, Node]:
         """A tree with its first message (and a session at it when named), the caller's."""
         with self.sight.naming_ref(session), self.sight.atomic():
-            tree, node = self.loom.new_tree(text, system=system, session=session, mode=mode,
-                                            title=title)
+            tree, node = self.loom.new_tree(self.sight.content(text), system=system,
+                                            session=session, mode=mode, title=title)
             self.sight.claim([tree.id])
         return tree, node
 
@@ -120,14 +120,20 @@ class Trees(AreaDoor):
 
     def _claiming(self) -> Callable[[Outcome], None]:
         """Run inside each imported conversation's transaction: a new tree becomes the
-        caller's there and then; one that grew must already be theirs (else the
+        caller's there and then, and keeps a spawn lineage only to a tree of theirs
+        (this import's trees are); one that grew must already be theirs (else the
         conversation rolls back)."""
+        from ..interop.links import unseen_parent
+
         sight = self.sight
 
         def claim(outcome: Outcome) -> None:
             with sight.atomic():
                 if outcome.created:
                     sight.claim([outcome.tree])
+                    if sight.shared and (why := unseen_parent(sight.loom, outcome.tree,
+                                                              sight.sees_tree)):
+                        outcome.warnings.append(why)
                 elif not sight.sees_tree(outcome.tree):
                     raise InvalidInput("import", "this conversation belongs to another user "
                                        "of this store; it was not imported")

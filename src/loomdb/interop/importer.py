@@ -243,7 +243,7 @@ def _native_tree(loom: Loom, doc: Any, run: links.Run) -> Outcome:
 def _late_links(loom: Loom, run: links.Run, report: ImportReport) -> None:
     """Link edges to trees that came later in the file, written once those landed (in
     one transaction); a link to a node this import did not bring is left out."""
-    if not run.waiting:
+    if not run.late():
         return
     with storage(loom).transaction():
         for where, edge, why in links.late_links(loom, run):

@@ -9,11 +9,20 @@ refs; this module the edges and provenance records). One exception keeps a whole
 export whole: a `link` edge may end in another tree this same import brings, which may
 come later in the file; such links wait in the `Run` and are written at the end
 (`late_links`), and a link to any other node is left out with a warning.
+
+The tree's own lineage names the node a subagent's tree was spawned from, which is
+followed when the tree's context is read (docs/security.md, "Stored references"). It
+is kept only as an exact id of a node stored in another tree (with the session and
+summary it names only when they are that tree's), or of a node a later tree of this
+same import brings (`late_lineage` adds it once that tree landed), and never when
+following it would come back to the tree; anything else is left out with a warning.
+Whom the parent tree belongs to is the front door's check (an HTTP import keeps only
+a parent its user sees: `unseen_parent`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,15 +46,23 @@ class Run:
     trees: set[str] = field(default_factory=set)
     nodes: set[str] = field(default_factory=set)
     waiting: list[tuple[str, Edge]] = field(default_factory=list)
+    lineages: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     pending_nodes: set[str] = field(default_factory=set)
     pending_links: list[tuple[str, Edge]] = field(default_factory=list)
+    pending_lineage: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def settle(self, landed: bool) -> None:
         if landed:
             self.nodes |= self.pending_nodes
             self.waiting += self.pending_links
+            self.lineages += self.pending_lineage
         self.pending_nodes = set()
         self.pending_links = []
+        self.pending_lineage = []
+
+    def late(self) -> bool:
+        """Whether anything waits for the end of the import (`late_links`)."""
+        return bool(self.waiting or self.lineages)
 
 
 def edges(loom: Loom, tid: str, edges: list[Any], nodes: dict[str, Node], run: Run) -> None:
@@ -100,9 +117,109 @@ def check_records(loom: Loom, tid: str, generations: list[Any], compactions: lis
             storage(loom).record_compaction(rec)
 
 
+#: why a spawn lineage is left out: one sentence whatever the reason, so that it never
+#: tells whether a node exists elsewhere in the store (another user's)
+LEFT_OUT = ("tree.lineage.spawned is left out: a lineage may name only the exact id of a "
+            "node this import brings or one of your trees holds, and never lead back")
+
+
+def lineage(loom: Loom, tid: str, raw: dict[str, Any] | None, run: Run,
+            warnings: list[str]) -> dict[str, Any] | None:
+    """The lineage a new tree `tid` may store (see the module): `spawned` kept, checked,
+    when its node is stored; left for `late_lineage` when it is not (yet)."""
+    if raw is None or "spawned" not in raw:
+        return raw
+    out = {k: v for k, v in raw.items() if k != "spawned"}
+    spawned = raw["spawned"]
+    node = spawned.get("node") if isinstance(spawned, dict) else None
+    if not isinstance(node, str) or not node:
+        warnings.append(LEFT_OUT)
+    elif (found := storage(loom).anchor(node)) is None:
+        run.pending_lineage.append((tid, spawned))
+    elif (kept := _spawned(loom, tid, spawned, found.tree)) is None:
+        warnings.append(LEFT_OUT)
+    else:
+        out["spawned"] = kept
+    return out or None
+
+
+def _spawned(loom: Loom, tid: str, spawned: dict[str, Any], tree: str) -> dict[str, Any] | None:
+    """The spawn lineage to store for a parent node stored in `tree` (None: none):
+    exact ids of that tree only, never one leading back to `tid`; a session or summary
+    that is not that tree's is left out of it."""
+    if spawned.get("tree", tree) != tree or _reaches(loom, tree, tid):
+        return None
+    kept: dict[str, Any] = {"tree": tree, "node": spawned["node"]}
+    session = spawned.get("session")
+    ref = storage(loom).find_ref(session) if isinstance(session, str) else None
+    if session is None or (ref is not None and ref.kind == "session" and ref.tree == tree):
+        kept["session"] = session
+    if "summary" in spawned:
+        summary = spawned["summary"]
+        at = storage(loom).anchor(summary) if isinstance(summary, str) else None
+        if summary is None or (at is not None and at.tree == tree):
+            kept["summary"] = summary
+    source = spawned.get("source")
+    if isinstance(source, dict) and all(isinstance(v, str) for v in source.values()):
+        kept["source"] = source
+    return kept
+
+
+#: how many spawn links a loop check follows (spawning nests far less deep)
+_LINEAGE_STEPS = 64
+
+
+def _reaches(loom: Loom, start: str, tree: str) -> bool:
+    """Whether the spawn lineage from tree `start` up comes to `tree` (or runs on past
+    any real nesting): storing a link to `start` in `tree` would make a loop."""
+    at: str | None = start
+    for _ in range(_LINEAGE_STEPS):
+        if at == tree:
+            return True
+        found = storage(loom).tree_by_id(at) if at is not None else None
+        spawned = (found.lineage or {}).get("spawned") if found is not None else None
+        node = spawned.get("node") if isinstance(spawned, dict) else None
+        anchor = storage(loom).anchor(node) if isinstance(node, str) else None
+        if anchor is None:
+            return False
+        at = anchor.tree
+    return True
+
+
+def late_lineage(loom: Loom, run: Run) -> Iterator[tuple[str, str]]:
+    """Store each waiting spawn lineage whose node a tree of this import brought (in the
+    caller's transaction); (where, why) for each one left out."""
+    for tid, spawned in run.lineages:
+        node = spawned.get("node")
+        found = storage(loom).anchor(node) if node in run.nodes else None
+        kept = None if found is None else _spawned(loom, tid, spawned, found.tree)
+        if kept is None:
+            yield f"tree {tid}", LEFT_OUT
+            continue
+        tree = storage(loom).tree_by_id(tid)
+        if tree is not None:
+            storage(loom).set_lineage(tid, {**(tree.lineage or {}), "spawned": kept})
+    run.lineages = []
+
+
+def unseen_parent(loom: Loom, tid: str, sees: Callable[[str], bool]) -> str | None:
+    """Leave out of new tree `tid`'s lineage a parent tree `sees` refuses (an HTTP
+    import's user may name only their own trees, or this import's); the warning, if so."""
+    tree = storage(loom).tree_by_id(tid)
+    spawned = (tree.lineage or {}).get("spawned") if tree is not None else None
+    if tree is None or not isinstance(spawned, dict) or sees(str(spawned.get("tree"))):
+        return None
+    storage(loom).set_lineage(tid, {k: v for k, v in (tree.lineage or {}).items()
+                                    if k != "spawned"} or None)
+    return LEFT_OUT
+
+
 def late_links(loom: Loom, run: Run) -> Iterator[tuple[str, Edge | None, str | None]]:
     """(where, edge to write, None) for each waiting link whose target this import
-    brought, else (where, None, why it is left out)."""
+    brought, else (where, None, why it is left out); waiting spawn lineages are stored
+    or left out on the way (`late_lineage`)."""
+    for where, why in late_lineage(loom, run):
+        yield where, None, why
     for where, edge in run.waiting:
         if edge.target in run.nodes:
             if not any(e.id == edge.id for e in storage(loom).node_edges(edge.sources[0][0])):

@@ -47,7 +47,7 @@ from ..model import MODES, REF_KINDS, Node, Ref, RefMove, Tree, now
 from ..storage_ops import storage
 from ..tool_options import import_warnings
 from . import tombstones as T
-from .links import Run, check_records, edges
+from .links import Run, check_records, edges, lineage
 from .model import expect
 from .report import Outcome
 from .stream import Input, json_stream
@@ -269,18 +269,20 @@ def import_tree(loom: Loom, doc: Any, run: Run | None = None) -> Outcome:
         raise InvalidInput(
             f"tree {tid}", "exists here with another root: a different tree under the same "
             "id; nothing imported")
-    _blobs(loom, _list(doc, "blobs"), outcome)
-    nodes, added = _nodes(loom, tid, _list(doc, "nodes"), outcome)
+    carried = _blobs(loom, _list(doc, "blobs"), outcome)
+    nodes, added = _nodes(loom, tid, _list(doc, "nodes"), outcome, carried)
     gone = {n for r in _list(doc, "nodes") if isinstance(r, dict)
             and isinstance(n := r.get("id"), str) and n not in nodes}
     if existing_tree is None:
         if not outcome.nodes:
             raise InvalidInput("tree", "has no nodes")
-        storage(loom).write_tree(_tree(raw_tree, nodes))
+        storage(loom).write_tree(_tree(raw_tree, nodes, lineage(
+            loom, tid, expect(raw_tree.get("lineage"), dict, "tree.lineage"), run,
+            outcome.warnings)))
         outcome.created = True
     elif existing_tree.mode != raw_tree.get("mode"):
         raise InvalidInput(f"tree {tid}", f"exists here as a {existing_tree.mode} tree")
-    _refs(loom, tid, _kept(_list(doc, "refs"), gone, "node", "selections"))
+    _refs(loom, tid, _kept(_list(doc, "refs"), gone, "node", "selections"), outcome)
     _meta(loom, tid, _kept(_list(doc, "meta"), gone, "node"), nodes, added)
     edges(loom, tid, _kept(_list(doc, "edges"), gone, "target", "sources"), nodes, run)
     used = {g for n in nodes.values() if isinstance(g := (n.provenance or {}).get("generation"), str)}
@@ -324,7 +326,10 @@ def _str(value: Any, where: str) -> str:
     return value  # type: ignore[no-any-return]
 
 
-def _blobs(loom: Loom, blobs: list[Any], outcome: Outcome) -> None:
+def _blobs(loom: Loom, blobs: list[Any], outcome: Outcome) -> set[str]:
+    """Store the document's blobs; their ids (the only blobs its nodes may name: a
+    blob is anyone's who holds it, so naming one by hash alone would read another's)."""
+    carried: set[str] = set()
     for i, raw in enumerate(blobs):
         where = f"blobs[{i}]"
         rec = expect(raw, dict, where, optional=False)
@@ -338,12 +343,14 @@ def _blobs(loom: Loom, blobs: list[Any], outcome: Outcome) -> None:
         known = storage(loom).blob_known(bid)
         loom.put_blob(data, expect(rec.get("mime_type"), str, f"{where}.mime_type")
                       or "application/octet-stream")
+        carried.add(bid)
         if known is None:
             outcome.blobs += 1
+    return carried
 
 
 def _nodes(
-    loom: Loom, tid: str, raw_nodes: list[Any], outcome: Outcome
+    loom: Loom, tid: str, raw_nodes: list[Any], outcome: Outcome, carried: set[str]
 ) -> tuple[dict[str, Node], set[str]]:
     records: dict[str, dict[str, Any]] = {}
     deps: dict[str, list[str]] = {}
@@ -385,7 +392,7 @@ def _nodes(
             nodes[nid] = have
             outcome.skipped += 1
             continue
-        node = _write_node(loom, tid, rec, nodes, stored)
+        node = _write_node(loom, tid, rec, nodes, stored, carried)
         nodes[nid] = node
         added.add(nid)
         outcome.nodes += 1
@@ -410,7 +417,7 @@ def _skip_forgotten(loom: Loom, records: dict[str, dict[str, Any]],
 
 
 def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node],
-                stored: dict[str, Node]) -> Node:
+                stored: dict[str, Node], carried: set[str]) -> Node:
     nid = rec["id"]
     where = f"node {nid}"
 
@@ -419,6 +426,8 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
 
     blocks = loom.prepare(expect(rec.get("content"), list, f"{where}.content", optional=False),
                           f"{where}.content")
+    if any(ref not in carried for ref in C.blob_refs(blocks)):
+        raise InvalidInput(f"{where}.content", "names a blob this document does not carry")
     extra: dict[str, Any] = {}
     if isinstance(rec.get("tokens"), int):
         extra["tokens"] = rec["tokens"]
@@ -451,7 +460,7 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
     return node
 
 
-def _tree(raw: dict[str, Any], nodes: dict[str, Node]) -> Tree:
+def _tree(raw: dict[str, Any], nodes: dict[str, Node], lineage: dict[str, Any] | None) -> Tree:
     tid = raw["id"]
     mode = raw.get("mode")
     if mode not in MODES:
@@ -469,11 +478,11 @@ def _tree(raw: dict[str, Any], nodes: dict[str, Node]) -> Tree:
         updated_at=expect(raw.get("updated_at"), str, "tree.updated_at") or created,
         system=system, options=expect(raw.get("options"), dict, "tree.options") or {},
         root=root, archived_at=expect(raw.get("archived_at"), str, "tree.archived_at"),
-        lineage=expect(raw.get("lineage"), dict, "tree.lineage"),
+        lineage=lineage,
     )
 
 
-def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
+def _refs(loom: Loom, tid: str, refs: list[Any], outcome: Outcome) -> None:
     for i, raw in enumerate(refs):
         where = f"refs[{i}]"
         rec = expect(raw, dict, where, optional=False)
@@ -510,8 +519,25 @@ def _refs(loom: Loom, tid: str, refs: list[Any]) -> None:
         storage(loom).restore_ref(Ref(
             name, kind, tid, node, created,
             expect(rec.get("updated_at"), str, f"{where}.updated_at") or created,
-            dict(selections), expect(rec.get("origin"), dict, f"{where}.origin"),
+            dict(selections), _origin(loom, tid, name, expect(rec.get("origin"), dict,
+                                                              f"{where}.origin"), outcome),
         ), log, expect(rec.get("draft"), str, f"{where}.draft"))
+
+
+def _origin(loom: Loom, tid: str, name: str, origin: dict[str, Any] | None,
+            outcome: Outcome) -> dict[str, Any] | None:
+    """A ref's origin as it may be stored: the node it was `forked_from` (a fork is in
+    its own tree) only as the exact id of a node of this tree, else left out, warned."""
+    fork = (origin or {}).get("forked_from")
+    if origin is None or fork is None:
+        return origin
+    node = fork.get("node") if isinstance(fork, dict) else None
+    at = storage(loom).anchor(node) if isinstance(node, str) else None
+    if at is not None and at.tree == tid and isinstance(fork.get("ref"), (str, type(None))):
+        return origin
+    outcome.warnings.append(f"ref {name!r}: its forked_from names no node of this tree; "
+                            "left out")
+    return {k: v for k, v in origin.items() if k != "forked_from"}
 
 
 def _meta(

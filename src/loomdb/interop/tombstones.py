@@ -30,9 +30,11 @@ def mark_export(loom: Loom, records: list[dict[str, Any]]) -> None:
     maybe = [r for r in records if r.get("content") == BLOCKS]
     if not maybe:
         return
-    erased = storage(loom).forgetting().redacted("content", [r["content_id"] for r in maybe])
+    fs = storage(loom).forgetting()
+    erased = fs.redacted("content", [r["content_id"] for r in maybe])
+    copies = fs.redacted("node", [r["id"] for r in maybe])
     for rec in maybe:
-        if rec["content_id"] in erased:
+        if rec["content_id"] in erased or rec["id"] in copies:
             rec["redacted"] = True
 
 

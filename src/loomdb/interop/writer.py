@@ -449,6 +449,7 @@ class _ConversationWriter:
 
     # -- content ---------------------------------------------------------------------
     def _blocks(self, blocks: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
+        """Attachments as blob ids; a blob named by hash is none this import brings."""
         out: list[dict[str, Any]] = []
         for block in blocks:
             if not isinstance(block, dict):
@@ -464,9 +465,12 @@ class _ConversationWriter:
                     block = _missing(block, self.attachments.get(ref))
                 else:
                     block["ref"] = bid
+            elif ref is not None and block.get("type") in C.BLOB_BLOCK_TYPES:
+                block = _missing({k: v for k, v in block.items() if k != "ref"}, None)
             thumb = block.get("thumbnail_ref")
-            if isinstance(thumb, str) and thumb.startswith(ATTACHMENT_PREFIX):
-                bid = self._blob(thumb)
+            if thumb is not None:
+                ours = isinstance(thumb, str) and thumb.startswith(ATTACHMENT_PREFIX)
+                bid = self._blob(thumb) if ours else None
                 if bid is None:
                     del block["thumbnail_ref"]
                 else:

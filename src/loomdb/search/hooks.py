@@ -33,9 +33,12 @@ class SearchHooks(AreaHooks):
         index.delete_entries(loom, prefix)
 
     def forget_nodes(self, loom: Loom, ids: Sequence[str], memo_trees: Sequence[str],
-                     redacted: bool) -> None:
+                     redacted: bool) -> dict[str, str] | None:
         with loom.unit(SEARCH) as db:
             D.storage(db).forget_nodes(db, ids)
+        from .semantic.index import forget_vectors
+
+        return forget_vectors(loom)  # the entries' vectors, in the same transaction
 
 
 HOOKS = SearchHooks()

@@ -16,6 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .nodes import REDACTED_COPY
+from .nodes import TOMBSTONE as TOMBSTONE
 from .rows import bytes_to_hex, hex_to_bytes
 
 if TYPE_CHECKING:
@@ -23,9 +25,6 @@ if TYPE_CHECKING:
     from .nodes import NodeStore
     from .runner import SqlRunner
 
-#: the canonical body a redacted content keeps: one text block saying so (its content
-#: id stays, so the chain hash of every node holding it still verifies)
-TOMBSTONE = '[{"text":"[redacted]","type":"text"}]'
 _CHUNK = 500
 
 
@@ -113,9 +112,11 @@ class ForgetStore(ABC):
         return out
 
     def content_users(self, content_id: str) -> list[tuple[str, str]]:
-        """(node, tree) of every node holding a content (one pass over the nodes)."""
+        """(node, tree) of every node holding a content (one pass over the nodes), but
+        for the copies their owners redacted (`redact_copies`)."""
         return [(r[0], r[1]) for r in self._run(
-            "SELECT id, tree_id FROM nodes WHERE content_id = ?", (hex_to_bytes(content_id),))]
+            f"SELECT id, tree_id FROM nodes WHERE content_id = ? AND flags & {REDACTED_COPY} = 0",
+            (hex_to_bytes(content_id),))]
 
     @abstractmethod
     def stored_contents(self, content_ids: Sequence[str]) -> set[str]:
@@ -168,17 +169,24 @@ class ForgetStore(ABC):
     def redact_content(self, content_id: str) -> None:
         """Replace the stored body of a content by the tombstone (its id stays)."""
 
+    @abstractmethod
+    def redact_copies(self, ids: Sequence[str]) -> None:
+        """These nodes read as the tombstone from now on, whatever content they hold;
+        every other node holding the same content keeps it, and a content no other
+        node holds is gone (a user's redaction of their own copies)."""
+
     def retitle(self, tree_id: str, title: str) -> None:
         """Replace a tree's title (one made from a redacted root's words), leaving its
         time of change as it was."""
         self._run("UPDATE trees SET title = ? WHERE id = ?", (title, tree_id))
 
     def insert_tombstone(self, node: Node, flags: int) -> None:
-        """Store a redacted node as an export carried it: the tombstone under its own
-        content id (any copy of that content stored here is redacted first)."""
-        self.redact_content(node.content_id)
+        """Store a redacted node as an export carried it: a redacted copy under its own
+        content id (the export's own; any other node holding that content here keeps
+        it, so an import never erases what is not its own), noted as redacted."""
         self.nodes.insert_node(node, TOMBSTONE.encode("utf-8"), flags)
-        self.mark_redacted([node.content_id], "content", node.created_at)
+        self.redact_copies([node.id])
+        self.mark_redacted([node.id], "node", node.created_at)
 
     def origins(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
         """node -> its stored (origin, provenance) JSON, for the nodes having either."""

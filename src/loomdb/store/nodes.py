@@ -18,6 +18,14 @@ from ..model import Anchor, Edge, Node
 #: node flags: the node stores version selections / has extra continuation sources
 HAS_SELECTIONS = 1
 HAS_SOURCES = 2
+#: (PostgreSQL) the node's own copy of its content was redacted by its owner: it reads
+#: as TOMBSTONE while other nodes holding the same content keep it (SQLite marks such a
+#: node by holding neither a body nor a pointer to one)
+REDACTED_COPY = 4
+
+#: the canonical body a redacted content keeps: one text block saying so (its content
+#: id stays, so the chain hash of every node holding it still verifies)
+TOMBSTONE = '[{"text":"[redacted]","type":"text"}]'
 
 
 #: one node of a walk: (id, slot, depth, role, kind, body: canonical JSON text of the

@@ -16,7 +16,7 @@ from .runner import SqlRunner
 
 #: columns a caller may change, by field name
 TREE_FIELDS = {"title": "title", "root": "root_id", "updated_at": "updated_at",
-               "archived_at": "archived_at"}
+               "archived_at": "archived_at", "lineage": "lineage"}
 TREE_COLUMNS = (
     "SELECT t.id, t.title, t.mode, t.system, t.options, t.root_id, t.lineage, t.created_at,"
     " t.updated_at, t.archived_at,"
@@ -42,7 +42,8 @@ class TreeStore(ABC):
 
     @abstractmethod
     def update_tree(self, tree_id: str, fields: dict[str, Any]) -> None:
-        """Set mutable tree fields: title, root, updated_at, archived_at."""
+        """Set mutable tree fields: title, root, updated_at, archived_at, lineage (an
+        import keeps only the spawn lineage it checked, `interop.links`)."""
 
     @abstractmethod
     def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
@@ -96,7 +97,8 @@ class TreeSQL(TreeStore):
         if bad:
             raise InvalidInput("tree", f"unknown field {bad[0]!r}")
         sets = ", ".join(f"{TREE_FIELDS[k]} = ?" for k in fields)
-        self.sql.q_run(f"UPDATE trees SET {sets} WHERE id = ?", (*fields.values(), tree_id))
+        values = [dumps(v) if k == "lineage" else v for k, v in fields.items()]
+        self.sql.q_run(f"UPDATE trees SET {sets} WHERE id = ?", (*values, tree_id))
 
     def tree_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         rows = self.sql.q_all(

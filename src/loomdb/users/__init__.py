@@ -12,7 +12,7 @@ owned and everything is visible (the server then serves loopback only).
 
 from __future__ import annotations
 
-from .access import Access, Everyone, Owner
+from .access import Access, Everyone, Owner, owners, same_owner
 from .accounts import (
     USERS,
     User,
@@ -26,5 +26,5 @@ from .accounts import (
 )
 
 __all__ = ["USERS", "Access", "Everyone", "Owner", "User", "add_user", "authenticate",
-           "has_users", "list_users", "remove_user", "rotate_token",
-           "user_by_id"]
+           "has_users", "list_users", "owners", "remove_user", "rotate_token",
+           "same_owner", "user_by_id"]

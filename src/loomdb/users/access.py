@@ -244,3 +244,26 @@ class Owner(Access):
             db.execute("INSERT INTO user_imports VALUES (?, ?, ?, ?, ?)",
                        (new_id(), self._uid, now(), filename,
                         json.dumps(summary, ensure_ascii=False)))
+
+
+def owners(loom: Loom, tree_ids: Iterable[str]) -> dict[str, str]:
+    """The owner (a user id) of each of `tree_ids` a user owns, in one read; a tree no
+    user owns (the operator's, or any tree of a store without users) is left out. A
+    store that never had users is asked nothing (and given no tables)."""
+    wanted = sorted(set(tree_ids))
+    if not wanted or not loom.has_area(USERS):
+        return {}
+    out: dict[str, str] = {}
+    with loom.unit(USERS) as db:
+        for cond, args in db.where_in("tree_id", wanted):
+            out.update(db.execute(f"SELECT tree_id, user_id FROM user_trees WHERE {cond}", args))
+    return out
+
+
+def same_owner(loom: Loom, holder: str, named: str) -> bool:
+    """Whether whoever may read tree `holder` may also read tree `named`: a reference a
+    tree holds (a spawn lineage, a report's way back) is followed only then. A user's
+    tree may name only that user's trees; the operator's (no user's) may name any."""
+    found = owners(loom, (holder, named))
+    return holder not in found or found.get(named) == found[holder]
+

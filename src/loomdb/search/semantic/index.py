@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ...errors import InvalidInput, MissingExtra
 from ...store.areas import Unit
 from .. import index as text_index
 from . import SEMANTIC
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
     from ...loom import Loom
 
-__all__ = ["VECTOR_LOCK", "catch_up", "pending", "reindex", "requeue_other_models"]
+__all__ = ["VECTOR_LOCK", "catch_up", "forget_vectors", "pending", "reindex",
+           "requeue_other_models"]
 
 _BATCH = 256
 
@@ -62,6 +64,21 @@ def catch_up(loom: Loom) -> int:
             rows = pending(db, _BATCH)
         done += len(vectors)
     return done
+
+
+def forget_vectors(loom: Loom) -> dict[str, str] | None:
+    """Drop the vectors of the entries a forget just deleted, in its transaction (a
+    backup taken after it returns holds none): PostgreSQL's went with their entries (a
+    cascade); SQLite's vec0 rows are deleted here, which needs sqlite-vec on this
+    connection. None when done; else why not (they then go at the next semantic query)."""
+    if not loom.has_area(SEMANTIC):
+        return None
+    try:
+        with loom.unit(SEMANTIC) as db:  # (its extension is loaded before the unit opens)
+            V.of(db).drop_gone(db)
+    except (MissingExtra, InvalidInput) as exc:
+        return {"vectors": f"kept until the next semantic query ({exc})"}
+    return None
 
 
 #: the handles whose store was checked for other models' vectors (see `catch_up`)

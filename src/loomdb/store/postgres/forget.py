@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..forget import TOMBSTONE, ForgetStore
+from ..nodes import REDACTED_COPY
 from ..rows import bytes_to_hex, hex_to_bytes
 
 #: the core tables a forget deletes from or rewrites (areas add their own)
@@ -44,7 +45,8 @@ class PostgresForget(ForgetStore):
     def bodies_with_blobs(self, ids: Sequence[str]) -> dict[str, str]:
         rows = self._run(
             "SELECT DISTINCT c.id, c.body FROM nodes n JOIN contents c ON c.id = n.content_id"
-            " WHERE n.id = ANY(?::text[]) AND c.body LIKE '%\"ref\"%'", (list(ids),))
+            f" WHERE n.id = ANY(?::text[]) AND n.flags & {REDACTED_COPY} = 0"
+            " AND c.body LIKE '%\"ref\"%'", (list(ids),))
         return {bytes_to_hex(r[0]): r[1] for r in rows}
 
     def blob_used(self, blob_id: str) -> bool:
@@ -54,10 +56,21 @@ class PostgresForget(ForgetStore):
     def delete_nodes(self, ids: Sequence[str]) -> None:
         rows = self._run("DELETE FROM nodes WHERE id = ANY(?::text[]) RETURNING content_id",
                          (list(ids),))
+        self._drop_unused(rows)
+
+    def redact_copies(self, ids: Sequence[str]) -> None:
+        rows = self._run(f"UPDATE nodes SET flags = flags | {REDACTED_COPY}"
+                         " WHERE id = ANY(?::text[]) RETURNING content_id", (list(ids),))
+        self._drop_unused(rows)
+
+    def _drop_unused(self, rows: list[tuple[Any, ...]]) -> None:
+        """The contents of `rows` (content ids) no node reads any more: gone (a copy its
+        owner redacted reads the tombstone, not its row)."""
         cids = list({bytes(r[0]) for r in rows})
         if cids:
             self._run("DELETE FROM contents c WHERE c.id = ANY(?::bytea[]) AND NOT EXISTS"
-                      " (SELECT 1 FROM nodes n WHERE n.content_id = c.id)", (cids,))
+                      " (SELECT 1 FROM nodes n WHERE n.content_id = c.id"
+                      f" AND n.flags & {REDACTED_COPY} = 0)", (cids,))
 
     def redact_content(self, content_id: str) -> None:
         self._run("UPDATE contents SET body = ? WHERE id = ?",

@@ -18,7 +18,9 @@ from ..nodes import (
     DEPTH,
     HAS_SELECTIONS,
     HAS_SOURCES,
+    REDACTED_COPY,
     SHAPE_HEAD,
+    TOMBSTONE,
     ChainRow,
     NodeStore,
     PathRow,
@@ -30,17 +32,25 @@ from .connections import Connections
 
 _PAGE = 2000
 
+#: a node's content (`c`: its `contents` row, joined by `_CONTENT`); a copy its owner
+#: redacted (flag REDACTED_COPY) reads as the tombstone, whatever the row holds
+_OWN = f"n.flags & {REDACTED_COPY} = 0"
+_BODY_OF = f"CASE WHEN {_OWN} THEN c.body ELSE '{TOMBSTONE}' END"
+_CONTENT = "LEFT JOIN contents c ON c.id = n.content_id"
+#: the nodes `_CONTENT` finds a body for (a node whose content row is missing is left out)
+_HELD = f"(c.id IS NOT NULL OR NOT {_OWN})"
 _NODE_COLS = (
     "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
-    "n.author, n.source, n.content_id, c.body, n.options, n.cache, n.flags, n.tokens, "
+    f"n.author, n.source, n.content_id, {_BODY_OF}, n.options, n.cache, n.flags, n.tokens, "
     "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
 )
-_PATH_COLS = "n.id, n.slot_id, n.depth, n.role, n.kind, c.body, n.options, n.cache, n.flags"
+_PATH_COLS = f"n.id, n.slot_id, n.depth, n.role, n.kind, {_BODY_OF}, n.options, n.cache, n.flags"
 _WALK_COLS = (
     "id, tree_id, parent_id, slot_id, depth, role, kind, options, cache, flags, tokens, "
     "total_tokens"
 )
-_BODY = "(SELECT c.body FROM contents c WHERE c.id = n.content_id)"
+_BODY = (f"CASE WHEN {_OWN} THEN (SELECT c.body FROM contents c WHERE c.id = n.content_id)"
+         f" ELSE '{TOMBSTONE}' END").replace("{", "{{").replace("}", "}}")  # for .format
 # The created-from chain, head first, in one statement: each step is one probe of the
 # primary key (id, tree_id) for the parent and one of contents' for its body. Bodies
 # are fetched inside the recursion so the plan stays index-driven however the
@@ -148,8 +158,8 @@ class PostgresNodes(NodeStore):
         if not ids:
             return {}
         rows = self.c.fetch_all(
-            f"SELECT {_NODE_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
-            " WHERE n.id = ANY(%s::text[])",
+            f"SELECT {_NODE_COLS} FROM nodes n {_CONTENT} WHERE n.id = ANY(%s::text[])"
+            f" AND {_HELD}",
             (list(ids),),
         )
         return self._nodes(rows)
@@ -192,8 +202,8 @@ class PostgresNodes(NodeStore):
         if not ids:
             return {}
         rows = self.c.fetch_all(
-            f"SELECT {_PATH_COLS} FROM nodes n JOIN contents c ON c.id = n.content_id"
-            " WHERE n.id = ANY(%s::text[])",
+            f"SELECT {_PATH_COLS} FROM nodes n {_CONTENT} WHERE n.id = ANY(%s::text[])"
+            f" AND {_HELD}",
             (list(ids),),
         )
         return {r[0]: r for r in rows}
@@ -271,11 +281,12 @@ class PostgresNodes(NodeStore):
         )
         return [r[0] for r in rows]
 
-    def _pages(self, cols: str, join: str, tree_id: str) -> Iterator[list[tuple[Any, ...]]]:
-        """A tree's nodes by creation in pages (keyset on the tree index): no cursor is
-        held open between pages, so callers may run other queries while iterating."""
+    def _pages(self, cols: str, held: str, tree_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """A tree's nodes by creation in pages (keyset on the tree index), those for which
+        `held` holds: no cursor is held open between pages, so callers may run other
+        queries while iterating."""
         sql = (
-            f"SELECT {cols} FROM nodes n {join} c ON c.id = n.content_id WHERE n.tree_id = %s"
+            f"SELECT {cols} FROM nodes n {_CONTENT} WHERE n.tree_id = %s AND {held}"
             " AND (n.created_at, n.id) > (%s, %s) ORDER BY n.created_at, n.id LIMIT %s"
         )
         after = ("", "")
@@ -289,23 +300,23 @@ class PostgresNodes(NodeStore):
             after = (batch[-1][-1], batch[-1][0])
 
     def tree_nodes(self, tree_id: str) -> Iterator[Node]:
-        for batch in self._pages(_NODE_COLS + ", n.created_at", "JOIN contents", tree_id):
+        for batch in self._pages(_NODE_COLS + ", n.created_at", _HELD, tree_id):
             yield from self._nodes([r[:-1] for r in batch]).values()
 
     def tree_shape(self, tree_id: str) -> list[ShapeRow]:
         return self.c.fetch_all(
             "SELECT n.id, n.parent_id, n.slot_id, n.edited_from, n.role, n.kind,"
-            f" left(c.body, {SHAPE_HEAD}) FROM nodes n LEFT JOIN contents c"
-            " ON c.id = n.content_id WHERE n.tree_id = %s ORDER BY n.created_at, n.id",
+            f" left({_BODY_OF}, {SHAPE_HEAD}) FROM nodes n {_CONTENT}"
+            " WHERE n.tree_id = %s ORDER BY n.created_at, n.id",
             (tree_id,),
         )
 
     def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         cols = (
-            "n.id, n.parent_id, n.content_id, c.body, n.created_at, n.author, n.role,"
+            f"n.id, n.parent_id, n.content_id, {_BODY_OF}, n.created_at, n.author, n.role,"
             " n.kind, n.edited_from, n.options, n.provenance, n.chain_hash, n.flags, n.created_at"
         )
-        for batch in self._pages(cols, "LEFT JOIN contents", tree_id):
+        for batch in self._pages(cols, "TRUE", tree_id):
             sources = self.node_sources([r[0] for r in batch if r[12] & HAS_SOURCES])
             selections = self.node_selections([r[0] for r in batch if r[12] & HAS_SELECTIONS])
             for r in batch:

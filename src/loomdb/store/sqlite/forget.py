@@ -64,15 +64,32 @@ class SQLiteForget(ForgetStore):
                               (f"%{blob_id}%",)))
 
     def delete_nodes(self, ids: Sequence[str]) -> None:
+        holders = self._holders(ids)
+        for cond, args in self._in("id", ids):
+            self._run(f"DELETE FROM nodes WHERE {cond}", args)
+        self._hand_on(holders)
+
+    def redact_copies(self, ids: Sequence[str]) -> None:
+        # a node holding neither a body nor a pointer reads as the tombstone (nodes.BODY)
+        holders = self._holders(ids)
+        for cond, args in self._in("id", ids):
+            self._run(f"UPDATE nodes SET body = NULL, body_key = NULL WHERE {cond}", args)
+        self._hand_on(holders)
+
+    def _holders(self, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+        """(key, body) of the nodes among `ids` that hold a body inline."""
         holders: list[tuple[Any, ...]] = []
         for cond, args in self._in("id", ids):
             holders += self._run(
                 f"SELECT key, body FROM nodes WHERE {cond} AND body IS NOT NULL", args)
-        for cond, args in self._in("id", ids):
-            self._run(f"DELETE FROM nodes WHERE {cond}", args)
+        return holders
+
+    def _hand_on(self, holders: list[tuple[Any, ...]]) -> None:
+        """Hand each body the given holders no longer keep to the first node still
+        pointing at it (`nodes_body_key`), and point the others there: a content is
+        still stored once, and one no node points at any more is gone."""
         if not holders:
             return
-        # the nodes left that read their body from a deleted holder (nodes_body_key)
         self._run("CREATE TEMP TABLE IF NOT EXISTS forget_keys (key INTEGER PRIMARY KEY)")
         self._run("DELETE FROM temp.forget_keys")
         keys = [h[0] for h in holders]

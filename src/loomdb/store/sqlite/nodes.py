@@ -28,6 +28,7 @@ from ..nodes import (
     HAS_SELECTIONS,
     HAS_SOURCES,
     SHAPE_HEAD,
+    TOMBSTONE,
     ChainRow,
     NodeStore,
     PathRow,
@@ -39,15 +40,15 @@ from .connections import Connections, chunks, marks
 #: a node's key is its segment number shifted left by POS_BITS, plus its position
 POS_BITS = 20
 POS_MASK = (1 << POS_BITS) - 1
+#: a node's content: inline, or in the node it points at; a node holding neither is a
+#: copy its owner redacted (`forget.redact_copies`) and reads as the tombstone
+BODY = f"coalesce(n.body, b.body, CASE WHEN n.body_key IS NULL THEN '{TOMBSTONE}' END)"
 NODE_COLS = (
     "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
-    "n.author, n.source, n.content_id, coalesce(n.body, b.body), n.options, n.cache, "
+    f"n.author, n.source, n.content_id, {BODY}, n.options, n.cache, "
     "n.flags, n.tokens, n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
 )
-_WALK_COLS = (
-    "n.id, n.slot_id, n.depth, n.role, n.kind, coalesce(n.body, b.body), n.options, n.cache,"
-    " n.flags"
-)
+_WALK_COLS = f"n.id, n.slot_id, n.depth, n.role, n.kind, {BODY}, n.options, n.cache, n.flags"
 #: a node with its content, wherever the content is stored
 NODE_FROM = "nodes n LEFT JOIN nodes b ON b.key = n.body_key"
 #: the first node of a segment (the condition of the `nodes_starts` index)
@@ -373,14 +374,14 @@ class SQLiteNodes(NodeStore):
     def tree_shape(self, tree_id: str) -> list[ShapeRow]:
         return self.c.db.execute(
             "SELECT n.id, n.parent_id, n.slot_id, n.edited_from, n.role, n.kind,"
-            f" substr(coalesce(n.body, b.body), 1, {SHAPE_HEAD}) FROM {tree_rows()}"
+            f" substr({BODY}, 1, {SHAPE_HEAD}) FROM {tree_rows()}"
             " LEFT JOIN nodes b ON b.key = n.body_key ORDER BY n.created_at, n.id",
             (tree_id,),
         ).fetchall()
 
     def chain_rows(self, tree_id: str) -> Iterator[ChainRow]:
         cursor = self.c.db.execute(
-            "SELECT n.id, n.parent_id, n.content_id, coalesce(n.body, b.body), n.created_at,"
+            f"SELECT n.id, n.parent_id, n.content_id, {BODY}, n.created_at,"
             " n.author, n.role, n.kind, n.edited_from, n.options, n.provenance, n.chain_hash,"
             f" n.flags FROM {tree_rows()} LEFT JOIN nodes b ON b.key = n.body_key",
             (tree_id,),
