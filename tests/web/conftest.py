@@ -37,6 +37,8 @@ AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
 #: how long the page may take to show what a test waits for (two cores shared with the
 #: rest of the suite; a pass is normally well under a second)
 TIMEOUT_MS = 30_000
+#: the same for what waits on the local model's answer
+MODEL_TIMEOUT_MS = 120_000
 
 pytestmark = pytest.mark.slow
 
@@ -121,6 +123,17 @@ def sized_page(browser: Any, served: tuple[Loom, str],
     """The app in a fresh tab at 1280x900 and, as a second run, at 390x844 (a phone)."""
     yield from open_page(browser, served[1], request,
                          PHONE if request.param == "phone" else DESKTOP)
+
+
+@pytest.fixture
+def model_time(page: Any) -> None:
+    """For the tests that wait on the local model (`usefixtures("model_time")`): it
+    shares two cores with the rest of the suite, so a first answer (loading the model)
+    may take far longer than a page does."""
+    from playwright.sync_api import expect
+
+    page.set_default_timeout(MODEL_TIMEOUT_MS)
+    expect.set_options(timeout=MODEL_TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")

@@ -14,17 +14,8 @@ import pytest
 
 from loomdb import Loom
 
-pytestmark = pytest.mark.xdist_group("local-model")
+pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.usefixtures("model_time")]
 
-
-@pytest.fixture(autouse=True)
-def model_time(page: Any) -> None:
-    """The local model shares two cores with the rest of the suite: a first answer
-    (loading the model) may take far longer than a page does."""
-    from playwright.sync_api import expect
-
-    page.set_default_timeout(120_000)
-    expect.set_options(timeout=120_000)
 
 
 def messages(page: Any) -> Any:

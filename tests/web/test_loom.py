@@ -14,18 +14,10 @@ import pytest
 
 from loomdb import Loom
 
-pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.slow]
+pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.usefixtures("model_time"),
+              pytest.mark.slow]
 OPENING = "The lighthouse keeper opened the door and saw"
 
-
-@pytest.fixture(autouse=True)
-def model_time(page: Any) -> None:
-    """The local model shares two cores with the rest of the suite: three continuations
-    (and loading the model first) may take far longer than a page does."""
-    from playwright.sync_api import expect
-
-    page.set_default_timeout(120_000)
-    expect.set_options(timeout=120_000)
 
 
 def document(lm: Loom, session: str, text: str = OPENING) -> None:
