@@ -12,7 +12,13 @@ WEB := src/loomdb/server/static/app/index.html
 # the page's JSDoc types, generated from the API's /openapi.json (gitignored)
 TYPES := web/src/lib/types.js
 
-install: $(STAMP) $(WEB) $(TYPES) chromium
+CLIENTS := tests/clients/node_modules/.package-lock.json
+
+install: $(STAMP) $(WEB) $(TYPES) $(CLIENTS) chromium
+
+# the coding agents the gateway's tests drive (Codex, pi), from the lockfile, offline after
+$(CLIENTS): tests/clients/package.json tests/clients/package-lock.json
+	cd tests/clients && npm ci --no-audit --no-fund --loglevel=error
 
 # the web app: Svelte components built by Vite from the lockfile (npm ci) into the package
 $(WEB): web/package.json web/package-lock.json web/vite.config.js web/svelte.config.js web/index.html $(shell find web/src -type f 2>/dev/null)
@@ -70,11 +76,12 @@ bench: install pg-up
 	$(PY) benchmarks/bench_http.py
 	$(PY) benchmarks/bench_cli.py
 	$(PY) benchmarks/bench_search.py --model
-	$(PY) benchmarks/footprint.py $(VENV)
+	$(PY) benchmarks/footprint.py $(VENV) tests/clients/node_modules
 
-# the size of the environment `make install` built (every extra, the test tools)
+# the size of the environment `make install` built: what `pip install 'loomdb[all]'`
+# brings, and the test tools (the test extra, the npm clients) counted apart
 footprint: install
-	$(PY) benchmarks/footprint.py $(VENV)
+	$(PY) benchmarks/footprint.py $(VENV) tests/clients/node_modules
 
 clean:
 	rm -rf $(VENV) .loomdb .loomdb-demo .pytest_cache .hypothesis

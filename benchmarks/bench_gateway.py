@@ -17,6 +17,11 @@ chat apps do. Turns alternate between the two routes.
 
 Then path matching alone (convert + prefix digests + memo look-up, no HTTP) against
 history length, with the per-message constant from a least-squares line.
+
+First, the Anthropic wire as a recording proxy (`--only anthropic`): `/v1/messages` to
+an alias whose provider is `anthropic`, in front of a loopback upstream stub answering at
+once (a bare ASGI app), beside the same request sent to the stub directly: time to
+the first byte and to the last, streamed and whole, at `--history` recorded messages.
 """
 
 
@@ -157,10 +162,138 @@ def overhead(db: str, size: int, turns: int) -> None:
         print(f"  {name:<18} p50 {pct(values, 50):7.2f} ms   p99 {pct(values, 99):7.2f} ms")
 
 
+# == the Anthropic wire: the recording proxy over a loopback upstream ===============
+def stub(port: int) -> None:
+    """The upstream: Anthropic's Messages API answering at once (a fixed message, or
+    its stream), a bare ASGI app with no framework, so what it costs is the floor."""
+    import uvicorn
+
+    message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "bench",
+               "content": [{"type": "text", "text": ANSWER}], "stop_reason": "end_turn",
+               "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    events = [("message_start", {"type": "message_start", "message": {
+                  **message, "content": [], "stop_reason": None}}),
+              ("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "text", "text": ""}}),
+              *[("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                  "type": "text_delta", "text": ANSWER[i:i + 100]}})
+                for i in range(0, len(ANSWER), 100)],
+              ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+              ("message_delta", {"type": "message_delta", "delta": {
+                  "stop_reason": "end_turn", "stop_sequence": None},
+                  "usage": {"output_tokens": 1}}),
+              ("message_stop", {"type": "message_stop"})]
+    whole = json.dumps(message).encode()
+    streamed = [f"event: {k}\ndata: {json.dumps(v)}\n\n".encode() for k, v in events]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            part = await receive()
+            body += part.get("body", b"")
+            if not part.get("more_body"):
+                break
+        stream = b'"stream": true' in body or b'"stream":true' in body
+        kind = b"text/event-stream" if stream else b"application/json"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", kind)]})
+        for chunk in streamed if stream else [whole]:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def serve_proxy(db: str, port: int, upstream: str) -> None:
+    """The gateway with one `anthropic` alias in front of the stub."""
+    import uvicorn
+
+    import loomdb
+    from loomdb.front import Runtime
+    from loomdb.gateway import create_gateway_app
+    from loomdb.providers.config import parse_config
+    from loomdb.settings import Settings
+
+    config = parse_config({"models": {"claude": {
+        "provider": "anthropic", "model": "bench", "base_url": upstream, "api_key_env": "KEY",
+        "max_retries": 0}}})
+    loom = loomdb.open(db)
+    runtime = Runtime(config=config, settings=Settings(environ={"KEY": "k"}))
+    uvicorn.run(create_gateway_app(loom, runtime=runtime), host="127.0.0.1", port=port,
+                log_level="warning")
+
+
+def _timed(http: Any, url: str, body: bytes) -> tuple[float, float]:
+    """(ms to the first byte of the body, ms to the last)."""
+    t0 = time.perf_counter()
+    with http.stream("POST", url, content=body, headers=_ANTHROPIC) as r:
+        first = None
+        for _ in r.iter_raw():
+            if first is None:
+                first = time.perf_counter()
+        r.raise_for_status()
+    end = time.perf_counter()
+    return ((first or end) - t0) * 1000, (end - t0) * 1000
+
+
+def anthropic_overhead(db: str, size: int, turns: int) -> None:
+    """The recording proxy (`/v1/messages` to an `anthropic` alias) beside the same
+    request sent to the upstream stub directly, at `size` recorded messages."""
+    import httpx
+
+    stub_port, gw_port = _free_port(), _free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    upstream = f"http://127.0.0.1:{stub_port}"
+    procs = [subprocess.Popen([sys.executable, __file__, "--stub", str(stub_port)], env=env),
+             subprocess.Popen([sys.executable, __file__, "--proxy", str(gw_port), "--db", db,
+                               "--upstream", upstream], env=env)]
+    base = f"http://127.0.0.1:{gw_port}"
+    try:
+        _wait(base)
+        msgs = history(size - 1)
+        with httpx.Client(timeout=60) as http:
+            http.post(base + "/v1/messages", content=_anthropic(msgs, False),
+                      headers=_ANTHROPIC).raise_for_status()  # stores the history
+            msgs.append({"role": "assistant", "content": ANSWER})
+            got: dict[tuple[str, bool], list[tuple[float, float]]] = {}
+            for turn in range(turns):
+                for stream in (False, True):
+                    body = _anthropic([*msgs, {"role": "user", "content": f"turn {turn} {stream}"}],
+                                      stream)
+                    for name, url in (("gateway", base + "/v1/messages"),
+                                      ("direct", upstream + "/v1/messages")):
+                        got.setdefault((name, stream), []).append(_timed(http, url, body))
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(10)
+    kb = len(_anthropic(msgs, False)) / 1024
+    print(f"Anthropic wire, recording proxy over a loopback upstream stub: history {size} "
+          f"messages (~{kb:.0f} KiB), {turns} turns each")
+    for stream in (False, True):
+        g, d = got[("gateway", stream)], got[("direct", stream)]
+        for i, what in ((0, "first byte"), (1, "last byte")):
+            gv, dv = [x[i] for x in g], [x[i] for x in d]
+            paired = [a - b for a, b in zip(gv, dv, strict=True)]
+            print(f"  {'streamed' if stream else 'whole':8} {what:10}  gateway p50 "
+                  f"{pct(gv, 50):7.2f} ms  direct p50 {pct(dv, 50):7.2f} ms  overhead p50 "
+                  f"{pct(paired, 50):6.2f} ms  p99 {pct(paired, 99):6.2f} ms (goal <= 3 ms p50)")
+
+
+_ANTHROPIC = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+
+
+def _anthropic(msgs: list[dict[str, str]], stream: bool) -> bytes:
+    return json.dumps({"model": "claude", "max_tokens": 64, "stream": stream,
+                       "messages": msgs}).encode()
+
+
 def matching(db: str, sizes: list[int]) -> None:
     """Path matching alone (convert, digests, memo look-up) against history length."""
     import loomdb
-    from loomdb.exchanges import convert, paths
+    from loomdb.exchanges import openai_chat, paths
     from loomdb.exchanges.exchange import Gateway
 
     print("path matching (convert + prefix digests + memo look-up), CPU time per request:")
@@ -170,14 +303,14 @@ def matching(db: str, sizes: list[int]) -> None:
         for size in sizes:
             msgs = history(size)
             raw = json.dumps({"model": "local", "messages": msgs})
-            ex = gw.exchange({"model": "local", "messages": msgs})
+            ex = openai_chat.parse(gw, {"model": "local", "messages": msgs})
             gw.record(ex, Instant().complete(ex.ctx), None)  # the history is now stored
             resent = json.loads(raw)["messages"] + [
                 {"role": "assistant", "content": ANSWER}, {"role": "user", "content": "new"}]
             times = []
             for _ in range(15):
                 t0 = time.process_time()
-                converted = convert.messages(resent)
+                converted = openai_chat.messages(resent)
                 digests = paths.Digests(converted.keys)
                 with loom.unit(paths.GATEWAY) as unit:
                     hit = paths.find(unit, loom, digests, None)
@@ -231,13 +364,30 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="store (default: a fresh SQLite folder)")
     parser.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--sizes", default="250,500,1000,2000,4000")
+    parser.add_argument("--stub", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--proxy", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--upstream", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=["openai", "anthropic", "matching"], default=None)
     args = parser.parse_args()
     if args.serve is not None:
         serve(args.db, args.serve)
         return
+    if args.stub is not None:
+        stub(args.stub)
+        return
+    if args.proxy is not None:
+        serve_proxy(args.db, args.proxy, args.upstream)
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        overhead(args.db or str(Path(tmp) / "overhead"), args.history, args.turns)
-        matching(str(Path(tmp) / "matching"), [int(s) for s in args.sizes.split(",")])
+        if args.only in (None, "anthropic"):
+            anthropic_overhead(str(Path(tmp) / "anthropic"), args.history,
+                               max(10, args.turns // 2))
+        if args.only == "anthropic":
+            return
+        if args.only in (None, "openai"):
+            overhead(args.db or str(Path(tmp) / "overhead"), args.history, args.turns)
+        if args.only in (None, "matching"):
+            matching(str(Path(tmp) / "matching"), [int(s) for s in args.sizes.split(",")])
 
 
 if __name__ == "__main__":

@@ -8,11 +8,12 @@ import json
 import pytest
 
 from loomdb import InvalidInput
-from loomdb.exchanges import convert
+from loomdb.exchanges import messages as neutral
+from loomdb.exchanges import openai_chat as convert
 from loomdb.exchanges.paths import Digests
 
 
-def one(msg: dict[str, object]) -> convert.Message:
+def one(msg: dict[str, object]) -> neutral.Message:
     return convert.messages([msg])[0]
 
 
@@ -41,7 +42,7 @@ def test_tool_calls_round_trip_through_the_wire() -> None:
                                                 "arguments": json.dumps({"q": "x", "n": 2})}
     back = one(out)
     assert back.blocks == blocks
-    assert back.key == convert.key_of("assistant", convert.resent(blocks))
+    assert back.key == neutral.key_of("assistant", neutral.resent(blocks))
     result = one({"role": "tool", "tool_call_id": "call_9", "content": "found"})
     assert result.blocks == [{"type": "tool_result", "tool_use_id": "call_9",
                               "content": [{"type": "text", "text": "found"}]}]

@@ -92,3 +92,53 @@ def test_the_table_covers_every_error_class() -> None:
     classes = {c for c in vars(errors).values()
                if isinstance(c, type) and issubclass(c, errors.LoomError)}
     assert classes <= {type(exc) for exc, *_ in TABLE}
+
+
+#: Anthropic's error type for each status of the table (the mapper's statuses)
+ANTHROPIC = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+             409: "invalid_request_error", 413: "request_too_large", 422: "invalid_request_error",
+             429: "rate_limit_error", 500: "api_error", 501: "api_error", 502: "api_error",
+             503: "overloaded_error"}
+
+
+def test_every_error_class_answers_the_same_status_in_anthropics_shape(loom: Loom) -> None:
+    app = create_gateway_app(loom, clients=lambda spec: Failing())
+    with serving(app) as base, httpx.Client(base_url=base, timeout=60) as http:
+        for i, (exc, status, _, _) in enumerate(TABLE):
+            for stream in (False, True):
+                got = http.post("/v1/messages", json={
+                    "model": "local", "stream": stream, "max_tokens": 5,
+                    "messages": [{"role": "user", "content": str(i)}]})
+                assert got.status_code == status, (exc, stream, got.text)
+                body = got.json()
+                assert body["type"] == "error", body
+                assert body["error"]["type"] == ANTHROPIC[status], (exc, body)
+                if not isinstance(exc, errors.LoomError):
+                    assert "secret" not in got.text
+        for route in ("/v1/responses", "/v1/messages/count_tokens"):
+            bad = http.post(route, content=b"{not json",
+                            headers={"content-type": "application/json"})
+            assert bad.status_code == 400, (route, bad.text)
+    assert loom.trees() == []
+
+
+def test_content_over_the_limit_is_413_on_every_wire_before_the_model(loom: Loom) -> None:
+    """A message over the store's content limit is the mapper's TooLarge (413) on every
+    wire, and the model is never asked (it answered 502 before: the model failed first)."""
+    asked: list[Any] = []
+
+    class Counting:
+        def complete(self, ctx: Any, **_: Any) -> Any:
+            asked.append(ctx)
+            raise errors.ProviderError("local", "context window exceeded")
+
+    huge = "x" * (loom.max_content_bytes + 1)
+    app = create_gateway_app(loom, clients=lambda spec: Counting())
+    bodies = {"/v1/chat/completions": {"messages": [{"role": "user", "content": huge}]},
+              "/v1/responses": {"input": huge},
+              "/v1/messages": {"max_tokens": 5, "messages": [{"role": "user", "content": huge}]}}
+    with serving(app) as base, httpx.Client(base_url=base, timeout=120) as http:
+        for route, body in bodies.items():
+            got = http.post(route, json={"model": "local", **body})
+            assert got.status_code == 413, (route, got.text[:300])
+    assert asked == [] and loom.trees() == []

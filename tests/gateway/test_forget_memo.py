@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from loomdb import Loom
-from loomdb.exchanges import paths
+from loomdb.exchanges import openai_chat, paths
 from loomdb.exchanges.exchange import Gateway
 from loomdb.forget import service as F
 from loomdb.providers.base import Completion
@@ -21,7 +21,7 @@ ANSWER = Completion(content=[{"type": "text", "text": "fine"}], stop_reason="end
 
 def exchange(loom: Loom, messages: list[dict[str, Any]]) -> Any:
     gw = Gateway(loom)
-    ex = gw.exchange({"model": "local", "messages": messages})
+    ex = openai_chat.parse(gw, {"model": "local", "messages": messages})
     return ex, gw.record(ex, [ANSWER], None)
 
 

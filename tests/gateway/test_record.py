@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from loomdb import Loom
-from loomdb.exchanges import paths
+from loomdb.exchanges import openai_chat, paths
 from loomdb.exchanges.exchange import Gateway
 from loomdb.providers.base import Completion
 
@@ -29,7 +29,7 @@ def answer(local_model: None) -> Completion:
 def exchange(loom: Loom, answer: Completion, messages: list[dict[str, Any]],
              session: str | None = None, n: int = 1) -> Any:
     gw = Gateway(loom)
-    ex = gw.exchange({"model": "local", "messages": messages, "n": n})
+    ex = openai_chat.parse(gw, {"model": "local", "messages": messages, "n": n})
     return ex, gw.record(ex, [answer] * n, session)
 
 
@@ -99,7 +99,7 @@ def test_a_failed_write_leaves_nothing(loom: Loom, answer: Completion) -> None:
     ex, rec = exchange(loom, answer, history)
     trees, nodes, memo = len(loom.trees()), loom.tree(rec.tree).nodes, memo_rows(loom)
     gw = Gateway(loom)
-    bad = gw.exchange({"model": "local", "messages": [*history, said(answer),
+    bad = openai_chat.parse(gw, {"model": "local", "messages": [*history, said(answer),
                                                       {"role": "user", "content": "q1"}]})
     bad.ids = [ex.ids[0]]  # an id that exists: the answer's insert fails after the question's
     with pytest.raises(Exception):  # noqa: B017 - whichever error the backend raises
@@ -126,10 +126,10 @@ def test_continuing_a_path_written_elsewhere(loom: Loom, answer: Completion) -> 
     gw = Gateway(loom)
     msgs = [{"role": "user", "content": "From the CLI"},
             {"role": "assistant", "content": "An answer"}, {"role": "user", "content": "Next"}]
-    from loomdb.exchanges.convert import messages
 
-    ex = gw.exchange_of({"model": "local"}, messages(msgs))
-    rec = gw.record(ex, [answer], None, paths.Hit(1, head.id, tree.id))
+    ex = gw.exchange({"model": "local"}, openai_chat.messages(msgs), {},
+                     after=paths.Hit(1, head.id, tree.id))
+    rec = gw.record(ex, [answer], None)
     assert loom.path(ex.ids[0])[:2] == [root.id, head.id] and rec.written == 1
     # the memo now knows the whole prefix, so a chat client re-sending it matches
     ex2, rec2 = exchange(loom, answer, [*msgs, said(answer), {"role": "user", "content": "Go"}])

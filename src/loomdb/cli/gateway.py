@@ -1,4 +1,4 @@
-"""`loomdb gateway`: serve the OpenAI-compatible gateway over the store."""
+"""`loomdb gateway`: serve the model gateway (OpenAI's and Anthropic's APIs) over the store."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 @JSON
 @click.pass_context
 def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
-    """Serve /v1/chat/completions, /v1/responses, /v1/completions and /v1/models: point
-    an OpenAI client's base_url at http://HOST:PORT/v1 and every call is recorded."""
+    """Serve /v1/chat/completions, /v1/responses, /v1/messages, /v1/completions and
+    /v1/models: point an OpenAI client's base_url at http://HOST:PORT/v1 (an Anthropic
+    client's, or Claude Code's ANTHROPIC_BASE_URL, at http://HOST:PORT) and every call is
+    recorded."""
     if host not in LOOPBACK:
         raise InvalidInput("--host", "the gateway has no users of its own: bind loopback only")
     try:

@@ -131,7 +131,7 @@ def _digest(text: str) -> str:
 
 
 def _usage(answers: list[Completion], nodes: list[Node]) -> dict[str, int]:
-    from .convert import usage
+    from .openai_chat import usage
 
     return usage([a.usage or {"input_tokens": n.total_tokens - n.tokens, "output_tokens": n.tokens}
                   for a, n in zip(answers, nodes, strict=True)])

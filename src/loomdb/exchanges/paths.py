@@ -8,14 +8,16 @@ the version selections that path needs, when it runs through an edited slot).
 
     D[i] = sha256(key 0 + key 1 + ... + key i)
 
-(`key` from `convert.key_of`: role letter, length and text, no JSON). The usual request is a known
+(`key` from `messages.key_of`: role letter, length and text, no JSON). The usual request is a known
 history plus one new message, so the first look-up asks for D[n-2] and D[n-1] at once:
 one indexed query, and the cost is one pass of sha256 over the request's text (linear,
 under a microsecond per message plus sha256's throughput, see benchmarks/bench_gateway.py).
 Only when neither is known are all prefixes digested and the longest known one found
 by binary search (every path the gateway writes is memoized from its root, so known
 prefixes are prefix-closed). A hit is verified cheaply: the node exists, in the
-tree, at the depth the prefix says.
+tree, at the depth the memo wrote (the digest itself names the prefix's length: keys are
+self-delimiting). A node's depth is its message's index in the request, except past a
+client's compaction (`compacted.py`), where the summary stands for the turns before it.
 
 The memo is written in the same transaction as the nodes it names, so it never points
 at a node that was rolled back.
@@ -50,6 +52,8 @@ class Hit:
     node: str
     tree: str
     selections: dict[str, str] = field(default_factory=dict)
+    #: the node's depth less `index` (non-zero past a client's compaction)
+    offset: int = 0
 
 
 class Digests:
@@ -126,9 +130,10 @@ def _best(db: Unit, loom: Loom, digests: dict[int, str], tree: str | None) -> Hi
     for digest, tree_id, node_id, depth, selections in rows:
         index = by_digest[digest]
         anchor = storage(loom).anchor(node_id)
-        if anchor is None or anchor.tree != tree_id or anchor.depth != depth or depth != index:
+        if anchor is None or anchor.tree != tree_id or anchor.depth != depth:
             continue  # verified cheaply: a stale or foreign entry is never trusted
-        return Hit(index, node_id, tree_id, json.loads(selections) if selections else {})
+        return Hit(index, node_id, tree_id, json.loads(selections) if selections else {},
+                   depth - index)
     return None
 
 

@@ -29,7 +29,7 @@ from ..generation import record as generation_record
 from ..headish import Position
 from ..storage_ops import storage
 from . import paths
-from .convert import Message, Messages, key_of, resent
+from .messages import Message, Messages, key_of, resent
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -59,6 +59,9 @@ class _Place:
     index: int
     node: str
     selections: dict[str, str]
+    #: a node's depth in its tree less its message's index in the request (non-zero
+    #: only past a compaction: the request's summary stands for the turns before it)
+    offset: int = 0
 
 
 def record(
@@ -71,9 +74,12 @@ def record(
     request: Mapping[str, Any],
     session: str | None = None,
     after: paths.Hit | None = None,
+    recent: Sequence[str] = (),
 ) -> Recorded:
     """Write one exchange (module docstring) in one transaction. `after` names where
-    the request's messages already are (a continued response), skipping the match."""
+    the request's messages already are (a continued response), skipping the match;
+    `recent` are the answers this gateway wrote last, where a client's compaction of
+    its history is looked for (`compacted.py`)."""
     for data, mime in msgs.blobs.values():
         loom.put_blob(data, mime)
     with loom.unit(paths.GATEWAY) as db:
@@ -85,12 +91,20 @@ def record(
                 "path starting with this request's first message")
         written = 0
         edited = None
-        if hit is None:
+        compaction = None
+        if after is None and tree is None and _only_system(msgs, hit):
+            from .compacted import find
+
+            compaction = find(loom, msgs, recent)
+        if compaction is not None:
+            place = _Place(*compaction.write(loom, db, digests))
+            tree_id, written = compaction.leaf.tree, 1
+        elif hit is None:
             place, tree_id = _new_tree(loom, db, msgs, digests)
             written = 1
         else:
             tree_id = hit.tree
-            place = _Place(hit.index, hit.node, hit.selections)
+            place = _Place(hit.index, hit.node, hit.selections, hit.offset)
             step = _edit(loom, db, msgs, digests, place, hit.tree)
             if step is not None:
                 place, edited = step
@@ -101,6 +115,14 @@ def record(
         if session is not None:
             _move_session(loom, session, nodes[0])
     return Recorded(nodes, place.node, tree_id, written, edited)
+
+
+def _only_system(msgs: Messages, hit: paths.Hit | None) -> bool:
+    """Nothing of the request is known past its leading system messages."""
+    if len(msgs) < 3:
+        return False
+    first = next((i for i, r in enumerate(msgs.roles) if r != "system"), len(msgs))
+    return hit is None or hit.index < first
 
 
 def _session_tree(loom: Loom, session: str | None) -> str | None:
@@ -143,16 +165,17 @@ def _edit(
     version = loom.edit(at, msgs[k].blocks, source=_source(msgs[k].role))
     selections = {**place.selections, old.slot: version.id}
     keys = digests.at(range(k, len(msgs)))
-    paths.remember(db, keys[k], tree, version.id, k, place.selections or None)
-    paths.remember(db, keys[k + 1], tree, after.id, k + 1, selections)
+    shift = place.offset
+    paths.remember(db, keys[k], tree, version.id, k + shift, place.selections or None)
+    paths.remember(db, keys[k + 1], tree, after.id, k + 1 + shift, selections)
     index, node = k + 1, after
     while index + 1 < len(msgs):
         nxt = _child_matching(loom, node.id, msgs[index + 1])
         if nxt is None:
             break
         index, node = index + 1, nxt
-        paths.remember(db, keys[index], tree, node.id, index, selections)
-    return _Place(index, node.id, selections), version.id
+        paths.remember(db, keys[index], tree, node.id, index + shift, selections)
+    return _Place(index, node.id, selections, shift), version.id
 
 
 def _edited_slot(loom: Loom, parent: str, edited: Message, following: Message) -> tuple[Node, Node] | None:
@@ -191,9 +214,9 @@ def _append_rest(
         msg = msgs[index]
         node = loom.append(at, msg.blocks, role=msg.role, source=_source(msg.role),
                            origin=_ORIGIN)
-        paths.remember(db, keys[index], tree, node.id, index, None)
+        paths.remember(db, keys[index], tree, node.id, index + place.offset, None)
         at = Position(node.id, tree)
-    return _Place(len(msgs) - 1, at.node, {}), len(msgs) - start
+    return _Place(len(msgs) - 1, at.node, {}, place.offset), len(msgs) - start
 
 
 def _answers(
@@ -214,7 +237,7 @@ def _answers(
             tokens=(answer.usage or {}).get("output_tokens"),
         )
         digest = digests.extended(key_of("assistant", resent(answer.content)))
-        paths.remember(db, digest, tree, node.id, len(msgs), None)
+        paths.remember(db, digest, tree, node.id, len(msgs) + place.offset, None)
         nodes.append(node)
     return nodes
 

@@ -117,7 +117,7 @@ class Door:
         return Agents(self.sight, self.runtime)
 
     def gateway(self, clients: ClientFactory | None = None) -> Gateway:
-        """The OpenAI-compatible gateway's operations (the operator's), making model
+        """The model gateway's operations, every wire (the operator's), making model
         clients with `clients` (default: the runtime's providers); one per router."""
         from .gateway import Gateway
 

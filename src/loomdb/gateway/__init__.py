@@ -1,13 +1,14 @@
-"""An OpenAI-compatible gateway that records every exchange into the loom.
+"""A model gateway that records every exchange into the loom, speaking OpenAI's Chat
+Completions and Responses APIs and Anthropic's Messages API.
 
-Point any OpenAI client's `base_url` at it: each call is forwarded to the model its
+Point any OpenAI or Anthropic client's base URL at it: each call is forwarded to the model its
 `model` names (a providers.toml alias; `local` is SmolLM2 in process) and recorded as
 branching history. Re-sent histories are matched to the path already stored, so a
 conversation grows one node per message; a retry becomes a sibling, an edited earlier
 message a version. This package is the HTTP edge (`app.py` the handlers, `body.py`
 the request bodies): each handler is one call on the front door's gateway
 (`loomdb.front.gateway`); the service behind it is `loomdb.exchanges` (`paths.py`
-matching, `record.py` where messages go, `convert.py` wire shapes).
+matching, `record.py` where messages go, a module per wire for its shapes).
 
 The web app is imported on first use of its names, so importing the package costs
 nothing a process that never serves it would pay.

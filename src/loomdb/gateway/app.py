@@ -1,16 +1,17 @@
-"""The OpenAI-compatible HTTP face of the gateway: a FastAPI router and a standalone app.
+"""The gateway's HTTP face: a FastAPI router and a standalone app, one route per wire.
 
-    POST /v1/chat/completions   (stream or not)   GET /v1/models
-    POST /v1/responses          (previous_response_id continues from that node)
-    POST /v1/completions        (buffer trees: the prompt is the document)
+    POST /v1/chat/completions   OpenAI Chat (stream or not)
+    POST /v1/responses          OpenAI Responses (stream or not; previous_response_id)
+    POST /v1/messages           Anthropic Messages (stream or not; `?beta=true`)
+    POST /v1/messages/count_tokens
+    POST /v1/completions        buffer trees: the prompt is the document
+    GET  /v1/models             OpenAI's list, Anthropic's when `anthropic-version` is sent
 
 Bodies are read as bytes and parsed once with the stdlib (no request model: a
 2,000-message history must not be validated field by field twice). The work runs in
-a worker thread; the event loop only moves bytes. Errors leave in OpenAI's shape,
-`{"error": {"message", "type", "param", "code"}}`, with the status of the one error
-mapper (`loomdb.edge`: 400 for bad input, 404 for an unknown model or node, 503 for a
-busy store...) and an upstream model's failure with the status it gave (502 when it
-gave none). Nothing is written for any of them.
+a worker thread; the event loop only moves bytes. Errors leave in the wire's own shape
+(`errors.py`) with the status of the one error mapper (`loomdb.edge`), and nothing is
+written for any of them.
 
 `X-Loomdb-Session: NAME` moves (or creates) that session to the first answer and
 restricts path matching to its tree.
@@ -22,18 +23,18 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from ..edge import failure
-from ..errors import LoomError, NotFound, ProviderError
+from ..errors import LoomError
 from ..guard import Guard, Trust
-from .body import CHAT, COMPLETIONS, RESPONSES, Kind, parse
+from . import errors
+from .body import ANTHROPIC, CHAT, COMPLETIONS, COUNT_TOKENS, RESPONSES, Kind, parse
 
 if TYPE_CHECKING:
     from ..api import Loom
@@ -42,30 +43,27 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SESSION_HEADER = "x-loomdb-session"
-_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-          403: "permission_error", 404: "not_found_error", 409: "conflict_error",
-          413: "invalid_request_error", 422: "invalid_request_error",
-          429: "rate_limit_error"}
+error_body = errors.openai_error  # the name the tests and the server's callers know
 
 
-def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
-    """Any error -> (HTTP status, OpenAI error body). The status and the message come
-    from the one error mapper (`loomdb.edge`), so a busy store is a 503 here as on the
-    API; `code` is the mapper's error type (`model_not_found` for an unknown model, as
-    OpenAI names it), and a bug's message stays hidden."""
-    found = failure(exc)
-    status = found.upstream or found.status
-    param = getattr(exc, "where", None) if isinstance(exc, LoomError) else None
-    code: str | None = found.type
-    if isinstance(exc, NotFound):
-        param = exc.what if exc.what == "model" else None
-        code = "model_not_found" if param == "model" else code
-    if status in _TYPES:
-        kind = _TYPES[status]
-    else:
-        kind = "upstream_error" if isinstance(exc, ProviderError) else "api_error"
-    return status, {"error": {"message": found.message, "type": kind, "param": param,
-                              "code": code}}
+@dataclass(frozen=True)
+class _Wire:
+    """What the HTTP edge needs of a wire: its body fields, error shapes, SSE framing."""
+
+    name: str
+    fields: Mapping[str, Kind]
+    error: Callable[[BaseException], tuple[int, dict[str, Any]]]
+    event: Callable[[BaseException], dict[str, Any]]
+    named_events: bool  # `event: <type>` lines (Responses, Anthropic) or data only
+    done: bytes = b""
+
+
+_CHAT = _Wire("openai-chat", CHAT, errors.openai_error, lambda e: errors.openai_error(e)[1],
+              False, b"data: [DONE]\n\n")
+_RESPONSES = _Wire("openai-responses", RESPONSES, errors.openai_error,
+                   errors.responses_event, True)
+_MESSAGES = _Wire("anthropic-messages", ANTHROPIC, errors.anthropic_error,
+                  errors.anthropic_event, True)
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -76,10 +74,10 @@ def _json(value: Any, status: int = 200) -> Response:
     return Response(data, status_code=status, media_type="application/json")
 
 
-def _failed(exc: BaseException) -> Response:
+def _failed(exc: BaseException, wire: _Wire = _CHAT) -> Response:
     if not isinstance(exc, LoomError):  # a bug: the client sees only that it is one
         log.error("gateway request failed", exc_info=exc)
-    status, body = error_body(exc)
+    status, body = wire.error(exc)
     return _json(body, status)
 
 
@@ -96,39 +94,52 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
     gateway (`loomdb.front.gateway`) in a worker thread, plus serialization."""
     rt = runtime or loom.runtime
     gw = loom.as_(loom.operator, runtime=rt).gateway(clients)
-    router = APIRouter(tags=["openai-compatible gateway"])
+    router = APIRouter(tags=["model gateway"])
 
-    @router.get("/v1/models")
-    def list_models() -> Response:
+    async def exchange(request: Request, wire: _Wire, **extra: Any) -> Response:
         try:
-            return _json({"object": "list", "data": gw.models()})
-        except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
-            return _failed(exc)
-
-    @router.post("/v1/chat/completions")
-    async def chat_completions(request: Request) -> Response:
-        try:
-            body = await _body(request, CHAT, loom)
+            body = await _body(request, wire.fields, loom)
             session = request.headers.get(SESSION_HEADER)
             if body.get("stream"):
-                return await _stream(gw, await run_in_threadpool(gw.start_stream, body),
-                                     session, body)
+                ex = await run_in_threadpool(gw.parse, wire.name, body, **extra)
+                return await _stream(gw, wire, ex, session)
 
             def work() -> bytes:  # one trip to a worker thread: the call, then encoding
-                return json.dumps(gw.chat(body, session), ensure_ascii=False).encode()
+                ex = gw.parse(wire.name, body, **extra)
+                return json.dumps(gw.answer(wire.name, ex, session),
+                                  ensure_ascii=False).encode()
 
             return Response(await run_in_threadpool(work), media_type="application/json")
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
-            return _failed(exc)
+            return _failed(exc, wire)
+
+    @router.get("/v1/models")
+    def list_models(request: Request) -> Response:
+        anthropic = "anthropic-version" in request.headers
+        try:
+            return _json(gw.models("anthropic-messages" if anthropic else "openai-chat"))
+        except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
+            return _failed(exc, _MESSAGES if anthropic else _CHAT)
+
+    @router.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> Response:
+        return await exchange(request, _CHAT)
 
     @router.post("/v1/responses")
     async def responses(request: Request) -> Response:
+        return await exchange(request, _RESPONSES)
+
+    @router.post("/v1/messages")
+    async def messages(request: Request) -> Response:
+        return await exchange(request, _MESSAGES, beta=request.headers.get("anthropic-beta"))
+
+    @router.post("/v1/messages/count_tokens")
+    async def count_tokens(request: Request) -> Response:
         try:
-            body = await _body(request, RESPONSES, loom)
-            session = request.headers.get(SESSION_HEADER)
-            return _json(await run_in_threadpool(gw.respond, body, session))
+            body = await _body(request, COUNT_TOKENS, loom)
+            return _json(await run_in_threadpool(gw.count_tokens, body))
         except Exception as exc:  # noqa: BLE001 - every error answers through the mapper
-            return _failed(exc)
+            return _failed(exc, _MESSAGES)
 
     @router.post("/v1/completions")
     async def completions(request: Request) -> Response:
@@ -166,23 +177,23 @@ def create_gateway_app(
 _DONE = object()
 
 
-async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, Any]) -> Response:
-    """Server-sent chunks as the model writes; the closing chunk after the commit.
+async def _stream(gw: Gateway, wire: _Wire, ex: Any, session: str | None) -> Response:
+    """Server-sent events as the model writes; the closing ones after the commit.
 
-    The model runs in a thread (`gw.stream`, which makes every chunk) and hands them
-    to the loop through a queue. The first event is awaited before the response
-    starts, so a model that fails at once still gets its own HTTP status; a failure
-    later arrives as an error event, and in every case of failure nothing is recorded."""
+    The model runs in a thread (`gw.stream`, which makes every chunk in the wire's
+    shape) and hands them to the loop through a queue. The first event is awaited
+    before the response starts, so a model that fails at once still gets its own HTTP
+    status; a failure later arrives as the wire's error event, and in every case of
+    failure nothing is recorded."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    usage_wanted = bool((body.get("stream_options") or {}).get("include_usage"))
 
     def put(item: Any) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, item)
 
     def work() -> None:
         try:
-            gw.stream(ex, session, put, usage_wanted)
+            gw.stream(wire.name, ex, session, put)
         except LoomError as exc:
             put(exc)
         except Exception as exc:  # noqa: BLE001 - a bug: logged here, the client told
@@ -194,21 +205,28 @@ async def _stream(gw: Gateway, ex: Any, session: str | None, body: Mapping[str, 
     threading.Thread(target=work, name="loomdb-gateway-stream", daemon=True).start()
     first = await queue.get()
     if isinstance(first, Exception):
-        status, error = error_body(first)  # logged by the worker
+        status, error = wire.error(first)  # logged by the worker
         return _json(error, status)
 
     async def events() -> AsyncIterator[bytes]:
         item = first
         while item is not _DONE:
             if isinstance(item, Exception):
-                yield _sse(error_body(item)[1])
-            else:
-                yield _sse(item)
+                yield _sse(wire.event(item), wire.named_events)
+                item = await queue.get()
+                continue
+            yield _sse(item, wire.named_events)
             item = await queue.get()
-        yield b"data: [DONE]\n\n"
+        if wire.done:
+            yield wire.done
 
-    return StreamingResponse(events(), media_type="text/event-stream")
+    return StreamingResponse(events(), media_type="text/event-stream",
+                             headers={"cache-control": "no-cache"})
 
 
-def _sse(value: Any) -> bytes:
-    return b"data: " + json.dumps(value, ensure_ascii=False).encode() + b"\n\n"
+def _sse(value: Any, named: bool) -> bytes:
+    data = b"data: " + json.dumps(value, ensure_ascii=False).encode() + b"\n\n"
+    kind = value.get("type") if named and isinstance(value, dict) else None
+    if isinstance(kind, str):
+        return b"event: " + kind.encode() + b"\n" + data
+    return data

@@ -1,7 +1,7 @@
 """The one check of a gateway request body, before any endpoint reads a field of it.
 
 A body is parsed once (stdlib `json`, no request model: see app.py) and then held to
-the shape its endpoint documents: a JSON object, nested no deeper than
+the shape its endpoint documents (OpenAI's or Anthropic's): a JSON object, nested no deeper than
 `limits.json_depth`, with no `NaN` or `Infinity` (which no JSON encoder downstream
 accepts) and no lone surrogate escape (which no UTF-8 text can hold), and every field the gateway reads of the type OpenAI gives it (`n` a whole
 number, `logprobs` a boolean on chat and a number on completions, `messages` a
@@ -68,6 +68,15 @@ RESPONSES: dict[str, Kind] = {
     "max_output_tokens": TOKENS, "tools": LIST, "tool_choice": STR_OR_OBJECT,
     "parallel_tool_calls": BOOL, "top_logprobs": _int(0, 20),
 }
+ANTHROPIC: dict[str, Kind] = {
+    "model": STR, "messages": LIST, "system": STR_OR_LIST, "max_tokens": TOKENS,
+    "stream": BOOL, "temperature": NUMBER, "top_p": NUMBER, "top_k": _int(0, 2**31 - 1),
+    "stop_sequences": ("a list of strings", lambda v: isinstance(v, list) and _strings(v)),
+    "metadata": OBJECT, "tools": LIST, "tool_choice": OBJECT, "thinking": OBJECT,
+    "service_tier": STR,
+}
+COUNT_TOKENS: dict[str, Kind] = {
+    k: ANTHROPIC[k] for k in ("model", "messages", "system", "tools", "tool_choice", "thinking")}
 COMPLETIONS: dict[str, Kind] = {
     **SAMPLING, "prompt": STR_OR_LIST, "n": _int(1, 16), "echo": BOOL,
     "logprobs": _int(0, 20), "suffix": STR,
@@ -109,4 +118,4 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-__all__ = ["CHAT", "COMPLETIONS", "RESPONSES", "parse"]
+__all__ = ["ANTHROPIC", "CHAT", "COMPLETIONS", "COUNT_TOKENS", "RESPONSES", "parse"]

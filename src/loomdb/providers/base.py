@@ -30,6 +30,49 @@ from .replies import Reply
 
 #: `stream(index, text_delta)`: called with each piece of text as it arrives
 StreamCallback = Callable[[int, str], None]
+
+
+class Sink:
+    """A stream callback that also takes an answer's blocks as they open and close.
+
+    Every client calls a stream callback with text; a client that sees its provider's
+    blocks (thinking, signatures, tool calls and their JSON arguments as they stream)
+    calls `open` / `delta` / `close` of a Sink instead, so a caller can pass them on in
+    order. `block` is the block's start (`{"type": "tool_use", "id", "name", ...}`);
+    `kind` is text, thinking, signature or input_json."""
+
+    def __call__(self, index: int, text: str) -> None:
+        raise NotImplementedError
+
+    def open(self, index: int, block: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def delta(self, index: int, kind: str, text: str) -> None:
+        raise NotImplementedError
+
+    def close(self, index: int) -> None:
+        raise NotImplementedError
+
+
+class _LockedSink(Sink):
+    def __init__(self, sink: Sink) -> None:
+        self.sink, self.lock = sink, threading.Lock()
+
+    def __call__(self, index: int, text: str) -> None:
+        with self.lock:
+            self.sink(index, text)
+
+    def open(self, index: int, block: dict[str, Any]) -> None:
+        with self.lock:
+            self.sink.open(index, block)
+
+    def delta(self, index: int, kind: str, text: str) -> None:
+        with self.lock:
+            self.sink.delta(index, kind, text)
+
+    def close(self, index: int) -> None:
+        with self.lock:
+            self.sink.close(index)
 #: max threads for the alternatives of one remote request
 MAX_PARALLEL = 4
 
@@ -134,6 +177,8 @@ def guarded(items: Iterable[Any]) -> Iterator[Any]:
 
 def locked_callback(stream: Callable[..., None]) -> Callable[..., None]:
     """`stream` made safe to call from several threads (one call at a time)."""
+    if isinstance(stream, Sink):
+        return _LockedSink(stream)
     lock = threading.Lock()
 
     def call(*args: Any) -> None:

@@ -21,6 +21,7 @@ from ..errors import InvalidInput, LoomError, MissingExtra, ProviderError
 from .base import (
     Client,
     Completion,
+    Sink,
     Stopwatch,
     StreamBroken,
     StreamCallback,
@@ -282,16 +283,21 @@ class AnthropicClient:
                 "mode", "Anthropic has no completion mode; use an OpenAI-compatible or local model"
             )
         body = self.request(ctx, max_tokens=max_tokens, blob_reader=blob_reader)
+        betas = with_defaults(ctx, self.spec)["options"].get("anthropic_beta")
+        headers = {"anthropic-beta": ",".join(map(str, betas))} if betas else None
 
         def one(index: int, callback: StreamCallback | None) -> Completion:
-            return self._stream(body, index, callback) if callback else self._once(body)
+            if callback:
+                return self._stream(body, index, callback, headers)
+            return self._once(body, headers)
 
         return run_alternatives(n, one, stream, parallel=True)
 
-    def _once(self, body: dict[str, Any]) -> Completion:
+    def _once(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Completion:
         clock = Stopwatch()
         try:
-            message = self._sdk.messages.create(**sdk_kwargs(body, self._params))
+            message = self._sdk.messages.create(**sdk_kwargs(body, self._params),
+                                                extra_headers=headers)
         except self._anthropic.AnthropicError as exc:
             raise sdk_error(self.spec.name, exc, self._anthropic, self.spec) from exc
         return completion(
@@ -302,14 +308,22 @@ class AnthropicClient:
             clock.ms(),
         )
 
-    def _stream(self, body: dict[str, Any], index: int, callback: StreamCallback) -> Completion:
+    def _stream(self, body: dict[str, Any], index: int, callback: StreamCallback,
+                headers: dict[str, str] | None = None) -> Completion:
         clock = Stopwatch()
         try:
-            with self._sdk.messages.stream(**sdk_kwargs(body, self._params)) as events:
+            with self._sdk.messages.stream(**sdk_kwargs(body, self._params),
+                                           extra_headers=headers) as events:
                 try:
+                    stopped = False
                     for event in guarded(events):
-                        if event.type == "text" and event.text:
+                        stopped = stopped or event.type == "message_stop"
+                        if isinstance(callback, Sink):
+                            _relay(event, index, callback)
+                        elif event.type == "text" and event.text:
                             callback(index, event.text)
+                    if not stopped:  # the connection closed before the message ended
+                        raise StreamBroken(ConnectionError("the stream ended before message_stop"))
                     message = events.get_final_message()
                 except StreamBroken as broken:
                     raise self._interrupted(events, body, clock, broken) from broken.cause
@@ -343,6 +357,24 @@ class AnthropicClient:
         return provider_error(
             self.spec.name, f"stream interrupted: {broken.cause!r}", retryable=True, partial=partial
         )
+
+
+#: an Anthropic stream's delta types -> the kind a Sink is given
+_DELTAS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
+           "signature_delta": ("signature", "signature"),
+           "input_json_delta": ("input_json", "partial_json")}
+
+
+def _relay(event: Any, index: int, sink: Sink) -> None:
+    """One raw event of an Anthropic stream to a Sink (its blocks in order)."""
+    if event.type == "content_block_start":
+        sink.open(index, event.content_block.to_dict())
+    elif event.type == "content_block_delta":
+        kind = _DELTAS.get(event.delta.type)
+        if kind is not None:
+            sink.delta(index, kind[0], getattr(event.delta, kind[1], "") or "")
+    elif event.type == "content_block_stop":
+        sink.close(index)
 
 
 def client_for(

@@ -93,6 +93,9 @@ class ProvidersConfig:
     path: Path | None = None
     #: the aliases served over HTTP (`[server] models`); None: every alias (see served.py)
     served: tuple[str, ...] | None = None
+    #: client model names (shell globs, in file order) -> the served alias each gets
+    #: (`[server.names]`, see served.py)
+    names: tuple[tuple[str, str], ...] = ()
 
 
 def builtin_models() -> dict[str, ModelSpec]:
@@ -160,8 +163,10 @@ def parse_config(data: Mapping[str, Any], source: str = "providers.toml") -> Pro
     default = data.get("default")
     if default is not None and not isinstance(default, str):
         raise InvalidInput(f"{source}: default", "must be a model alias")
+    server = data.get("server")
     return ProvidersConfig(models=models, default=default,
-                           served=_served(data.get("server"), models, source))
+                           served=_served(server, models, source),
+                           names=_names(server, models, source))
 
 
 def _served(table: Any, models: Mapping[str, ModelSpec],
@@ -169,8 +174,9 @@ def _served(table: Any, models: Mapping[str, ModelSpec],
     """`[server] models = [...]`: the aliases HTTP callers may use (each configured)."""
     if table is None:
         return None
-    if not isinstance(table, Mapping) or set(table) - {"models"}:
-        raise InvalidInput(f"{source}: server", "must be a table holding only `models`")
+    if not isinstance(table, Mapping) or set(table) - {"models", "names"}:
+        raise InvalidInput(f"{source}: server",
+                           "must be a table holding only `models` and `names`")
     names = table.get("models")
     if names is None:
         return None
@@ -183,6 +189,24 @@ def _served(table: Any, models: Mapping[str, ModelSpec],
     return tuple(names)
 
 
+def _names(table: Any, models: Mapping[str, ModelSpec],
+           source: str) -> tuple[tuple[str, str], ...]:
+    """`[server.names]`: `"claude-*" = "local"`, a client's model name pattern (a shell
+    glob) -> a configured alias, first match in file order."""
+    names = table.get("names") if isinstance(table, Mapping) else None
+    if names is None:
+        return ()
+    if not isinstance(names, Mapping) or not all(
+            isinstance(k, str) and k and isinstance(v, str) for k, v in names.items()):
+        raise InvalidInput(f"{source}: server.names",
+                           "must be a table of name patterns to model aliases")
+    unknown = [v for v in names.values() if v not in models]
+    if unknown:
+        raise InvalidInput(f"{source}: server.names",
+                           f"{', '.join(map(repr, unknown))} not configured in [models]")
+    return tuple(names.items())
+
+
 def load_config(path: str | Path | None) -> ProvidersConfig:
     """Read the TOML file at `path`; a missing file (or None) gives the built-ins."""
     if path is None or not Path(path).exists():
@@ -193,7 +217,7 @@ def load_config(path: str | Path | None) -> ProvidersConfig:
         raise InvalidInput(str(path), f"not valid TOML: {exc}") from None
     config = parse_config(data, str(path))
     return ProvidersConfig(models=config.models, default=config.default, path=Path(path),
-                           served=config.served)
+                           served=config.served, names=config.names)
 
 
 def _direct(name: str) -> ModelSpec | None:

@@ -294,7 +294,7 @@ class LocalClient:
             llama.reset()  # no KV-cache reuse: a stored request replays to the same answer
             call = llama.create_chat_completion if chat else llama.create_completion
             clock = Stopwatch()
-            if callback is not None:
+            if callback is not None and "response_format" not in body:
                 return self._stream(call, body, chat, index, callback, clock)
             try:
                 raw = call(**body)
@@ -304,9 +304,11 @@ class LocalClient:
                 raise provider_error(self.spec.name, f"llama.cpp failed: {exc}") from exc
             parse = parse_openai_chat if chat else parse_openai_completion
             done = completion(parse(raw, self.spec.name), self.spec, body, raw, clock.ms())
-            if "response_format" in body:
+            if "response_format" in body:  # a constrained reply is read whole, then told
                 done.content, reason = read_tool_reply(done.content)
                 done.stop_reason = reason or done.stop_reason
+                if callback is not None and done.text:
+                    callback(index, done.text)
             return done
 
     def _stream(

@@ -26,7 +26,9 @@ A pure function like the OpenAI builders beside it; the rules it applies:
   `stop` becomes `stop_sequences`; the options in `ANTHROPIC_OPTIONS` are copied and a
   dict in `options["anthropic"]` is merged last. `temperature`, `top_p` and `top_k` are
   not sent: the Messages API, as the anthropic SDK 2.x describes it, takes no sampling
-  parameters (a server that does can get them through `options["anthropic"]`).
+  parameters (a server that does can get them through `options["anthropic"]`). When
+  that dict carries `messages` (the gateway as a recording proxy: the client's own
+  body), nothing is built from the context: the body is those fields.
 """
 
 from __future__ import annotations
@@ -236,6 +238,13 @@ def anthropic_request(
         raise InvalidInput("options.model", "no model: pass model= or set options.model")
     from ..tool_ids import link_results
 
+    extra = options.get("anthropic")
+    if isinstance(extra, Mapping) and isinstance(extra.get("messages"), list):
+        # the caller's own messages replace the built ones (a recording proxy)
+        given: dict[str, Any] = {"model": chosen, "max_tokens": int(
+            max_tokens or options.get("max_tokens") or DEFAULT_MAX_TOKENS)}
+        given.update(_options(options))
+        return given
     system_msgs = [m for m in ctx["messages"] if m["role"] == "system"]
     turns = [
         built

@@ -42,6 +42,31 @@ def served_model(name: Any, config: ProvidersConfig | None) -> ModelSpec:
     return resolve_model(name, config)
 
 
+def served_alias(name: str, config: ProvidersConfig | None) -> ModelSpec:
+    """The served alias a client's model name stands for (the gateway: clients send
+    their own names, e.g. Claude Code's `claude-opus-...` and a small model for side
+    requests). A served alias is itself; else the first of the operator's patterns
+    (`[server.names]`, shell globs, in file order) that matches maps it to an alias;
+    else a configured alias or model id that is not served is refused (InvalidInput)
+    and any other name is a NotFound naming what is served."""
+    import fnmatch
+
+    config = config or ProvidersConfig(models=builtin_models())
+    allowed = served(config)
+    if name in allowed:
+        return config.models[name]
+    for pattern, alias in config.names:
+        if fnmatch.fnmatchcase(name, pattern):
+            return served_model(alias, config)
+    try:
+        resolve_model(name, config)
+    except InvalidInput:
+        from ..errors import NotFound
+
+        raise NotFound("model", name[:100], list(allowed)) from None
+    return served_model(name, config)
+
+
 def check_request(names: Sequence[str], n: int, options: Mapping[str, Any],
                   config: ProvidersConfig | None, limits: Limits) -> None:
     """Refuse a generate request over HTTP that names a model not served, lets the
