@@ -9,10 +9,12 @@ PORT ?= 8000
 .PHONY: install run test lint bench footprint pg-up chromium clean
 
 WEB := src/loomdb/server/static/app/index.html
+# the page's JSDoc types, generated from the API's /openapi.json (gitignored)
+TYPES := web/src/lib/types.js
 
 CLIENTS := tests/clients/node_modules/.package-lock.json
 
-install: $(STAMP) $(WEB) $(CLIENTS) chromium
+install: $(STAMP) $(WEB) $(TYPES) $(CLIENTS) chromium
 
 # the coding agents the gateway's tests drive (Codex, pi), from the lockfile, offline after
 $(CLIENTS): tests/clients/package.json tests/clients/package-lock.json
@@ -21,6 +23,10 @@ $(CLIENTS): tests/clients/package.json tests/clients/package-lock.json
 # the web app: Svelte components built by Vite from the lockfile (npm ci) into the package
 $(WEB): web/package.json web/package-lock.json web/vite.config.js web/svelte.config.js web/index.html $(shell find web/src -type f 2>/dev/null)
 	cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent
+
+$(TYPES): $(STAMP) $(WEB) web/scripts/types.mjs web/scripts/openapi.py $(shell find src/loomdb/server -name '*.py')
+	$(PY) web/scripts/openapi.py > web/openapi.json
+	node web/scripts/types.mjs web/openapi.json $@
 
 # the browser tests drive Debian's Chromium (never a downloaded browser build)
 chromium:
@@ -50,12 +56,14 @@ pg-up:
 	  (apt-get update -q >/dev/null && apt-get install -y -q postgresql-$$v-rum >/dev/null)
 
 test: install pg-up
+	cd web && npm test --silent
 	$(PY) -m pytest -n 2 --dist loadgroup -q --durations=25
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m mypy src
 	$(VENV)/bin/lint-imports
+	cd web && npm run check --silent
 
 bench: install pg-up
 	$(PY) benchmarks/bench_core.py

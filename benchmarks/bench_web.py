@@ -17,6 +17,11 @@ Measures (each its own function; medians of `--runs`):
             screen drawn and in view (target <= 1 s); beside it the page's one request
             (`GET /api/nodes/<session>/thread`: the last 100 messages, target <= 100 ms),
             its wall time and the server's CPU time per request
+  chat      Enter in the composer to the local model's first token on screen, beside the
+            same call through the API (the append, then the generate stream to its
+            first token event, by httpx)
+  switch    a click on "Next alternative" to the other answer shown, within the
+            session (target <= 150 ms); beside it the switch request alone
 
 Build the app first (`make install`, or `npm ci && npm run build` in web/).
 """
@@ -288,6 +293,141 @@ def thread(url: str, runs: int) -> dict[str, str]:
     return out
 
 
+# -- the chat -------------------------------------------------------------------------
+def thread_page(b: Any, base: str, session: str) -> tuple[Any, Any]:
+    """A tab on the session's thread, drawn: (the page, its Thread region)."""
+    from playwright.sync_api import expect
+
+    page = b.new_context(base_url=base).new_page()
+    expect.set_options(timeout=TIMEOUT_MS)
+    page.goto(f"/#/thread/{session}")
+    region = page.get_by_role("region", name="Thread")
+    expect(region).to_have_attribute("data-ready", _positive)
+    return page, region
+
+
+# -- the chat -------------------------------------------------------------------------
+#: in the page: when Enter went down in the composer, and the frame after the first
+#: streamed text appeared (`[data-testid=streaming] .alt`)
+_FIRST_TOKEN = """() => {
+    const t = { down: null, first: null };
+    window.__chat = t;
+    document.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" && !e.shiftKey && e.target.id === "composer-text") {
+            t.down = performance.now(); t.first = null;
+        }
+    }, true);
+    new MutationObserver(() => {
+        const alt = document.querySelector('[data-testid="streaming"] .alt');
+        if (t.down !== null && t.first === null && alt && alt.textContent.trim())
+            requestAnimationFrame(() => { if (t.first === null) t.first = performance.now(); });
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+}"""
+
+
+def chat(url: str, runs: int) -> dict[str, str]:
+    """Enter -> the local model's first token shown; the API's append + stream alone."""
+    from playwright.sync_api import expect
+
+    with loomdb.open(url) as lm:
+        lm.new_tree("You answer in one word.", session="chat", role="system")
+        lm.append("chat", "Hello.", role="user")
+        lm.generate("chat", models=["local"], max_tokens=2)
+    out: dict[str, str] = {}
+    with server(url) as base:
+        api = []
+        with httpx.Client(base_url=base, timeout=120) as c:
+            body = {"max_tokens": 4, "stream": True, "models": ["local"]}
+            c.post("/api/nodes/chat/generate", json={**body, "stream": False})  # loads it
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                c.post("/api/nodes/chat/append", json={"role": "user", "text": "Hi."})
+                first = None
+                with c.stream("POST", "/api/nodes/chat/generate", json=body) as r:
+                    for line in r.iter_lines():  # to its end: the answer is stored
+                        if first is None and line.startswith("event: token"):
+                            first = time.perf_counter() - t0
+                assert first is not None
+                api.append(first)
+        out["API: append, then the stream to its first token"] = ms(api)
+        page_times = []
+        with browser() as b:
+            page, region = thread_page(b, base, "chat")
+            page.evaluate(_FIRST_TOKEN)
+            page.get_by_text("More options").click()
+            page.get_by_role("spinbutton", name="Max tokens").fill("4")
+            box = page.get_by_role("textbox", name="Message")
+            shown = region.get_by_role("article")
+            for _ in range(runs):
+                before = shown.count()
+                box.fill("Hi.")
+                box.press("Enter")
+                page.wait_for_function("() => window.__chat.first !== null")
+                expect(shown).to_have_count(before + 2)  # the answer stored and shown
+                times = page.evaluate("() => window.__chat")
+                page_times.append((times["first"] - times["down"]) / 1000)
+        out["page: Enter to the first token shown"] = ms(page_times)
+    return out
+
+
+# -- switching an alternative ----------------------------------------------------------
+#: in the page: the click on "Next alternative" and the frame after the message shows `want`
+_SWITCHED = """(want) => {
+    const t = { click: null, shown: null };
+    window.__switch = t;
+    document.addEventListener("click", (e) => {
+        if (e.target.closest('[aria-label="Next alternative"]')) t.click = performance.now();
+    }, true);
+    const seen = new MutationObserver(() => {
+        const last = [...document.querySelectorAll('article[data-testid="message"]')].at(-1);
+        if (t.click !== null && t.shown === null && last && last.textContent.includes(want)) {
+            seen.disconnect();
+            requestAnimationFrame(() => { t.shown = performance.now(); });
+        }
+    });
+    seen.observe(document.body, { childList: true, subtree: true, characterData: true });
+}"""
+
+
+def switch(url: str, runs: int) -> dict[str, str]:
+    """A click on "Next alternative" -> the other answer shown, in the session; the API alone."""
+    from playwright.sync_api import expect
+
+    with loomdb.open(url) as lm:
+        long_session(lm, "alts", 200)
+        last = lm.path("alts")[-1]
+        parent = lm.node(last).parent
+        assert parent is not None
+        answers = [last, lm.append(parent, "Another answer.", role="assistant").id]
+        texts = [lm.node(last).content[0]["text"], "Another answer."]
+        analyzed(lm)
+    out: dict[str, str] = {}
+    with server(url) as base:
+        api = []
+        with httpx.Client(base_url=base, timeout=60) as c:
+            for k in range(max(runs, 7)):
+                t0 = time.perf_counter()
+                r = c.post("/api/refs/alts/switch", json={"node": answers[(k + 1) % 2]})
+                api.append(time.perf_counter() - t0)
+                assert r.status_code == 200, r.text
+            c.post("/api/refs/alts/switch", json={"node": answers[0]})
+        out["API: the switch request alone"] = ms(api)
+        shown = []
+        with browser() as b:
+            page, region = thread_page(b, base, "alts")
+            for k in range(runs):
+                want = texts[(k + 1) % 2]
+                page.evaluate(_SWITCHED, want)
+                last = region.get_by_role("article").last
+                last.get_by_role("button", name="Next alternative").click()
+                expect(last).to_contain_text(want)
+                page.wait_for_function("() => window.__switch.shown !== null")
+                t = page.evaluate("() => window.__switch")
+                shown.append((t["shown"] - t["click"]) / 1000)
+        out["page: click to the other answer shown (target <= 150 ms)"] = ms(shown)
+    return out
+
+
 #: the app's start (navigation to the thread's request) and the view's own marks
 #: (see views/Thread.svelte)
 _THREAD_PARTS = """() => {
@@ -300,9 +440,8 @@ _THREAD_PARTS = """() => {
     return out;
 }"""
 
-MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {"treemap": treemap,
-                                                              "search": search,
-                                                              "thread": thread}
+MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {
+    "treemap": treemap, "search": search, "thread": thread, "chat": chat, "switch": switch}
 
 
 def main() -> None:

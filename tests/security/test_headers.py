@@ -25,7 +25,6 @@ from loomdb.gateway import create_gateway_app
 from loomdb.server import create_app
 
 CHROMIUM = "/usr/bin/chromium"
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "interop"
 
 
 def policy_of(r: httpx.Response) -> dict[str, str]:
@@ -45,7 +44,7 @@ def check_headers(r: httpx.Response) -> None:
 def test_every_answer_carries_the_headers(served: tuple[Loom, str]) -> None:
     _, base = served
     with client(base) as c:
-        for r in (c.get("/"), c.get("/static/app.js"), c.get("/api/trees"),
+        for r in (c.get("/"), c.get("/static/docs.js"), c.get("/api/trees"),
                   c.get("/api/nodes/no-such-thing"), c.get("/openapi.json"),
                   c.post("/api/trees", json={"text": "x"}, headers={"origin": "http://e.x"}),
                   c.get("/docs")):
@@ -100,16 +99,12 @@ def test_the_page_and_docs_work_under_the_policy(browser_page: Any) -> None:
     violations: list[str] = []
     page.on("console", lambda m: violations.append(m.text)
             if "Content Security Policy" in m.text else None)
-    page.goto("/classic")
-    form = page.get_by_test_id("new-tree")
-    form.locator("textarea[name=text]").fill("Under a strict policy")
-    form.locator("input[name=session]").fill("strict")
-    form.get_by_role("button", name="Create").click()
-    expect(page.locator("body[data-shown=strict]")).to_have_count(1)
-    page.locator("#import input[type=file]").set_input_files(
-        str(FIXTURES / "openwebui_export_openwebui-importer_webui-json.json"))
-    page.get_by_test_id("import").get_by_role("button", name="Upload").click()
-    expect(page.get_by_test_id("import-result")).to_contain_text(re.compile(r"imported [1-9]"))
+    page.goto("/")
+    form = page.get_by_role("form", name="New conversation")
+    form.get_by_label("First message").fill("Under a strict policy")
+    form.get_by_label("Session name").fill("strict")
+    form.get_by_role("button", name="Start").click()
+    expect(page.get_by_test_id("message")).to_have_count(1)
     page.goto("/docs")
     expect(page.locator(".swagger-ui .opblock").first).to_be_visible()
     assert violations == []

@@ -227,3 +227,33 @@ def test_removing_a_user_leaves_their_documents_and_collections_to_nobody(
                               "ON u.id = t.user_id WHERE u.id IS NULL")
             assert left == [(0,)], table
     assert D.find(world.loom, a["doc"]) is not None  # the document itself stays
+
+
+def test_session_names_another_user_holds_are_taken_saying_nothing_more(world: World) -> None:
+    """A fork, a bookmark or a new conversation named as another user's session is
+    refused with the one 'taken' line: not its kind, not that it is a session."""
+    a, b = world.things["a"], world.things["b"]
+    with world.http("b") as c:
+        for path, body, what in (
+                ("/api/refs", {"name": a["session"], "kind": "session", "at": b["node"]},
+                 "session"),
+                ("/api/refs", {"name": a["session"], "kind": "bookmark", "at": b["node"]},
+                 "bookmark"),
+                ("/api/trees", {"text": "x", "session": a["session"]}, "session")):
+            r = c.post(path, json=body)
+            assert r.status_code == 400, r.text
+            assert r.json()["error"]["message"] == (
+                f"{what} {a['session']!r}: the name is taken (names are unique in the store); "
+                "choose another")
+        own = c.post("/api/refs", json={"name": b["session"], "kind": "session",
+                                         "at": b["node"]})
+        assert own.status_code == 400 and "already exists" in own.text
+        assert must(c.get("/api/me")) == {"user": b["session"], "users": True}
+        hidden(c.patch(f"/api/trees/{a['tree']}", json={"title": "mine now"}), "tree",
+               a["tree"])
+        hidden(c.post(f"/api/refs/{a['session']}/switch", json={"node": a["node"]}), "ref",
+               a["session"])
+    with client(world.base, "not-a-token") as c:
+        assert c.get("/api/me").status_code == 401
+    with client(world.base) as c:
+        assert c.get("/api/me").status_code == 401

@@ -47,3 +47,32 @@ def test_generate_without_streaming_answers_the_node_ids(http: httpx.Client, nam
     r = http.post(f"/api/nodes/{made['node']}/generate", json={"max_tokens": 2})
     assert r.status_code == 201 and len(r.json()["nodes"]) == 1
     assert http.get(f"/api/nodes/{name}").json()["id"] == made["node"]  # by id: nothing moves
+
+
+def test_a_stream_closed_by_its_client_keeps_what_the_model_wrote(
+        http: httpx.Client, shared_loom: Loom, name: str) -> None:
+    """The page's Stop closes the stream: the model stops at its next token and what it
+    had written is stored, marked incomplete, where the session then points."""
+    http.post("/api/trees", json={"text": "Count from one to two hundred, in words.",
+                                  "session": name})
+    seen = ""
+    with http.stream("POST", f"/api/nodes/{name}/generate",
+                     json={"max_tokens": 400, "stream": True}) as r:
+        assert r.status_code == 201
+        for line in r.iter_lines():
+            if line.startswith("data: ") and '"delta"' in line:
+                seen += json.loads(line[len("data: "):])["delta"]
+                if len(seen) >= 8:
+                    break  # leaving the block closes the connection
+    node = None
+    for _ in range(600):  # the worker stores the answer once the model has stopped
+        head = http.get(f"/api/nodes/{name}").json()
+        if head["role"] == "assistant":
+            node = shared_loom.node(head["id"])
+            break
+        __import__("time").sleep(0.1)
+    assert node is not None, "nothing was stored"
+    text = node.content[0]["text"]
+    assert text.startswith(seen)
+    assert node.provenance.get("incomplete") is True
+    assert (node.tokens or 0) < 400

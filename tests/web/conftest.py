@@ -29,9 +29,16 @@ CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("LOOMDB_ARTIFACTS", ROOT / "test-artifacts")) / "web"
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
+#: the sizes every view is checked at: a laptop's window and a phone's
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+#: axe-core, from the page's own devDependencies (never a CDN)
+AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
 #: how long the page may take to show what a test waits for (two cores shared with the
 #: rest of the suite; a pass is normally well under a second)
 TIMEOUT_MS = 30_000
+#: the same for what waits on the local model's answer
+MODEL_TIMEOUT_MS = 120_000
 
 pytestmark = pytest.mark.slow
 
@@ -79,12 +86,13 @@ def name() -> str:
     return f"s{secrets.token_hex(4)}"
 
 
-def open_page(browser: Any, base: str, request: pytest.FixtureRequest) -> Iterator[Any]:
+def open_page(browser: Any, base: str, request: pytest.FixtureRequest,
+              viewport: dict[str, int] | None = None) -> Iterator[Any]:
     """A fresh browser context (its own storage) on `base`, with a screenshot on failure
     and any Content-Security-Policy violation or page error failing the test."""
     from playwright.sync_api import expect
 
-    context = browser.new_context(base_url=base)
+    context = browser.new_context(base_url=base, viewport=viewport or DESKTOP)
     tab = context.new_page()
     tab.set_default_timeout(TIMEOUT_MS)
     expect.set_options(timeout=TIMEOUT_MS)
@@ -107,6 +115,68 @@ def open_page(browser: Any, base: str, request: pytest.FixtureRequest) -> Iterat
 def page(browser: Any, served: tuple[Loom, str], request: pytest.FixtureRequest) -> Iterator[Any]:
     """The app in a fresh tab, on the module's live server."""
     yield from open_page(browser, served[1], request)
+
+
+@pytest.fixture(params=["desktop", "phone"])
+def sized_page(browser: Any, served: tuple[Loom, str],
+               request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The app in a fresh tab at 1280x900 and, as a second run, at 390x844 (a phone)."""
+    yield from open_page(browser, served[1], request,
+                         PHONE if request.param == "phone" else DESKTOP)
+
+
+@pytest.fixture
+def model_time(page: Any) -> None:
+    """For the tests that wait on the local model (`usefixtures("model_time")`): it
+    shares two cores with the rest of the suite, so a first answer (loading the model)
+    may take far longer than a page does."""
+    from playwright.sync_api import expect
+
+    page.set_default_timeout(MODEL_TIMEOUT_MS)
+    expect.set_options(timeout=MODEL_TIMEOUT_MS)
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    if not AXE.is_file():
+        pytest.fail("axe-core is missing: `make install` installs the page's devDependencies "
+                    "(npm ci in web/)")
+    return AXE.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def axe(axe_source: str) -> Any:
+    """`axe(page)`: axe-core run on what the page shows (injected from node_modules),
+    failing on any serious or critical violation (WCAG 2 A and AA rules)."""
+
+    def check(tab: Any) -> None:
+        if not tab.evaluate("() => !!window.axe"):
+            tab.evaluate(axe_source)
+        found = tab.evaluate("""async () => {
+          const r = await axe.run(document, { runOnly: { type: "tag",
+            values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] },
+            resultTypes: ["violations"] });
+          return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+            .map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                           nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ")) }));
+        }""")
+        assert found == [], f"{tab.url}: {found}"
+
+    return check
+
+
+@pytest.fixture
+def shot(request: pytest.FixtureRequest) -> Any:
+    """`shot(page, name)`: a screenshot of what the page shows, kept in
+    test-artifacts/web/views/ (what the views look like at each size, to look at)."""
+
+    def take(tab: Any, what: str) -> None:
+        folder = ARTIFACTS / "views"
+        folder.mkdir(parents=True, exist_ok=True)
+        size = tab.viewport_size or DESKTOP
+        tab.screenshot(path=str(folder / f"{what}-{size['width']}x{size['height']}.png"))
+
+    return take
 
 
 @pytest.fixture

@@ -40,11 +40,16 @@ def test_make_a_collection_add_items_drag_and_buttons_reorder(
     new.get_by_role("button", name="Create collection").click()
     expect(page).to_have_url(re.compile(rf"#/collections/{name}$"))
     add = page.get_by_role("form", name="Add item")
+    expect(add).to_contain_text("from its More menu")  # messages come from the thread
     for node in nodes:
-        add.get_by_label("Address").fill(node)
-        add.get_by_role("button", name="Add item").click()
-        expect(add.get_by_label("Address")).to_have_value("")
+        lm.collections.add(name, node)
+    add.get_by_label("Item").select_option(label="Reading list")  # a whole conversation
+    add.get_by_role("button", name="Add item").click()
     items = page.get_by_role("list", name="Items").get_by_role("listitem")
+    expect(items).to_have_count(4)
+    page.get_by_role("button", name="Edit Reading list").click()
+    page.get_by_role("button", name="Remove item").click()
+    expect(items).to_have_count(3)
     expect(items).to_have_text([re.compile(w) for w in ("Alpha", "Beta", "Gamma")])
     # drag Gamma onto Alpha: right after it
     items.filter(has_text="Gamma").drag_to(items.filter(has_text="Alpha"))

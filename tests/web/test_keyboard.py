@@ -52,8 +52,9 @@ def test_keys_switch_alternatives_and_versions(page: Any, served: Any, name: str
     expect(messages(page).nth(2)).to_contain_text("Where shall we go?")
     messages(page).nth(1).focus()
     page.keyboard.press("ArrowRight")
-    expect(page).to_have_url(re.compile(f"#/thread/{talk.other}$"))
     expect(messages(page).nth(1)).to_contain_text("Bring fruit instead.")
+    expect(page).to_have_url(re.compile(f"#/thread/{name}$"))  # in the session
+    assert served[0].ref(name).node == talk.other
     messages(page).nth(1).focus()
     page.keyboard.press("h")
     expect(messages(page).nth(1)).to_contain_text("Bring bread and cheese.")

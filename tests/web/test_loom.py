@@ -14,8 +14,10 @@ import pytest
 
 from loomdb import Loom
 
-pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.slow]
+pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.usefixtures("model_time"),
+              pytest.mark.slow]
 OPENING = "The lighthouse keeper opened the door and saw"
+
 
 
 def document(lm: Loom, session: str, text: str = OPENING) -> None:

@@ -237,12 +237,12 @@ def test_each_user_finds_and_opens_only_their_own(
         if sees:
             expect(tab.get_by_role("region", name="Content")).to_contain_text("albatross")
         else:
-            expect(tab.get_by_role("alert")).to_contain_text("NotFound")
+            expect(tab.get_by_role("alert")).to_have_text("unknown document: 'field-notes'")
         tab.goto("/#/collections/sightings")
         if sees:
             expect(tab.get_by_role("list", name="Items").get_by_role("listitem")).to_have_count(1)
         else:
-            expect(tab.get_by_role("alert")).to_contain_text("NotFound")
+            expect(tab.get_by_role("alert")).to_have_text("unknown collection: 'sightings'")
 
 
 def test_the_search_request_refuses_what_is_too_long(served: tuple[Loom, str]) -> None:

@@ -179,12 +179,14 @@ def test_alternatives_and_versions_switch(page: Any, served: Any, name: str) -> 
     expect(third).to_contain_text("Where shall we sit?")
     expect(versions).to_contain_text("2/2")
     expect(messages(page)).to_have_count(7)
-    # the other alternative opens its branch
+    # the other alternative: the session moves to its branch, the address stays
     alternatives.get_by_role("button", name="Next alternative").click()
-    expect(page).to_have_url(re.compile(f"#/thread/{talk.other}$"))
     expect(messages(page)).to_have_count(2)
+    expect(page).to_have_url(re.compile(f"#/thread/{name}$"))
+    expect(page.get_by_role("region", name="Thread")).to_contain_text(f"session {name}")
     expect(messages(page).nth(1)).to_contain_text("Bring fruit instead.")
     expect(messages(page).nth(1).get_by_role("group", name="alternatives")).to_contain_text("2/2")
+    assert served[0].ref(name).node == talk.other
 
 
 def test_edit_makes_a_new_version_and_keeps_what_follows(page: Any, served: Any,
@@ -197,7 +199,7 @@ def test_edit_makes_a_new_version_and_keeps_what_follows(page: Any, served: Any,
     second = messages(page).nth(1)
     second.get_by_role("button", name="Edit").click()
     second.get_by_role("textbox", name="New version").fill("Bring *plums*.")
-    second.get_by_role("button", name="Save version").click()
+    second.get_by_role("button", name="Save", exact=True).click()
     expect(second.locator("em")).to_have_text("plums")
     expect(second.get_by_role("group", name="versions")).to_contain_text("2/2")
     expect(messages(page)).to_have_count(7)
@@ -212,14 +214,16 @@ def test_fork_starts_a_session_at_a_message(page: Any, served: Any, name: str) -
     talk = grow_talk(lm, name)
     opened(page, name, 7)
     third = messages(page).nth(2)
-    third.get_by_role("button", name="Fork").click()
+    third.get_by_role("button", name="More").click()
+    third.get_by_role("button", name="Fork…").click()
     third.get_by_role("textbox", name="New session name").fill(f"{name}-b")
     third.get_by_role("button", name="Create fork").click()
     expect(page).to_have_url(re.compile(f"#/thread/{name}-b$"))
     expect(messages(page)).to_have_count(3)
     assert lm.ref(f"{name}-b").node == talk.ids[2]
     page.get_by_role("textbox", name="Message").fill("And a blanket?")
-    page.get_by_role("button", name="Send").click()
+    page.get_by_text("More options").click()
+    page.get_by_role("button", name="Add without an answer").click()
     expect(messages(page)).to_have_count(4)
     expect(messages(page).nth(3)).to_contain_text("And a blanket?")
 

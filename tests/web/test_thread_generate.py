@@ -13,13 +13,15 @@ from test_thread import messages, opened
 
 from loomdb.logprobs import of_node, rows
 
-pytestmark = pytest.mark.xdist_group("local-model")
+pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.usefixtures("model_time")]
+
+
 
 #: every piece of text the page showed in a streaming alternative, kept by the page
 WATCH = """() => {
   window.streamed = [];
   new MutationObserver(() => {
-    for (const el of document.querySelectorAll('[aria-label^="Alternative"]')) {
+    for (const el of document.querySelectorAll('[data-testid="streaming"] [aria-label^="Answer"]')) {
       if (el.textContent) window.streamed.push(el.textContent);
     }
   }).observe(document.body, { childList: true, subtree: true, characterData: true });
@@ -34,21 +36,23 @@ def test_generate_streams_n_answers_into_alternatives(page: Any, served: Any,
     lm.new_tree("Name a colour.", session=name)
     opened(page, name, 1)
     page.evaluate(WATCH)
-    page.get_by_role("spinbutton", name="Answers").fill("2")
+    page.get_by_role("combobox", name="Answers").select_option("2")
+    page.get_by_text("More options").click()
     page.get_by_role("spinbutton", name="Max tokens").fill("4")
-    page.get_by_role("textbox", name="Models").fill("local")
-    page.get_by_role("button", name="Generate").click()
+    expect(page.get_by_role("combobox", name="Model")).to_have_value("local")
+    page.get_by_role("button", name="Answer", exact=True).click()
     expect(messages(page)).to_have_count(2)
     answer = messages(page).nth(1)
     expect(answer.get_by_role("group", name="alternatives")).to_contain_text("1/2")
     assert page.evaluate("() => window.streamed.length") > 0  # shown while it was written
     stored = lm.node(lm.ref(name).node)
     assert stored.role == "assistant" and len(lm.siblings(stored.id)) == 1
-    # regenerate beside the answer: a third alternative, opened
-    page.get_by_role("spinbutton", name="Answers").fill("1")
+    # regenerate beside the answer: a third alternative, shown in the session
+    page.get_by_role("combobox", name="Answers").select_option("1")
     answer.get_by_role("button", name="Regenerate").click()
     expect(messages(page).nth(1).get_by_role("group", name="alternatives")).to_contain_text("3/3")
-    expect(page).not_to_have_url(re.compile(f"#/thread/{name}$"))
+    expect(page).to_have_url(re.compile(f"#/thread/{name}$"))
+    assert len(lm.siblings(lm.ref(name).node)) == 2
 
 
 def test_logprobs_colour_each_token(page: Any, served: Any, name: str) -> None:

@@ -378,4 +378,4 @@ def test_a_map_of_an_unknown_tree_says_so(page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto("/#/treemap/01NOSUCHTREE0000000000000")
-    expect(region(page).get_by_role("alert")).to_contain_text("NotFound")
+    expect(region(page).get_by_role("alert")).to_have_text("unknown headish: '01NOSUCHTREE0000000000000'")

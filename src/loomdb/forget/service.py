@@ -80,12 +80,15 @@ class Forgotten:
 # == delete ==========================================================================
 def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None = None,
            reason: str | None = None, node: str | None = None,
-           within: Within | None = None, action: str = "delete") -> Forgotten:
+           within: Within | None = None, action: str = "delete",
+           dry_run: bool = False) -> Forgotten:
     """Delete a node and everything created from it, or `tree:ID` whole; see the module
     docstring. Refs at or below what goes make it refuse (RefConflict, nothing
     written) unless `force`, which deletes them too. `node`: the node id the caller
     already resolved (an edge that resolved `address` against its user); `within`:
-    which of some trees the caller may change (a delete reaching others is refused)."""
+    which of some trees the caller may change (a delete reaching others is refused).
+    `dry_run`: what would go (its ids, the refs it would take), nothing written, so a
+    page can say how many messages before it asks."""
     _check_reason(reason)
     fs = storage(loom).forgetting()
     with storage(loom).transaction():
@@ -109,6 +112,9 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
             target = start
         _outside(fs, trees, gone)
         _allowed(within, trees)
+        if dry_run:
+            return Forgotten(action, target, sorted(trees), sorted(gone),
+                             refs=sorted(r.name for r in _refs_hit(loom, trees, gone)))
         done = _delete(loom, fs, trees, gone, target=target, force=force)
         done.action = action
         done.seq = fs.log({"at": now(), "actor": actor or loom.actor, "action": action,

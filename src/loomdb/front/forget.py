@@ -26,21 +26,23 @@ class Forget(AreaDoor):
     """Delete, redact, and the record of forgetting."""
 
     def delete(self, address: str, *, force: bool = False,
-               reason: str | None = None) -> F.Forgotten:
+               reason: str | None = None, dry_run: bool = False) -> F.Forgotten:
         """Delete a node and everything created from it, or `tree:ID` whole (refs at or
-        below it refuse it unless `force`, which deletes them too)."""
+        below it refuse it unless `force`, which deletes them too); `dry_run`: what
+        would go, nothing written."""
         if address.startswith("tree:"):
-            return self.delete_tree(address[len("tree:"):], force=force, reason=reason)
+            return self.delete_tree(address[len("tree:"):], force=force, reason=reason,
+                                    dry_run=dry_run)
         node = self.sight.position(address).node if self.sight.shared else None
         return F.delete(self.loom, address, node=node, force=force, reason=reason,
-                        actor=self.sight.actor, within=self._within())
+                        actor=self.sight.actor, within=self._within(), dry_run=dry_run)
 
     def delete_tree(self, tree: str, *, force: bool = False,
-                    reason: str | None = None) -> F.Forgotten:
-        """Delete a whole tree (its refs too with `force`)."""
+                    reason: str | None = None, dry_run: bool = False) -> F.Forgotten:
+        """Delete a whole tree (its refs too with `force`; `dry_run`: what would go)."""
         address = f"tree:{self.sight.tree(tree).id}" if self.sight.shared else f"tree:{tree}"
         return F.delete(self.loom, address, force=force, reason=reason,
-                        actor=self.sight.actor, within=self._within())
+                        actor=self.sight.actor, within=self._within(), dry_run=dry_run)
 
     def redact(self, headish: str, *, reason: str | None = None) -> F.Forgotten:
         """Erase a node's content everywhere it is stored; it stays as a tombstone."""

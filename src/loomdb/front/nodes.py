@@ -6,6 +6,7 @@ the Position, never the text again."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from threading import Event
 from typing import TYPE_CHECKING, Any
 
 from .. import shapes
@@ -131,12 +132,14 @@ class Nodes(AreaDoor):
     def generate(self, headish: str | Position, *, models: Sequence[str] = (), n: int = 1,
                  max_tokens: int | None = None, stream: Stream | None = None,
                  keep_partial: bool = False, options: dict[str, Any] | None = None,
-                 auto_compact: bool = True) -> Generated:
+                 auto_compact: bool = True, stop: Event | None = None) -> Generated:
         """N alternatives per model at `headish` as sibling nodes with provenance; a
         session moves to the first (a buffer tree commits its draft first), then, when
         its options ask for it, the thread is compacted. A runtime that serves callers
         over HTTP (`Runtime.served_only`) lets them name only the operator's served
-        aliases, within the limits; the in-process model answers one call at a time."""
+        aliases, within the limits; the in-process model answers one call at a time.
+        `stop` (set by whoever streams: a client that went away) ends the stream at
+        its next token and keeps what was written, marked incomplete."""
         from .. import buffer  # noqa: F401  (registers buffer trees' own way to generate)
         from ..compaction import maybe_compact
         from ..generation import generate, generate_at
@@ -147,6 +150,8 @@ class Nodes(AreaDoor):
 
             check_request(models, n, lm.context(pos, options)["options"], rt.config,
                           rt.limits or lm.limits)
+        if stop is not None and stream is not None:
+            stream, keep_partial = _stoppable(stream, stop), True
         common: dict[str, Any] = dict(models=models, n=n, max_tokens=max_tokens,
                                       stream=stream, config=rt.config, environ=rt.environ,
                                       keep_partial=keep_partial, options=options)
@@ -157,6 +162,25 @@ class Nodes(AreaDoor):
         if auto_compact and result.moved and result.session:
             maybe_compact(lm, result.session, config=rt.config, environ=rt.environ)
         return result
+
+    def models(self) -> dict[str, Any]:
+        """The models a caller may ask for (over HTTP: the operator's served aliases),
+        each with its provider and model id, and the one used when none is named."""
+        from ..providers.config import (
+            ProvidersConfig,
+            builtin_models,
+            default_model,
+            resolve_model,
+        )
+        from ..providers.served import served
+
+        config = self.runtime.config or ProvidersConfig(models=builtin_models())
+        names = served(config) if self.runtime.served_only else tuple(sorted(config.models))
+        default = default_model(config, self.runtime.environ).name
+        specs = [resolve_model(n, config) for n in names]
+        return {"models": [{"name": n, "provider": s.kind, "model": s.model}
+                           for n, s in zip(names, specs, strict=True)],
+                "default": default if default in names else None}
 
     def logprobs(self, headish: str | Position) -> tuple[Node, list[dict[str, Any]]]:
         """Each generated token of the node (probability and top alternatives), checked
@@ -198,3 +222,16 @@ class Nodes(AreaDoor):
 
 
 __all__ = ["RELATIONS", "Nodes"]
+
+
+def _stoppable(stream: Stream, stop: Event) -> Stream:
+    """`stream`, breaking the model's stream once `stop` is set (the provider then keeps
+    what came as an incomplete answer)."""
+    from ..providers.base import StreamBroken
+
+    def relay(job: int, index: int, delta: str) -> None:
+        if stop.is_set():
+            raise StreamBroken(InterruptedError("stopped by the caller"))
+        stream(job, index, delta)
+
+    return relay

@@ -27,7 +27,7 @@ operator, `users.Everyone`, sees and may use everything, as the CLI does):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from .. import content as C
@@ -87,6 +87,24 @@ class Sight:
 
     def ref(self, name: str) -> Ref:
         return self.who.ref(name)
+
+    @contextmanager
+    def naming_ref(self, name: str | None, what: str = "session") -> Iterator[None]:
+        """Around a write that makes a ref called `name`: a name another user holds is
+        refused as taken, saying nothing more (the library's answer names its kind)."""
+        try:
+            yield
+        except InvalidInput:
+            if self.shared and name is not None and self._foreign_ref(name):
+                raise InvalidInput(f"{what} {name!r}", TAKEN) from None
+            raise
+
+    def _foreign_ref(self, name: str) -> bool:
+        try:
+            ref = self.loom.ref(name)
+        except NotFound:
+            return False
+        return not self.who.sees(ref.tree)
 
     def sees_tree(self, tree_id: str) -> bool:
         return self.who.sees(tree_id)

@@ -39,11 +39,27 @@ class Trees(AreaDoor):
     def new(self, text: Any, *, system: str | None = None, session: str | None = None,
             mode: str = "dialogue", title: str | None = None) -> tuple[Tree, Node]:
         """A tree with its first message (and a session at it when named), the caller's."""
-        with self.sight.atomic():
+        with self.sight.naming_ref(session), self.sight.atomic():
             tree, node = self.loom.new_tree(self.sight.content(text), system=system,
                                             session=session, mode=mode, title=title)
             self.sight.claim([tree.id])
         return tree, node
+
+    def update(self, name: str, *, title: str | None = None,
+               archived: bool | None = None) -> Tree:
+        """Rename a tree of the caller's, archive it or bring it back, in one
+        transaction; the tree as it then is."""
+        from ..storage_ops import storage
+
+        if title is None and archived is None:
+            raise InvalidInput("tree", "give a title, archived, or both")
+        tree = self.get(name)
+        with storage(self.loom).transaction():
+            if title is not None:
+                self.loom.rename(tree.id, title)
+            if archived is not None:
+                self.loom.archive(tree.id, archived)
+        return self.get(tree.id)
 
     def export(self, name: str, out: TextIO, *, format: str = "json",
                paths: str = "leaves") -> int:
@@ -189,9 +205,10 @@ class Refs(AreaDoor):
     def create(self, at: str, name: str, *, kind: str = "session") -> Ref:
         """A session (a fork when `at` is an existing node), a view, or a bookmark at `at`."""
         pos = self.sight.position(at)
-        if kind == "bookmark":
-            return self.loom.bookmark(pos, name)
-        return self.loom.fork(pos, name, kind=kind)
+        with self.sight.naming_ref(name, kind):
+            if kind == "bookmark":
+                return self.loom.bookmark(pos, name)
+            return self.loom.fork(pos, name, kind=kind)
 
     def log(self, name: str) -> builtins.list[RefMove]:
         """Every move of a ref: when, from, to, by whom, why (the lines of this ref
@@ -204,9 +221,62 @@ class Refs(AreaDoor):
         self.sight.ref(name)
         return self.loom.select(name, self.sight.position(node))
 
+    def switch(self, name: str, node: str) -> Ref:
+        """Show another version or alternative in a session or view, as a chat does,
+        the ref staying the thread's name (`loomdb select` for a version):
+
+        * a version of a message on its path is selected; when what follows there was
+          written after another version and this one has answers of its own, the ref
+          moves to the newest leaf below them (each version keeps its own answer);
+        * an alternative beside a message on its path (another continuation of the
+          message before) moves the ref to the newest leaf below it, the version it
+          answers selected above it.
+        Anything else is refused: fork there instead."""
+        from ..storage_ops import storage
+        from ..store.base import ID, SLOT
+
+        ref, pos, lm = self.sight.ref(name), self.sight.position(node), self.loom
+        if ref.kind == "bookmark":
+            raise InvalidInput(f"ref {name!r}", "a bookmark holds no selections")
+        if pos.tree != ref.tree:
+            raise InvalidInput(f"node {pos.node}", f"is not in the tree of {name!r}")
+        target = lm.node(pos)
+        with storage(lm).transaction():
+            rows = lm.path_rows(ref.name)
+            path, slots = [r[ID] for r in rows], [r[SLOT] for r in rows]
+            if target.slot in slots:
+                k = slots.index(target.slot)
+                lm.select(ref.name, pos)
+                if k + 1 < len(path) and lm.node(path[k + 1]).parent != target.id:
+                    own = [c for c in lm.children(pos) if lm.node(c).parent == target.id]
+                    if own:
+                        lm.set_ref(ref.name, _newest_leaf(lm, max(own)), expect=ref.node)
+            elif target.parent is not None and (above := lm.node(target.parent)).slot in slots:
+                if path[slots.index(above.slot)] != above.id:  # it answers another version
+                    lm.select(ref.name, above.id)
+                lm.set_ref(ref.name, _newest_leaf(lm, target.id), expect=ref.node)
+            else:
+                raise InvalidInput(f"node {target.id}", f"is neither a version nor an "
+                                   f"alternative of a message on {name!r}'s path; fork "
+                                   "there to continue from it")
+        return self.sight.ref(ref.name)
+
     def delete(self, name: str) -> None:
         """Delete a ref (its nodes stay): the ref checked, not one made since."""
         self.loom.delete_ref(name, expect=self.sight.ref(name))
 
+
+def _newest_leaf(lm: Any, node: str) -> str:
+    """The end of the newest continuations below `node` (itself when none)."""
+    for _ in range(MAX_WALK):
+        kids = lm.children(node)
+        if not kids:
+            return node
+        node = max(kids)  # ids are ULIDs: the greatest is the newest
+    return node
+
+
+#: the most messages a switch walks down to a leaf
+MAX_WALK = 100_000
 
 __all__ = ["Refs", "Trees", "trees_in_file"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
 from ..api import Loom
@@ -99,10 +99,6 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     @app.get("/", include_in_schema=False)
     def page() -> Response:
         return app_page()
-
-    @app.get("/classic", include_in_schema=False)
-    def classic() -> FileResponse:
-        return FileResponse(STATIC / "classic.html", media_type="text/html")
 
     return app
 

@@ -145,6 +145,27 @@ class Health(BaseModel):
     ok: bool
 
 
+class MeOut(BaseModel):
+    user: str | None
+    users: bool
+
+
+class ServedModel(BaseModel):
+    name: str
+    provider: str
+    model: str
+
+
+class ModelsOut(BaseModel):
+    models: list[ServedModel]
+    default: str | None
+
+
+class TreePatch(Strict):
+    title: str | None = Field(None, max_length=1000)
+    archived: bool | None = None
+
+
 class TreeOut(BaseModel):
     id: str
     title: str

@@ -1,3 +1,4 @@
+// @ts-check
 // The agents' inbox as the page calls it (/api/agents): tool calls waiting for a
 // person, proposed messages between sessions, personas, and a turn's steps.
 import { get, post, enc } from "./api.js";

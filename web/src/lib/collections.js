@@ -1,3 +1,6 @@
+// @ts-check
+import { get, post, patch, del, enc } from "./api.js";
+
 // Collections in the page: the moves a button or a drop asks of
 // POST /api/collections/{name}/items/{item}/move, worked out from the items in order
 // (a tree's depth-first), and the groupings of the tagged and kanban views.
@@ -56,3 +59,21 @@ export function columns(items, field, known = []) {
   const named = values.filter((v) => v !== "");
   return [...named, ""].map((v) => [v, items.filter((it) => (it.fields[field] ?? "") === v)]);
 }
+
+// -- the calls (/api/collections) ------------------------------------------------------
+export const list = () => get("/api/collections");
+/** @param {string} name @param {string} kind */
+export const create = (name, kind) => post("/api/collections", { name, kind });
+/** @param {string} name */
+export const show = (name) => get(`/api/collections/${enc(name)}`);
+/** Add an address (a message, `doc:NAME`, `tree:ID`...) to a collection.
+ *  @param {string} name @param {Record<string, any>} item */
+export const add = (name, item) => post(`/api/collections/${enc(name)}/items`, item);
+/** @param {string} name @param {string} item @param {Record<string, any>} where */
+export const move = (name, item, where) => post(`/api/collections/${enc(name)}/items/${enc(item)}/move`, where);
+/** @param {string} name @param {string} item @param {Record<string, any>} fields */
+export const setFields = (name, item, fields) => patch(`/api/collections/${enc(name)}/items/${enc(item)}/fields`, fields);
+/** @param {string} name @param {string} item @param {string[]} tags @param {boolean} [remove] */
+export const tag = (name, item, tags, remove = false) => post(`/api/collections/${enc(name)}/items/${enc(item)}/tags`, { tags, remove });
+/** @param {string} name @param {string} item */
+export const removeItem = (name, item) => del(`/api/collections/${enc(name)}/items/${enc(item)}`);

@@ -1,3 +1,4 @@
+// @ts-check
 // The layout of a document's revision graph: one row per revision (newest on top), one
 // lane per line of history. Each branch, the current one first, claims the revisions
 // along its first parents that no branch has claimed yet; a merge's other parent

@@ -1,7 +1,9 @@
+// @ts-check
 // Loom (buffer) mode as the page calls it: a buffer tree read as one document with who
 // wrote each span, its draft, N continuations, switching, span edits and the likeliest
 // next tokens.
-import { get, post, enc, token, ApiError } from "./api.js";
+import { get, post, enc } from "./api.js";
+import { generate as generateAt } from "./nodes.js";
 
 export const documentAt = (h) => get(`/api/buffer/${enc(h)}?authorship=true`);
 export const setDraft = (h, text) => post(`/api/buffer/${enc(h)}?authorship=true`, { set: text });
@@ -15,37 +17,10 @@ export const nextTokens = (h, top) => post(`/api/buffer/${enc(h)}/next`, { top }
 
 // N continuations written as server-sent events: `onDelta(index, text)` for each piece
 // of alternative `index` as the model writes it; resolves to the nodes stored.
-export async function generate(h, n, maxTokens, onDelta) {
-  const headers = { "Content-Type": "application/json" };
-  const t = token();
-  if (t) headers.Authorization = `Bearer ${t}`;
-  const res = await fetch(`/api/nodes/${enc(h)}/generate`, {
-    method: "POST", headers, body: JSON.stringify({ n, max_tokens: maxTokens, stream: true }),
-  });
-  if (!res.ok) {
-    const data = await res.json().catch(() => ({}));
-    const err = data.error ?? { type: "HTTP", message: String(res.status) };
-    throw new ApiError(res.status, err.type, err.message);
-  }
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let pending = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    pending += value;
-    let cut;
-    while ((cut = pending.indexOf("\n\n")) >= 0) {
-      const raw = pending.slice(0, cut);
-      pending = pending.slice(cut + 2);
-      const event = /^event: (.*)$/m.exec(raw)?.[1];
-      const data = JSON.parse(/^data: (.*)$/m.exec(raw)?.[1] ?? "null");
-      if (event === "token") onDelta?.(data.index, data.delta);
-      else if (event === "done") return data.nodes;
-      else if (event === "error") throw new ApiError(502, data.error.type, data.error.message);
-    }
-  }
-  throw new ApiError(502, "StreamBroken", "the stream ended before the continuations were stored");
-}
+/** @param {string} h @param {number} n @param {number} maxTokens
+ *  @param {(index: number, delta: string) => void} [onDelta] */
+export const generate = (h, n, maxTokens, onDelta) =>
+  generateAt(h, { n, max_tokens: maxTokens }, (key, delta) => onDelta?.(Number(key.split(".")[1]), delta));
 
 // A token as a person can read it: spaces and line breaks made visible.
 export function showToken(token) {

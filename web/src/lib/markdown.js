@@ -1,3 +1,4 @@
+// @ts-check
 // Markdown as safe HTML: raw HTML is off (markdown-it escapes it) and markdown-it's own
 // link check refuses javascript:, vbscript:, file: and data: (but images) URLs.
 import MarkdownIt from "markdown-it";

@@ -1,3 +1,4 @@
+// @ts-check
 // Hash routing: every view has an address that can be bookmarked, reloaded and shared.
 // `#/trees`, `#/thread/<headish>`, `#/search?q=...`, `#/documents/<name>`, ...
 // A share link's page is served at /s/<token>; its views live under the same hash.

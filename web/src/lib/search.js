@@ -1,5 +1,8 @@
+// @ts-check
 // Search's address and its hits' destinations. The whole query lives in the address
 // (`#/search?q=...&mode=...&tree=...`) so a search can be bookmarked, shared and reloaded.
+
+import { get } from "./api.js";
 
 export const MODES = [["text", "Full text"], ["semantic", "Semantic"], ["hybrid", "Hybrid"]];
 export const FILTERS = ["tree", "role", "author", "tag", "kind"];
@@ -68,3 +71,6 @@ export function marked(snippet) {
   if (last < snippet.length) parts.push({ text: snippet.slice(last), hit: false });
   return parts;
 }
+
+/** The hits of a query (see apiPathOf). @param {Record<string, any>} q @param {{signal?: AbortSignal}} [o] */
+export const search = (q, { signal } = {}) => get(apiPathOf(q), { signal });

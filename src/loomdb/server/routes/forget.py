@@ -25,20 +25,23 @@ class RedactIn(BaseModel):
 
 
 @router.delete("/nodes/{headish:path}")
-def delete_node(headish: str, force: bool = False,
+def delete_node(headish: str, force: bool = False, dry_run: bool = False,
                 reason: str | None = Query(None, max_length=1000),
                 me: Door = Depends(door)) -> dict[str, Any]:
     """Delete the node and everything created from it. Refs at or below it make it a
-    409 unless `force=true`, which deletes them too."""
-    return me.forget.delete(headish, force=force, reason=reason).to_json()
+    409 unless `force=true`, which deletes them too. `dry_run=true` answers what would
+    go (`ids`, the `refs` it would take) and writes nothing."""
+    return me.forget.delete(headish, force=force, reason=reason, dry_run=dry_run).to_json()
 
 
 @router.delete("/trees/{tree_id}")
-def delete_tree(tree_id: str, force: bool = False,
+def delete_tree(tree_id: str, force: bool = False, dry_run: bool = False,
                 reason: str | None = Query(None, max_length=1000),
                 me: Door = Depends(door)) -> dict[str, Any]:
-    """Delete a whole tree (its refs too with `force=true`)."""
-    return me.forget.delete_tree(tree_id, force=force, reason=reason).to_json()
+    """Delete a whole tree (its refs too with `force=true`; `dry_run=true`: what would
+    go, nothing written)."""
+    return me.forget.delete_tree(tree_id, force=force, reason=reason,
+                                 dry_run=dry_run).to_json()
 
 
 @router.post("/nodes/{headish:path}/redact")

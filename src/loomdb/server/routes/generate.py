@@ -6,14 +6,16 @@ alternative, the new text) ending in one `done` event holding `{"nodes"}`, or an
 `error` event holding `{"error": {"type", "message"}}`. The answers are stored exactly
 as without streaming (one transaction, with provenance): the one call is
 `Door.nodes.generate` (served models only, the in-process model one call at a time).
+A client that closes the stream (the page's Stop) stops the model at its next token;
+what it had written is stored, marked incomplete (`Door.nodes.generate(stop=...)`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -46,9 +48,10 @@ def generate(headish: str, body: GenerateIn, me: Door = Depends(door)) -> Any:
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def run(me: Door, pos: Position, body: GenerateIn, stream: Stream | None) -> list[str]:
+def run(me: Door, pos: Position, body: GenerateIn, stream: Stream | None,
+        stop: threading.Event | None = None) -> list[str]:
     result = me.nodes.generate(pos, models=body.models, n=body.n,
-                               max_tokens=body.max_tokens, stream=stream)
+                               max_tokens=body.max_tokens, stream=stream, stop=stop)
     return [n.id for n in result.nodes]
 
 
@@ -56,23 +59,37 @@ def sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def events(me: Door, pos: Position, body: GenerateIn) -> Iterator[str]:
-    """Run the generation on a worker thread; relay its tokens as they come."""
-    out: queue.Queue[Any] = queue.Queue()
+async def events(me: Door, pos: Position, body: GenerateIn) -> AsyncIterator[str]:
+    """Run the generation on a worker thread; relay its tokens as they come. Closed
+    early (the client went away), the generator tells the worker to stop."""
+    loop = asyncio.get_running_loop()
+    out: asyncio.Queue[Any] = asyncio.Queue()
+    stop = threading.Event()
+
+    def put(item: Any) -> None:
+        if stop.is_set() or loop.is_closed():
+            return  # nobody reads the stream any more
+        try:
+            loop.call_soon_threadsafe(out.put_nowait, item)
+        except RuntimeError:  # the loop closed meanwhile (the server stopped)
+            stop.set()
 
     def token(job: int, index: int, delta: str) -> None:
-        out.put(sse("token", {"job": job, "index": index, "delta": delta}))
+        put(sse("token", {"job": job, "index": index, "delta": delta}))
 
     def work() -> None:
         try:
-            out.put(sse("done", {"nodes": run(me, pos, body, token)}))
+            put(sse("done", {"nodes": run(me, pos, body, token, stop)}))
         except LoomError as exc:
-            out.put(sse("error", error_body(type(exc).__name__, message_of(exc))))
+            put(sse("error", error_body(type(exc).__name__, message_of(exc))))
         except Exception as exc:  # noqa: BLE001 - the stream has begun: report, do not drop
-            out.put(sse("error", error_body("InternalError", str(exc))))
+            put(sse("error", error_body("InternalError", str(exc))))
         finally:
-            out.put(_END)
+            put(_END)
 
     threading.Thread(target=work, name="loomdb-generate", daemon=True).start()
-    while (item := out.get()) is not _END:
-        yield item
+    try:
+        while (item := await out.get()) is not _END:
+            yield item
+    finally:
+        stop.set()

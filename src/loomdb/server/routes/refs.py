@@ -1,4 +1,4 @@
-"""Refs: list, create (a session at an existing node is a fork), log, select, delete
+"""Refs: list, create (a session at an existing node is a fork), log, select, switch, delete
 (`loomdb.front.trees.Refs`)."""
 
 from __future__ import annotations
@@ -43,6 +43,14 @@ def ref_log(name: str, me: Door = Depends(door)) -> dict[str, Any]:
 def select(name: str, body: SelectIn, me: Door = Depends(door)) -> dict[str, Any]:
     """Make a session or view use a given version of a slot (the alternatives switcher)."""
     return dict(me.refs.select(name, body.node).to_json())
+
+
+@router.post("/{name:path}/switch", response_model=RefOut)
+def switch(name: str, body: SelectIn, me: Door = Depends(door)) -> dict[str, Any]:
+    """Show another version or alternative in a session or view, as a chat does: a
+    version is selected (and its own answers shown when it has some), an alternative
+    moves the ref to the newest leaf below it (the page's switchers, Regenerate)."""
+    return dict(me.refs.switch(name, body.node).to_json())
 
 
 @router.get("/{name:path}", response_model=RefOut)

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...errors import InvalidInput
 from ...front import Door
-from ..schemas import ERRORS, Created, ImportOut, NewTree, TreesOut
+from ..schemas import ERRORS, Created, ImportOut, NewTree, TreeOut, TreePatch, TreesOut
 from ..state import door
 
 router = APIRouter(prefix="/api", responses=ERRORS, tags=["trees"])
@@ -38,6 +38,12 @@ def new_tree(body: NewTree, me: Door = Depends(door)) -> dict[str, str]:
     tree, node = me.trees.new(body.text, system=body.system, session=body.session,
                               mode=body.mode, title=body.title)
     return {"tree": tree.id, "node": node.id}
+
+
+@router.patch("/trees/{tree}", response_model=TreeOut)
+def update_tree(tree: str, body: TreePatch, me: Door = Depends(door)) -> dict[str, Any]:
+    """Rename a tree (`title`), archive it or bring it back (`archived`)."""
+    return me.trees.update(tree, title=body.title, archived=body.archived).to_json()
 
 
 @router.get("/trees/{tree:path}/map", tags=["page"],

@@ -1,3 +1,4 @@
+// @ts-check
 // Drawing the tree map on a canvas: only what is in view (every place and link is
 // checked against the visible rectangle before it costs a draw call), and less detail
 // the further out the zoom: text and labels up close, plain boxes in the middle, dots

@@ -1,3 +1,4 @@
+// @ts-check
 // Where each place of the tree map goes: d3-hierarchy's tidy tree (Reingold-Tilford,
 // linear in the number of nodes) over the places shown: below the hoisted place if one
 // is hoisted, and not below a collapsed one. The root is at the top, each reply one
@@ -48,9 +49,8 @@ export function layoutTree(model, { collapsed = new Set(), hoist = null } = {}) 
     if (collapsed.has(p)) return null;
     return model.kids.get(p) || null;
   });
-  tidy()
-    .nodeSize([BOX.w + GAP.x, BOX.h + GAP.y])
-    .separation((a, b) => (a.parent === b.parent ? 1 : 1.2))(root);
+  const tidied = /** @type {any} */ (tidy().nodeSize([BOX.w + GAP.x, BOX.h + GAP.y]));
+  tidied.separation((a, b) => (a.parent === b.parent ? 1 : 1.2))(root);
 
   const byPlace = new Map(); // place -> its hierarchy node
   const shown = [];

@@ -1,3 +1,4 @@
+// @ts-check
 // The tree map's model: the server's columnar answer (GET /api/trees/<id>/map) turned
 // into places to draw. A place is an original node (a row whose slot is itself); its
 // edited versions fold into it, and its children are the originals written after any
