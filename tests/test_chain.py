@@ -18,11 +18,14 @@ def q(value: str) -> str:
 
 
 def set_stored_body(loom: Loom, body: str, new: str | None) -> None:
-    """Change (None: drop) stored content in place: a `contents` row on PostgreSQL, the
+    """Change (None: lose) stored content in place: a `contents` row on PostgreSQL, the
     body held by its first node on SQLite."""
-    if loom.backend.url.startswith("sqlite"):
-        loom.backend.execute(
-            f"UPDATE nodes SET body = {'NULL' if new is None else q(new)} WHERE body = {q(body)}")
+    if loom.backend.url.startswith("sqlite") and new is None:
+        # A lost body: the holder keeps its content id but points at a row that is gone
+        # (a row with neither a body nor a pointer is a redacted copy, read as the tombstone).
+        loom.backend.execute(f"UPDATE nodes SET body = NULL, body_key = -1 WHERE body = {q(body)}")
+    elif loom.backend.url.startswith("sqlite"):
+        loom.backend.execute(f"UPDATE nodes SET body = {q(new)} WHERE body = {q(body)}")
     elif new is None:
         loom.backend.execute(f"DELETE FROM contents WHERE body = {q(body)}")
     else:

@@ -165,6 +165,7 @@ def test_pis_own_compaction_is_a_compaction_node_on_the_same_path(gw: Gateway) -
     work = gw.work / "compacting"
     work.mkdir()
     settings = gw.home / ".pi" / "agent" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)  # whichever pi test runs first
     settings.write_text(json.dumps({"compaction": {
         "enabled": True, "reserveTokens": 2950, "keepRecentTokens": 10}}), encoding="utf-8")
     try:
