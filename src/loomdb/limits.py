@@ -50,6 +50,9 @@ class Limits:
     alternatives: int = 16
     #: seconds a configured tool process may run
     tool_seconds: float = 60.0
+    #: tokens one answer may take for a caller over HTTP whose request names no maximum
+    #: (the alias's own `params.max_tokens` wins; a thread's options never raise it)
+    answer_tokens: int = 8192
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], base: Limits | None = None) -> Limits:
