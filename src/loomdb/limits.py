@@ -88,4 +88,17 @@ def _parse(var: str, raw: str, kind: type) -> int | float:
 
 DEFAULT = Limits()
 
-__all__ = ["DEFAULT", "GB", "KB", "Limits", "MB"]
+#: characters of a name or reference taken in (a document or collection name, a
+#: revision, an item, a branch): longer names nothing here and is refused at once
+NAME_CHARS = 1000
+
+
+def check_reference(where: str, text: str) -> str:
+    """`text` when it may name something (at most `NAME_CHARS` characters), else an
+    InvalidInput saying so (one line: the name itself is not quoted)."""
+    if len(text) > NAME_CHARS:
+        raise InvalidInput(where, f"is {len(text)} characters long; a name or reference "
+                           f"holds at most {NAME_CHARS}")
+    return text
+
+__all__ = ["DEFAULT", "GB", "KB", "NAME_CHARS", "Limits", "MB", "check_reference"]

@@ -168,17 +168,24 @@ def trees_in_file(path: str, format: str, lm: Any) -> set[str]:
     Read as an upload is: no file besides it, within the store's limits."""
     from ..interop import native
     from ..interop.detect import FORMATS
-    from ..interop.importer import NATIVE, open_export
+    from ..interop.importer import NATIVE, guarded_units, open_export
     from ..interop.model import ParseError
     from ..interop.writer import tree_id_for
 
     fmt, inp = open_export(path, format, files=None, limits=lm.limits)
     if fmt == NATIVE:
-        return {str(doc["tree"]["id"]) for _, doc in native.read_units(inp)
+        return {str(doc["tree"]["id"]) for _, doc in guarded_units(native.read_units(inp), "")
                 if isinstance(doc, dict) and isinstance(doc.get("tree"), dict)
                 and isinstance(doc["tree"].get("id"), str)}
-    return {tree_id_for(conv) for conv in FORMATS[fmt](inp)
-            if not isinstance(conv, ParseError) and conv.messages}
+    found: set[str] = set()
+    for _, conv in guarded_units(((".", c) for c in FORMATS[fmt](inp)), ""):
+        if isinstance(conv, ParseError) or not getattr(conv, "messages", None):
+            continue  # refused again, and reported, by the import itself
+        try:
+            found.add(tree_id_for(conv))
+        except Exception:  # noqa: BLE001 - a conversation the import will refuse
+            continue
+    return found
 
 
 class Refs(AreaDoor):

@@ -147,9 +147,14 @@ def _supported() -> str:
 
 def _document(path: Path, files: Path | Beside | None = BESIDE,
               limits: Limits = DEFAULT) -> Input:
-    if not path.exists():
-        raise InvalidInput(str(path), "no such file")
-    if path.is_dir():
+    shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
+    try:
+        found, folder = path.exists(), path.is_dir()
+    except OSError as exc:  # a name too long for the system, a loop of links
+        raise InvalidInput(shown, f"cannot be read ({exc.strerror or exc})") from None
+    if not found:
+        raise InvalidInput(shown, "no such file")
+    if folder:
         return Input(path, None, files, limits)  # a folder of session files (see `_detect_folder`)
     if not zipfile.is_zipfile(path):
         return Input(path, None, files, limits)

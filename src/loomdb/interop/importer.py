@@ -179,10 +179,11 @@ def import_file(
     total = _size_of(inp)
     run = links.Run()  # what a native import brought so far (its links may end there)
     if fmt == NATIVE:
-        units: Iterator[tuple[str, Any]] = native.read_units(inp)
+        units: Iterator[tuple[str, Any]] = guarded_units(native.read_units(inp), inp.name)
         write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, run)  # noqa: E731
     else:
-        units = _labelled(_parse(loom, fmt, inp, complete_only), inp.name)
+        units = guarded_units(_labelled(_parse(loom, fmt, inp, complete_only), inp.name),
+                              inp.name)
         seen: dict[str, tuple[str, str]] = {}
         written: Written = {}
         write = lambda conv: write_conversation(loom, conv, seen, written)  # noqa: E731
@@ -251,6 +252,26 @@ def _late_links(loom: Loom, run: links.Run, report: ImportReport) -> None:
                 report.warn(where, why)
             elif edge is not None:
                 storage(loom).restore_edge(edge)
+
+
+def guarded_units(units: Iterator[tuple[str, Any]], name: str) -> Iterator[tuple[str, Any]]:
+    """The units a reader gives; an exception of the reader itself that is not loomdb's
+    (the parsers turn what they can into a per-conversation `ParseError`) ends the file
+    as one more refused unit, never a traceback: nothing after it can be read."""
+    index = 0
+    while True:
+        try:
+            where, item = next(units)
+        except StopIteration:
+            return
+        except (LoomError, RecursionError, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a reader broke on what it read
+            why = f"cannot be read past here ({type(exc).__name__}); nothing after it imported"
+            yield f"{name} conversation {index}", ParseError(f"{name} conversation {index}", why)
+            return
+        index += 1
+        yield where, item
 
 
 def _labelled(
