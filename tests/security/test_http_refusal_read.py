@@ -71,12 +71,7 @@ def test_a_raw_client_sending_80_mb_reads_413_after_sending(base: str) -> None:
         chunk = b"x" * MB
         for _ in range(size // MB):
             sock.sendall(chunk)
-        answer = b""
-        while True:
-            got = sock.recv(65536)
-            if not got:
-                break
-            answer += got
+        answer = b"".join(iter(lambda: sock.recv(65536), b""))  # to the server's close
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413"), answer[:200]
     assert "LOOMDB_LIMIT_REQUEST_BODY" in json.loads(body)["error"]["message"]
