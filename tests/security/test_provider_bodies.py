@@ -20,11 +20,15 @@ from typing import Any
 
 import httpx
 import pytest
+from agent_calls import PERSONA, Tally
 from live import client, must, serving
 
 from loomdb import Loom
+from loomdb.agents.identities import bind_session, set_persona
+from loomdb.agents.loop import run_turn
+from loomdb.front import Runtime
 from loomdb.limits import DEFAULT
-from loomdb.providers.config import parse_config
+from loomdb.providers.config import ProvidersConfig, parse_config
 from loomdb.server import create_app
 
 #: what a thread's options may carry to spend more than asked (each shape of the class)
@@ -49,10 +53,14 @@ class _Recorder(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append(body)
         if self.path.endswith("/chat/completions"):
+            message: dict[str, Any] = {"role": "assistant", "content": "ok"}
+            if body.get("tools") and body["messages"][-1]["role"] != "tool":  # an agent's step
+                message = {"role": "assistant", "content": None, "tool_calls": [{
+                    "id": "call_1", "type": "function", "function": {
+                        "name": "tally", "arguments": '{"what": "visit"}'}}]}
             answer: dict[str, Any] = {
                 "id": "c1", "object": "chat.completion", "created": 1, "model": "m",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                    "role": "assistant", "content": "ok"}}],
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
                 "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
         else:
             answer = {"id": "t1", "object": "text_completion", "created": 1, "model": "m",
@@ -74,19 +82,28 @@ class _Recorder(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def base(served: tuple[Loom, str]) -> Iterator[str]:
+def world(served: tuple[Loom, str], tmp_path_factory: pytest.TempPathFactory,
+          ) -> Iterator[tuple[str, ProvidersConfig, Tally]]:
+    """(the server's base URL, its providers config, the tally tool its turns may run)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     config = parse_config({"default": "paid", "models": {"paid": {
         "provider": "openai", "model": "m", "api_key_env": "", "max_retries": 0, "timeout": 10,
         "base_url": f"http://127.0.0.1:{server.server_address[1]}/v1"}}})
+    tally = Tally(tmp_path_factory.mktemp("tally"))
     try:
-        with serving(create_app(served[0], config=config)) as url:
-            yield url
+        with serving(create_app(served[0], runtime=Runtime(config=config,
+                                                           tools=tally.config))) as url:
+            yield url, config, tally
     finally:
         server.shutdown()
         thread.join(10)
+
+
+@pytest.fixture
+def base(world: tuple[str, ProvidersConfig, Tally]) -> str:
+    return world[0]
 
 
 def sent() -> dict[str, Any]:
@@ -161,3 +178,18 @@ def test_the_gateway_sends_only_allowed_fields(base: str, path: str,
         r = c.post(path, json=costly)
     assert r.status_code == 200, r.text
     allowed(sent(), 12)
+
+
+def test_an_agents_turn_resumed_over_http_sends_only_allowed_fields(
+        served: tuple[Loom, str], world: tuple[str, ProvidersConfig, Tally], tag: str) -> None:
+    lm, (base, config, tally) = served[0], world
+    set_persona(lm, PERSONA, approve=["tally"], system="Count visits with care.")
+    lm.new_tree("Count one visit.", session=f"a-{tag}",
+                options={**tally.options(), **COSTLY})
+    bind_session(lm, f"a-{tag}", persona=PERSONA)
+    turn = run_turn(lm, f"a-{tag}", max_steps=2, config=config, tools=tally.config)
+    assert turn.pending is not None, turn  # in process: the operator's own call
+    with client(base) as c:  # approved over HTTP: the resumed step is the caller's
+        done = must(c.post(f"/api/agents/pending/{turn.pending}/approve"))
+    assert done["nodes"] and sent()["messages"][-1]["role"] == "tool"
+    allowed(sent(), DEFAULT.answer_tokens)
