@@ -39,7 +39,7 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     given = settings_of(ctx)
     application = create_gateway_app(
         lm, runtime=Runtime(config=providers_config(ctx), settings=given),
-        trust=Trust.configured(host, (), given, lm.limits))
+        trust=Trust.configured(host, (), given, lm.limits, users=False))
     url = f"http://{host}:{port}/v1"
     if as_json:
         emit(True, {"url": url})

@@ -19,9 +19,9 @@ def user_app() -> None:
 @click.option("--host", default="127.0.0.1", help="Address to bind.")
 @click.option("--port", default=8000, type=click.IntRange(1, 65535), help="Port to listen on.")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
-              help="Another name the server answers to (repeatable; also "
-              "$LOOMDB_ALLOW_HOSTS, comma-separated; '*' for any, behind a proxy that "
-              "checks names). The loopback names and --host are always allowed.")
+              help="Another name the server answers to, on a store with users "
+              "(repeatable; also $LOOMDB_ALLOW_HOSTS, comma-separated; '*' for any, behind "
+              "a proxy that checks names). The loopback names and --host are always allowed.")
 @JSON
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...],
@@ -32,7 +32,8 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
     from ..server.state import is_loopback
 
     lm = loom(ctx)
-    if not any_users(lm) and not is_loopback(host):
+    users = any_users(lm)
+    if not users and not is_loopback(host):
         raise InvalidInput("--host", f"{host} is not loopback: add a user first "
                            "(`loomdb user add NAME`), or serve on 127.0.0.1")
     try:
@@ -46,7 +47,7 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
         raise MissingExtra("loomdb serve", "server") from None
     application = create_app(lm, config=providers_config(ctx),
                              trust=Trust.configured(host, allow_hosts, settings_of(ctx),
-                                                    lm.limits))
+                                                    lm.limits, users=users))
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     if as_json:
