@@ -7,7 +7,7 @@ import click
 from ..errors import InvalidInput, MissingExtra
 from . import JSON, emit, loom, settings_of
 from . import root as app
-from .models import providers_config
+from .settings import providers_config
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 

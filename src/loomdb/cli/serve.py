@@ -7,7 +7,7 @@ import click
 from ..errors import InvalidInput
 from . import JSON, argument, emit, loom, settings_of
 from . import root as app
-from .models import providers_config
+from .settings import providers_config, tools_config
 
 
 @app.group("user")
@@ -45,9 +45,14 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
         from ..errors import MissingExtra
 
         raise MissingExtra("loomdb serve", "server") from None
-    application = create_app(lm, config=providers_config(ctx),
-                             trust=Trust.configured(host, allow_hosts, settings_of(ctx),
-                                                    lm.limits, users=users))
+    from ..front import Runtime
+
+    given = settings_of(ctx)
+    trust = Trust.configured(host, allow_hosts, given, lm.limits, users=users)
+    # the models and the programs the user configured (approving a call over HTTP runs
+    # its tool), read through the configuration-trust rule
+    runtime = Runtime(config=providers_config(ctx), settings=given, tools=tools_config(ctx))
+    application = create_app(lm, runtime=runtime, trust=trust)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     if as_json:
