@@ -27,6 +27,12 @@ from loomdb import Loom  # noqa: E402
 # worker (set before any model loads; subprocesses inherit it)
 os.environ.setdefault("LOOMDB_MODEL_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# the user's own configuration (loomdb.userconfig) is an empty folder of the tests' own,
+# never the machine's ~/.config/loomdb (subprocesses inherit it); a test that configures
+# something points XDG_CONFIG_HOME elsewhere
+import tempfile  # noqa: E402
+
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="loomdb-config-")
 
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 

@@ -43,6 +43,8 @@ CORPUS: list[tuple[str, ...]] = [
     ("user", "token"), ("user", "token", "nosuchuser"),
     ("share",), ("share", "nowhere"), ("share", "revoke"), ("share", "revoke", "nosuchtoken"),
     ("share", "list", "--bogus"),
+    ("trust",), ("trust", "/no/such/folder"), ("trust", "--list", "{here}"),
+    ("trust", "--remove", "{here}"), ("--providers", "{here}", "generate", "s"),
 ]
 
 
