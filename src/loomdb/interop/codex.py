@@ -57,6 +57,7 @@ from .model import (
     tool_result_block,
     tool_use_block,
 )
+from .roundtrip import node_id
 from .stream import Input, as_input
 from .values import read_values
 
@@ -66,6 +67,8 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_c
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 #: turn_context keys kept as options (the rest are long instructions or unknown)
 _CONTEXT_KEYS = ("model", "effort", "summary", "cwd", "approval_policy", "sandbox_policy")
+#: the keys of the older layout's bare session meta line
+_LEGACY_META = {"id", "timestamp", "instructions", "git", "cwd", "originator", "cli_version"}
 #: the most rollout files read from one folder
 MAX_FILES = 100_000
 
@@ -123,9 +126,10 @@ def looks_like(value: Any) -> bool:
     payload = value.get("payload")
     if isinstance(payload, dict) and value.get("type") in ("response_item", "turn_context"):
         return True
-    # the older layout: session meta bare on the first line
-    return (isinstance(value.get("id"), str) and "timestamp" in value
-            and "instructions" in value and "type" not in value)
+    # the older layout (2025, before the envelopes): the session meta bare on the first
+    # line, `{"id", "timestamp"}` with at most `instructions` and `git` beside them
+    return (isinstance(value.get("id"), str) and isinstance(value.get("timestamp"), str)
+            and "type" not in value and set(value) <= _LEGACY_META)
 
 
 class _Rollout:
@@ -172,10 +176,17 @@ class _Rollout:
             self.when = value.get("timestamp") or self.when
         elif index == 0 and "type" not in value:
             kind, payload = "session_meta", value
-        elif "record_type" in value:
+        elif "record_type" in value and "type" not in value:  # the older layout's state marks
             return
         else:
             kind, payload = "response_item", value
+        mark = node_id(payload.get("id"))  # a node this store exported (`roundtrip`)
+        count = len(self.messages)
+        self._kind(index, kind, payload, where)
+        if mark and len(self.messages) > count:
+            self.messages[-1].same_as = mark
+
+    def _kind(self, index: int, kind: str, payload: dict[str, Any], where: str) -> None:
         if kind == "session_meta":
             if not self.meta:
                 self.meta = payload
