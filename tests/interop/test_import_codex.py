@@ -401,3 +401,14 @@ def test_every_user_message_of_every_layout_is_kept(
     assert report.errors == [] and report.warnings == []
     users = [n for n in loom.tree_nodes(only_tree(loom)) if n.role == "user"]
     assert len(users) == users_in(values) > 0
+
+
+def test_an_item_of_a_kind_not_read_is_a_warning_not_a_silent_gap(
+    loom: Loom, tmp_path: Path
+) -> None:
+    values = [session(), user("x", 1),
+              envelope("response_item", {"type": "image_generation_call", "id": "ig"}, 2),
+              answer("y", 3)]
+    report = loom.import_file(rollout(tmp_path, values))
+    assert report.errors == [] and report.nodes == 2
+    assert ["'image_generation_call' item" in w["reason"] for w in report.warnings] == [True]

@@ -24,7 +24,8 @@ messages. The messages form one chain:
     force: inert settings, never a provider pointer;
   * a `compacted` item becomes a compaction node holding its summary;
   * `ghost_snapshot` (a git snapshot of the worktree) is left out, named in the
-    conversation's metadata count.
+    conversation's metadata count; a response item of a kind not read here is counted
+    there too and named in a warning (nothing the model saw goes in silence).
 
 A folder is read as every `rollout-*.jsonl` below it (symbolic links not followed,
 nothing outside it read), each file one conversation. A child thread (a subagent the
@@ -144,6 +145,7 @@ class _Rollout:
         self.pending: dict[str, Any] | None = None
         self.group: tuple[str, int] | None = None  # (kind, index of the node's message)
         self.left_out: dict[str, int] = {}
+        self.warnings: list[str] = []
         self.when: Any = None
         self.calls = Calls()
 
@@ -167,7 +169,7 @@ class _Rollout:
             created_at=to_datetime(meta.get("timestamp"), "session_meta.timestamp"),
             mode="dialogue", messages=self.messages, current_source_id=current,
             attachments=self.attachments.to_list(), system=as_str(meta.get("instructions")),
-            metadata=metadata,
+            metadata=metadata, warnings=self.warnings,
         )
 
     def _value(self, index: int, value: dict[str, Any], where: str) -> None:
@@ -234,6 +236,9 @@ class _Rollout:
         else:
             name = str(kind)[:40]
             self.left_out[name] = self.left_out.get(name, 0) + 1
+            if name != "ghost_snapshot":  # a git snapshot of the worktree: never history
+                self.warnings.append(f"{self.label} {where}: a {name!r} item, which no node "
+                                     f"holds; left out")
 
     def _compaction(self, index: int, payload: dict[str, Any], where: str) -> None:
         summary = as_str(payload.get("message")) or ""
