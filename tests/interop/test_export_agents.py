@@ -130,3 +130,24 @@ def test_a_folder_is_only_for_agent_sessions(loom: Loom, tmp_path: Path) -> None
     _coding_tree(loom)
     with pytest.raises(InvalidInput, match="--cwd"):
         loom.export_file(tmp_path / "x.md", target="work", format="markdown", cwd="/x")
+
+
+def test_a_watched_folder_lands_the_continued_session_as_a_branch_too(
+    loom: Loom, tmp_path: Path
+) -> None:
+    _, answer, _ = _coding_tree(loom)
+    project = tmp_path / "projects" / "-home-me-project"
+    project.mkdir(parents=True)
+    staged = tmp_path / "s.jsonl"
+    loom.export_file(staged, target=answer.id, format="claude-code", cwd="/home/me/project")
+    session = project / f"{rows(staged)[0]['sessionId']}.jsonl"
+    staged.rename(session)
+    watcher = loom.watcher(tmp_path / "projects")
+    assert [d.report.nodes for d in watcher.step()] == [0]  # the exported path is stored
+    continued("claude-code", session)
+    [done] = watcher.step()
+    assert done.report.errors == [] and done.report.nodes == 2
+    assert len(loom.trees()) == 1
+    ask = next(n for n in loom.tree_nodes(answer.tree)
+               if n.content == [{"type": "text", "text": "and now?"}])
+    assert ask.parent == answer.id

@@ -74,6 +74,8 @@ def carried(
     root = conv.messages[0] if conv.messages else None
     if root is None or root.source_id not in wanted:
         return None
+    if not storage(loom).nodes_by_id([wanted[root.source_id]]):
+        return None  # the common case, a session that never left this store: one look-up
     found = storage(loom).nodes_by_id(sorted(set(wanted.values())))
     matched: dict[str, Node] = {}
     for m in conv.messages:  # parents come first
