@@ -182,7 +182,7 @@ class _Rollout:
             return
         else:
             kind, payload = "response_item", value
-        mark = node_id(payload.get("id"))  # a node this store exported (`roundtrip`)
+        mark = node_id(str(payload.get("id")).rpartition("_")[2])  # exported here: `roundtrip`
         count = len(self.messages)
         self._kind(index, kind, payload, where)
         if mark and len(self.messages) > count:

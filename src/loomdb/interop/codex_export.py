@@ -16,7 +16,8 @@ The path from the root to `at` is written as the rollouts Codex writes today (on
 
 Each user and assistant message is also written as the `event_msg` Codex replays when
 it shows a resumed session (`user_message`, `agent_message`); the importer skips them.
-The first item of every node carries the node's id as its `id`, so a rollout Codex
+The first item of every node carries the node's id in its `id` (`msg_<node id>`, `rs_`,
+`fc_` as the Responses API prefixes its items, `item_` otherwise), so a rollout Codex
 resumed (it appends to the same file) is imported again as a branch of the exported
 path (see `roundtrip`). Codex finds a session by its file, so write it as
 `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl` (`file_name`).
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
 #: the Codex version whose rollout layout this writes (session_meta.cli_version)
 CLI_VERSION = "0.58.0"
+#: item id prefixes, as the Responses API names its items (`<prefix>_<node id>`)
+_PREFIX = {"message": "msg", "reasoning": "rs", "function_call": "fc"}
 
 
 def file_name(session: str, when: datetime | None = None) -> str:
@@ -84,7 +87,7 @@ def _items(loom: Loom, node: Node) -> list[tuple[str, dict[str, Any]]]:
     items: list[tuple[str, dict[str, Any]]] = []
     if node.kind == "compaction":
         text = "\n".join(b["text"] for b in node.content if b["type"] == "text")
-        return [("compacted", {"message": text, "id": node.id})]
+        return [("compacted", {"message": text, "id": f"item_{node.id}"})]
     if node.role == "assistant":
         items = _assistant(node)
     elif node.role == "tool":
@@ -101,7 +104,8 @@ def _items(loom: Loom, node: Node) -> list[tuple[str, dict[str, Any]]]:
         if role == "user":
             items.append(("event_msg", {"type": "user_message", "message": _text(node.content),
                                         "kind": "plain"}))
-    items[0][1]["id"] = node.id
+    first = items[0][1]
+    first["id"] = f"{_PREFIX.get(first.get('type'), 'item')}_{node.id}"
     return items
 
 

@@ -2,7 +2,8 @@
 
 An export for a coding agent (`claude-code`, `codex`, `pi`) names each node it writes in
 the ids of its lines: a Claude Code line's `uuid` is the node's ULID written as a UUID
-(the same 128 bits), a Codex item's `id` and a pi entry's `id` are the node id itself.
+(the same 128 bits), a Codex item's `id` is `<prefix>_<node id>` and a pi entry's `id`
+the node id itself.
 The tools keep those ids when they resume, fork or append to the session, so the
 parsers can say which stored node a message came from (`ImportedMessage.same_as`).
 
