@@ -110,13 +110,13 @@ def test_the_command_writes_the_file_and_refuses_all(tmp_path: Path) -> None:
                    capture_output=True)
     out = tmp_path / "resume.jsonl"
     done = subprocess.run([*run, "export", "import/claude-code/5c0375b4~3", "--format",
-                           "claude-code", "-o", str(out), "--json"],
+                           "claude-code", "--cwd", "/home/me/app", "-o", str(out), "--json"],
                           env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["trees"] == 1
     rows = lines_of(out)  # the main session's path without its last 3 nodes
     assert rows[0]["message"]["content"].startswith("<command-message>orchestrator")
-    assert rows[-1]["type"] == "user"
+    assert rows[-1]["type"] == "user" and {r["cwd"] for r in rows} == {"/home/me/app"}
     bad = subprocess.run([*run, "export", "--all", "--format", "claude-code"], env=env,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "one path" in bad.stderr and bad.stdout == ""

@@ -107,3 +107,17 @@ def test_tool_calls_results_and_attachments_of_llm_031_are_kept(
     assert error["tool_use_id"] == "call_b"
     assert nodes[-1].content[0] == {"type": "thinking", "thinking": "adding up"}
     assert loom.import_file(tmp_path / "logs.db").nodes == 0
+
+
+def test_a_tool_row_whose_response_is_gone_is_reported_not_dropped(
+    loom: Loom, tmp_path: Path
+) -> None:
+    db = logs_031(tmp_path / "logs.db")
+    chain(db)
+    db["tool_calls"].insert({"response_id": "gone", "tool_id": 1, "name": "add",
+                             "arguments": "{}", "tool_call_id": "call_x"})
+    db.close()
+    report = loom.import_file(tmp_path / "logs.db")
+    assert len(report.trees) == 1
+    assert [e["where"] for e in report.errors] == ["logs.db tool_calls"]
+    assert "1 row(s) name a response that is not in the database" in report.errors[0]["reason"]

@@ -75,6 +75,13 @@ def legacy(db: sqlite3.Connection, name: str, threads: set[str], tables: set[str
         batch.append(row)
     if batch and current not in threads:
         yield _one(name, index, current or "", batch, names, limits, extras, read_json)
+    for table in ("tool_calls", "tool_results", "prompt_attachments"):
+        if table in tables:
+            lost = db.execute(f"SELECT count(*) FROM {table} WHERE response_id IS NULL OR "
+                              f"response_id NOT IN (SELECT id FROM responses)").fetchone()[0]
+            if lost:
+                yield ParseError(f"{name} {table}", f"{lost} row(s) name a response that is "
+                                 f"not in the database; not imported")
 
 
 def _one(name: str, index: int, key: str, rows: list[Row], names: dict[str, Any],
