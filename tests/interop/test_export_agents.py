@@ -76,6 +76,7 @@ def continued(fmt: str, path: Path) -> None:
         fh.writelines(json.dumps(v) + "\n" for v in new)
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_path_comes_back_the_same_in_another_store(
     loom: Loom, tmp_path: Path, fmt: str
@@ -114,6 +115,7 @@ def test_the_continued_session_is_a_branch_of_the_exported_path(
     assert loom.verify().ok
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
 def test_claude_code_lines_name_the_folder_and_each_has_a_time(
     loom: Loom, tmp_path: Path
 ) -> None:
@@ -126,12 +128,14 @@ def test_claude_code_lines_name_the_folder_and_each_has_a_time(
     assert len(set(times)) == len(times) and times == sorted(times)
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
 def test_a_folder_is_only_for_agent_sessions(loom: Loom, tmp_path: Path) -> None:
     _coding_tree(loom)
     with pytest.raises(InvalidInput, match="--cwd"):
         loom.export_file(tmp_path / "x.md", target="work", format="markdown", cwd="/x")
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
 def test_a_watched_folder_lands_the_continued_session_as_a_branch_too(
     loom: Loom, tmp_path: Path
 ) -> None:

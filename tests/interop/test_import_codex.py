@@ -388,6 +388,7 @@ def users_in(values: list[dict[str, Any]]) -> int:
                and i.get("role") == "user")
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
 @pytest.mark.parametrize("layout", ["envelope", "bare-with-git", "bare-with-instructions"])
 def test_every_user_message_of_every_layout_is_kept(
     loom: Loom, tmp_path: Path, layout: str
@@ -403,6 +404,7 @@ def test_every_user_message_of_every_layout_is_kept(
     assert len(users) == users_in(values) > 0
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
 def test_an_item_of_a_kind_not_read_is_a_warning_not_a_silent_gap(
     loom: Loom, tmp_path: Path
 ) -> None:

@@ -79,11 +79,25 @@ def chain(db: Any) -> None:
     db["prompt_fragments"].insert({"response_id": "r1", "fragment_id": 1, "order": 0})
 
 
-def test_tool_calls_results_and_attachments_of_llm_031_are_kept(
-    loom: Loom, tmp_path: Path
-) -> None:
-    db = logs_031(tmp_path / "logs.db")
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The logs.db's bytes, made once (llm's migrations take a second or two)."""
+    path = tmp_path_factory.mktemp("llm031") / "logs.db"
+    db = logs_031(path)
     chain(db)
+    db.close()
+    return path.read_bytes()
+
+
+def copy_of(made: bytes, tmp_path: Path) -> Any:
+    (tmp_path / "logs.db").write_bytes(made)
+    return sqlite_utils.Database(tmp_path / "logs.db")
+
+
+def test_tool_calls_results_and_attachments_of_llm_031_are_kept(
+    loom: Loom, tmp_path: Path, made: bytes
+) -> None:
+    db = copy_of(made, tmp_path)
     count = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
              for t in ("tool_calls", "tool_results", "prompt_attachments",
                        "tool_results_attachments")}
@@ -109,11 +123,11 @@ def test_tool_calls_results_and_attachments_of_llm_031_are_kept(
     assert loom.import_file(tmp_path / "logs.db").nodes == 0
 
 
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
 def test_a_tool_row_whose_response_is_gone_is_reported_not_dropped(
-    loom: Loom, tmp_path: Path
+    loom: Loom, tmp_path: Path, made: bytes
 ) -> None:
-    db = logs_031(tmp_path / "logs.db")
-    chain(db)
+    db = copy_of(made, tmp_path)
     db["tool_calls"].insert({"response_id": "gone", "tool_id": 1, "name": "add",
                              "arguments": "{}", "tool_call_id": "call_x"})
     db.close()
