@@ -27,6 +27,9 @@ messages. The messages form one chain:
     conversation's metadata count; a response item of a kind not read here is counted
     there too and named in a warning (nothing the model saw goes in silence).
 
+An item whose `id` is `<prefix>_<node id>` (as `export --format codex` writes a node's
+first item) names the stored node it came from (see `roundtrip`).
+
 A folder is read as every `rollout-*.jsonl` below it (symbolic links not followed,
 nothing outside it read), each file one conversation. A child thread (a subagent the
 model started with `spawn_agent`) is its own rollout; it is read after its parent and

@@ -105,7 +105,7 @@ def _items(loom: Loom, node: Node) -> list[tuple[str, dict[str, Any]]]:
             items.append(("event_msg", {"type": "user_message", "message": _text(node.content),
                                         "kind": "plain"}))
     first = items[0][1]
-    first["id"] = f"{_PREFIX.get(first.get('type'), 'item')}_{node.id}"
+    first["id"] = f"{_PREFIX.get(str(first.get('type')), 'item')}_{node.id}"
     return items
 
 

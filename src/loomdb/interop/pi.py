@@ -23,7 +23,11 @@ it kept. Not nodes: `model_change` and `thinking_level_change` become the option
 the title; `custom` (extension state, never in the context) is left out and counted
 in the conversation's metadata. Entries that are not nodes still carry the tree:
 a node under one hangs on its nearest node ancestor. The active branch is the last
-entry of the file (where pi reopens the session). Paths the header names (a parent
+entry of the file (where pi reopens the session). A `custom_message` of type `system`
+(as `export --format pi` writes a system node) is a system node. An entry whose id names
+a node of the store (written by that export), or a tree-layout entry in the unbroken
+file-order chain pi's upgrade of a v1 file makes (which also carries its v1 name
+`#<index>`), is matched to the stored node on import (see `roundtrip`). Paths the header names (a parent
 session) are kept as text, never opened.
 """
 

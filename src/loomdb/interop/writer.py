@@ -32,6 +32,8 @@ Mapping choices (docs/interop.md explains them):
     where an import left it (a session you moved, selected in or continued stays put);
   * attachments with bytes go to the blob store; those the export only names become
     a text block saying what was there (`[image not in the export: name (mime)]`);
+  * a conversation whose lines name stored nodes from its root on (a path exported for
+    an agent, coming back) continues that tree: those messages are the nodes (`roundtrip`);
   * assistant messages are authored by their model (also `provenance.model`), user
     messages by `human` unless the source names the user; `source` is `import`.
 """
