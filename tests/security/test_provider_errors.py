@@ -7,13 +7,11 @@ back the URL and the Authorization header it got, as some proxies do."""
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +21,7 @@ from helpers import row_counts
 from loomdb import Loom, ProviderError
 from loomdb.providers.config import ProvidersConfig, parse_config
 from loomdb.server import create_app
+from loopback_json import json_server
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
 from live import free_port, serving  # noqa: E402
@@ -31,33 +30,17 @@ USER, PASSWORD, QUERY_KEY, API_KEY = "opsuser", "hunter2-pass", "QUERYSECRET42",
 SECRETS = (PASSWORD, QUERY_KEY, API_KEY, f"{USER}:")
 
 
-class _Echo(BaseHTTPRequestHandler):
+def _echo(path: str, headers: Any, body: Any) -> tuple[int, Any]:
     """Refuses every call, quoting the request's path and Authorization header."""
-
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-        body = json.dumps({"error": {"message": f"bad credentials for {self.path} "
-                                     f"(Authorization: {self.headers.get('Authorization')})",
-                                     "type": "invalid_request_error"}}).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+    return 401, {"error": {"message": f"bad credentials for {path} "
+                           f"(Authorization: {headers.get('Authorization')})",
+                           "type": "invalid_request_error"}}
 
 
 @pytest.fixture(scope="module")
 def echo_port() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        thread.join(10)
+    with json_server(_echo) as port:
+        yield port
 
 
 def _config(port: int) -> ProvidersConfig:

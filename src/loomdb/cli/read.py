@@ -169,6 +169,9 @@ def log(ctx: click.Context, headish: str, as_json: bool) -> None:
     console = Console(highlight=False)
     for n in nodes:
         mark = " (edited)" if n.edited_from else ""
+        merged = (n.origin or {}).get("merged_from")
+        if isinstance(merged, dict):  # a merge names the branch and the tip it brought in
+            mark += f" (merged from {merged.get('ref') or 'node'} at {merged.get('node')})"
         console.print(f"[bold]{n.role}[/bold] [dim]{n.id} {n.author} {n.created_at}{mark}[/dim]")
         console.print(_render(n.content), markup=False)
         console.print()

@@ -1,0 +1,102 @@
+"""Replaying a path's user turns onto another base, or on another model.
+
+`replay PATH --onto NODE --session NAME` forks NAME at NODE, then appends, in order,
+each user turn of PATH after the place PATH and NODE part (compared by slot: after an
+edit, NODE is the edited version and the turns replayed are the ones after it), each
+answered by the model before the next is sent (or left unanswered, `generate=False`).
+When NODE is itself a user turn, it is answered first. Without `--onto`, NODE is
+PATH's first message: the whole conversation again, from its first turn (the
+evaluation use; `diff` then compares the two).
+
+A turn carrying tool results answers a tool call the replayed model may not make:
+the replay stops before it and says so (turns up to there stay written). Each
+replayed turn's origin names the turn it replays (`{"replayed_from": id}`). A model
+that fails stops the replay the same way: what was written stays, the reason is
+returned. The overhead per turn is one append; the cost is the model's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LoomError
+from ..headish import Position
+from ..store.base import BODY, ID, ROLE
+from .merge import since_ancestor
+
+if TYPE_CHECKING:
+    from ..loom import Loom
+
+#: answers the turn at a session's head (moving it): the new nodes' ids, and errors
+Answer = Callable[[str], tuple[list[str], list[str]]]
+
+
+@dataclass
+class Replayed:
+    """What a replay did: the session made, the turns appended, why it stopped early."""
+
+    session: str
+    tree: str
+    onto: str
+    ancestor: str | None
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    stopped: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"session": self.session, "tree": self.tree, "onto": self.onto,
+                "ancestor": self.ancestor, "turns": self.turns, "stopped": self.stopped}
+
+
+def user_turns(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows a replay sends again: user messages (and, to stop at, tool turns)."""
+    return [r for r in rows if r[ROLE] in ("user", "tool")]
+
+
+def _tool_turn(row: tuple[Any, ...]) -> bool:
+    return row[ROLE] == "tool" or any(
+        b.get("type") == "tool_result" for b in json.loads(row[BODY]))
+
+
+def replay(lm: Loom, source: Position, onto: Position | None, session: str, *,
+           answer: Answer | None) -> Replayed:
+    """Replay the user turns of `source` onto `onto` (default: its first message) as
+    the new session `session`; `answer` None leaves every turn unanswered."""
+    rows = lm.path_rows(source)
+    if onto is None:
+        onto = Position(rows[0][ID], source.tree)
+    base = lm.path_rows(onto)
+    ancestor, since = since_ancestor(base, rows)
+    lm.fork(onto, session)
+    done = Replayed(session, onto.tree, onto.node, ancestor)
+    if answer is not None and lm.node(onto).role == "user" and not _answered(answer, done):
+        return done
+    for row in user_turns(since):
+        if _tool_turn(row):
+            done.stopped = (f"message {row[ID]} carries tool results; tool turns are not "
+                            "replayed (the replayed model did not make those calls)")
+            return done
+        node = lm.append(session, json.loads(row[BODY]), role="user",
+                         origin={"replayed_from": row[ID]})
+        done.turns.append({"from": row[ID], "node": node.id, "answers": []})
+        if answer is not None and not _answered(answer, done):
+            return done
+    return done
+
+
+def _answered(answer: Answer, done: Replayed) -> bool:
+    """Ask for the answer at the session's head; False (the reason kept) when the
+    model failed."""
+    try:
+        ids, errors = answer(done.session)
+    except LoomError as exc:
+        done.stopped = f"the model failed: {exc}"
+        return False
+    if errors or not ids:
+        done.stopped = "the model failed: " + ("; ".join(errors) or "no answer")
+        return False
+    if done.turns:
+        done.turns[-1]["answers"] = ids
+    return True
