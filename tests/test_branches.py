@@ -15,9 +15,11 @@ import pytest
 import loomdb
 from helpers import row_counts, texts_of, thread
 from loomdb import InvalidInput, Loom, NotFound
+from loomdb.branching.merge import CLIMB
 from loomdb.cli import main
 from loomdb.front import Door, Runtime
 from loomdb.providers.config import parse_config
+from loomdb.storage_ops import storage
 from loopback_json import json_server
 from pg import store_of
 from test_bad_input import run_cli
@@ -174,6 +176,17 @@ class TestMerge:
         again, created = door(loom).branches.merge(s("alt"), s("main"))
         assert again.id == node.id and not created and row_counts(loom) == before
 
+    def test_branches_parting_far_back_merge_alike(self, loom: Loom, s: Names) -> None:
+        ids = thread(loom, ["q1", "a1"], session=s("main"))
+        loom.fork(ids[1], s("alt"))
+        with storage(loom).transaction():  # past how far a merge climbs from each end
+            for i in range(3 * CLIMB):
+                loom.append(s("main" if i % 3 else "alt"), f"m{i}")
+        node, created = door(loom).branches.merge(s("alt"), s("main"))
+        assert created and node.origin["merged_from"]["ancestor"] == ids[1]
+        assert node.origin["merged_from"]["messages"] == CLIMB
+        assert door(loom).branches.merge(s("alt"), s("main")) == (node, False)
+
     def test_what_cannot_merge_is_refused(self, loom: Loom, s: Names) -> None:
         ids = branched(loom, s)
         thread(loom, ["other"], session=s("elsewhere"))
@@ -192,7 +205,7 @@ class TestReplay:
         ids = thread(loom, ["q1", "a1", "q2", "a2", "q3", "a3"], session=s("main"))
         edited = loom.edit(ids[2], "q2 again")
         done = door(loom).branches.replay(s("main"), s("again"), onto=edited.id, generate=False)
-        assert done.ancestor == ids[2] and done.stopped is None
+        assert done.ancestor == edited.id and done.stopped is None
         assert [t["from"] for t in done.turns] == [ids[4]]
         assert texts_of(loom, s("again")) == ["q1", "a1", "q2 again", "q3"]
         assert loom.node(s("again")).origin == {"replayed_from": ids[4]}

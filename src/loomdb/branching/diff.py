@@ -39,24 +39,25 @@ numbers count from 1 at the root) with status
         if a[ID] != b[ID]:
             break
         common += 1
-    entries = []
-    for i, (a, b) in enumerate(zip_longest(left[common:], right[common:]), common):
-        entries.append(_entry(i, a, b))
+    rest_a, rest_b = left[common:], right[common:]
+    # every body after the ancestor in one parse (stored bodies are canonical JSON)
+    bodies = json.loads("[" + ",".join(r[BODY] for r in rest_a + rest_b) + "]")
+    sides_a = [_side(r, body) for r, body in zip(rest_a, bodies, strict=False)]
+    sides_b = [_side(r, body) for r, body in zip(rest_b, bodies[len(rest_a):], strict=True)]
+    entries = [_entry(i, a, b, sa, sb) for i, (a, b, sa, sb) in enumerate(
+        zip_longest(rest_a, rest_b, sides_a, sides_b), common)]
     return {"ancestor": left[common - 1][ID] if common else None, "common": common,
             "entries": entries, "changed": sum(e["status"] != "same" for e in entries)}
 
 
-def _side(row: Row | None) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    blocks = json.loads(row[BODY])
+def _side(row: Row, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     calls = [{"name": b["name"], "input": b["input"]} for b in blocks
              if b.get("type") == "tool_use"]
     return {"node": row[ID], "role": row[ROLE], "text": plain_text(blocks), "tool_calls": calls}
 
 
-def _entry(index: int, a: Row | None, b: Row | None) -> dict[str, Any]:
-    left, right = _side(a), _side(b)
+def _entry(index: int, a: Row | None, b: Row | None, left: dict[str, Any] | None,
+           right: dict[str, Any] | None) -> dict[str, Any]:
     if a is None or b is None:
         status = "added" if a is None else "removed"
     elif a[ROLE] == b[ROLE] and a[BODY] == b[BODY]:
@@ -65,8 +66,15 @@ def _entry(index: int, a: Row | None, b: Row | None) -> dict[str, Any]:
         status = "changed"
     entry: dict[str, Any] = {"message": index + 1, "status": status, "left": left, "right": right}
     if status == "changed" and left is not None and right is not None:
-        entry["text_diff"] = list(difflib.unified_diff(
-            left["text"].splitlines(), right["text"].splitlines(), "left", "right",
-            n=CONTEXT_LINES, lineterm=""))[2:]
+        entry["text_diff"] = text_diff(left["text"], right["text"])
         entry["tool_calls_differ"] = left["tool_calls"] != right["tool_calls"]
     return entry
+
+
+def text_diff(old: str, new: str) -> list[str]:
+    """The unified diff's lines (its two file headers left out) from `old` to `new`;
+    two different one-line texts, the common case, without difflib's search."""
+    a, b = old.splitlines(), new.splitlines()
+    if len(a) == len(b) == 1 and a != b:
+        return ["@@ -1 +1 @@", f"-{a[0]}", f"+{b[0]}"]
+    return list(difflib.unified_diff(a, b, "left", "right", n=CONTEXT_LINES, lineterm=""))[2:]

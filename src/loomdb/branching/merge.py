@@ -11,7 +11,8 @@ copied; the chain hash of the merge node covers the tip's, and its origin record
 branch added since, what the note carries).
 
 Merging the same tip into a line whose path already holds a merge of it answers that
-merge and writes nothing. A branch already on INTO's path has nothing to merge; a
+merge and writes nothing. Only the two paths' ends after their common ancestor are
+read (`parting`), so a merge costs about an append on paths of any length. A branch already on INTO's path has nothing to merge; a
 branch of another tree is refused (a continuation stays in its tree).
 """
 
@@ -33,32 +34,79 @@ Row = tuple[Any, ...]
 
 #: what a merge note may carry besides the branch's last message
 CARRIES = ("answer", "text", "summary")
+#: how many messages back a merge climbs from each end before it reads whole paths
+CLIMB = 64
 
 
-def since_ancestor(into: list[Row], branch: list[Row]) -> tuple[str | None, list[Row]]:
-    """(the common ancestor's id, the branch's rows after it): the ancestor is the last
-    position the two paths share by slot, so a branch made by editing a message of
-    INTO starts at that message's new version."""
-    common = 0
-    for a, b in zip(into, branch, strict=False):
-        if a[SLOT] != b[SLOT]:
-            break
-        common += 1
-    return (branch[common - 1][ID] if common else None), branch[common:]
+def parting(lm: Loom, a: Position, b: Position) -> tuple[str | None, list[Row], list[Row]]:
+    """(the common ancestor's id, a's rows after it, b's rows after it) for two paths
+    of one tree, read from their ends: the deepest depth at which both hold the same
+    slot (from there down they hold the same slots), found by walking back a window
+    that grows until they meet. Paths parting near their heads cost two short walks
+    however long they are."""
+    st = storage(lm)
+    ends = [st.anchor(a.node), st.anchor(b.node)]
+    if ends[0] is None or ends[1] is None:
+        raise InvalidInput("merge", "a node named is not stored")
+    window = 32
+    while True:
+        low = max(0, min(ends[0].depth, ends[1].depth) - window)
+        ra, rb = st.path_end(a, low), st.path_end(b, low)
+        shared = 0
+        for x, y in zip(ra, rb, strict=False):
+            if x[SLOT] != y[SLOT]:
+                break
+            shared += 1
+        if shared or low == 0:
+            return (ra[shared - 1][ID] if shared else None), ra[shared:], rb[shared:]
+        window *= 4
 
 
-def merged_already(lm: Loom, rows: list[Row], tip: str) -> Node | None:
-    """The merge of `tip` on this path, if there is one."""
-    fed = [r[ID] for r in rows if r[FLAGS] & HAS_SOURCES]
-    if not fed:
-        return None
-    sources = storage(lm).node_sources(fed)
-    for node_id in reversed(fed):
-        if (tip, "context") in sources.get(node_id, ()):
-            node = lm.node(node_id)
-            if (node.origin or {}).get("merged_from"):
-                return node
+def climb(lm: Loom, a: str, b: str, steps: int = CLIMB) -> tuple[Node, list[Node], list[Node]] | None:
+    """(the common ancestor, a's nodes after it, b's nodes after it, each deepest
+    first), found by climbing parents from both ends (slots compare alike whichever
+    version a path selects); None when they part more than `steps` messages back."""
+    st = storage(lm)
+    found = st.nodes_by_id([a, b])
+    if a not in found or b not in found:
+        raise InvalidInput("merge", "a node named is not stored")
+    x, y = found[a], found[b]
+    xs: list[Node] = []
+    ys: list[Node] = []
+    for _ in range(steps):
+        if x.slot == y.slot:
+            return x, xs, ys
+        move_x, move_y = x.depth >= y.depth, y.depth >= x.depth
+        up = [n.parent for n, move in ((x, move_x), (y, move_y)) if move]
+        if None in up:
+            return None
+        parents = st.nodes_by_id([str(p) for p in up])
+        if move_x:
+            xs.append(x)
+            x = parents[str(x.parent)]
+        if move_y:
+            ys.append(y)
+            y = parents[str(y.parent)]
     return None
+
+
+def merged_already(nodes: list[Node], tip: str) -> Node | None:
+    """The merge of `tip` among these nodes (a path's, after where it parted), if any."""
+    for node in nodes:
+        if (tip, "context") in node.sources and (node.origin or {}).get("merged_from"):
+            return node
+    return None
+
+
+def _parted(lm: Loom, into: Position, branch: Position) -> tuple[str | None, list[Node], list[Any]]:
+    """(the common ancestor's id, INTO's nodes after it, BRANCH's messages after it):
+    by climbing when they part near their ends, else from the paths' ends."""
+    near = climb(lm, into.node, branch.node)
+    if near is not None:
+        return near[0].id, near[1], near[2]
+    ancestor, rows, since = parting(lm, into, branch)
+    fed = [r[ID] for r in rows if r[FLAGS] & HAS_SOURCES]
+    return ancestor, lm.nodes(fed), since
 
 
 def merge(lm: Loom, branch: Position, into: Position, *, text: str | None = None,
@@ -70,15 +118,14 @@ def merge(lm: Loom, branch: Position, into: Position, *, text: str | None = None
     if text is not None and summarized is not None:
         raise InvalidInput("merge", "carry a text or a summary, not both")
     with storage(lm).transaction():
-        into_rows = lm.path_rows(into)
         tip = branch.node
-        if tip in {r[ID] for r in into_rows}:
-            raise InvalidInput(f"branch {tip}", "is already on the path merged into; "
-                               "nothing to merge")
-        found = merged_already(lm, into_rows, tip)
+        ancestor, ours, since = _parted(lm, into, branch)
+        if not since:
+            raise InvalidInput(f"branch {tip}", "is already on the path merged into (or "
+                               "is a version of a message there); nothing to merge")
+        found = merged_already(ours, tip)
         if found is not None:
             return found, False
-        ancestor, since = since_ancestor(into_rows, lm.path_rows(branch))
         label = branch.ref.name if branch.ref is not None else tip
         carries = "text" if text is not None else "summary" if summarized else "answer"
         note = (f"[merged from {label} ({len(since)} messages since they parted): its "

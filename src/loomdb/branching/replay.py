@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LoomError
 from ..headish import Position
 from ..store.base import BODY, ID, ROLE
-from .merge import since_ancestor
+from .merge import parting
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -64,11 +64,12 @@ def replay(lm: Loom, source: Position, onto: Position | None, session: str, *,
            answer: Answer | None) -> Replayed:
     """Replay the user turns of `source` onto `onto` (default: its first message) as
     the new session `session`; `answer` None leaves every turn unanswered."""
-    rows = lm.path_rows(source)
     if onto is None:
-        onto = Position(rows[0][ID], source.tree)
-    base = lm.path_rows(onto)
-    ancestor, since = since_ancestor(base, rows)
+        onto = Position(str(lm.tree(source.tree).root), source.tree)
+    if onto.tree == source.tree:
+        ancestor, _, since = parting(lm, onto, source)
+    else:
+        ancestor, since = None, lm.path_rows(source)
     lm.fork(onto, session)
     done = Replayed(session, onto.tree, onto.node, ancestor)
     if answer is not None and lm.node(onto).role == "user" and not _answered(answer, done):

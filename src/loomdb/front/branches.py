@@ -54,12 +54,12 @@ class Branches(AreaDoor):
         `text`, or the model `summary`'s summary of the branch since the common
         ancestor, or nothing more. (the merge node, whether this call wrote it: a tip
         merged already answers the merge made then)."""
-        from ..branching.merge import merge, since_ancestor
+        from ..branching.merge import merge, parting
 
         b, i, lm = self.sight.position(branch), self.sight.position(into), self.loom
         summarized = None
         if summary is not None and b.tree == i.tree:
-            _, since = since_ancestor(lm.path_rows(i), lm.path_rows(b))
+            _, _, since = parting(lm, i, b)
             messages = [{"role": r[ROLE], "content": json.loads(r[BODY])} for r in since]
             summarized = self._summary(b.tree, messages, summary)
         return merge(lm, b, i, text=text, summarized=summarized)
