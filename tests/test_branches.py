@@ -228,6 +228,13 @@ class TestReplay:
         done = door(loom).branches.replay(s("main"), s("again"), onto=root.id, generate=False)
         assert done.turns == [] and "tool results" in (done.stopped or "")
 
+    def test_a_path_of_another_tree_is_replayed_whole(self, loom: Loom, s: Names) -> None:
+        source = thread(loom, ["q1", "a1", "q2"], session=s("main"))
+        _, root = loom.new_tree("elsewhere", session=s("other"))
+        done = door(loom).branches.replay(s("main"), s("again"), onto=root.id, generate=False)
+        assert done.ancestor is None and [t["from"] for t in done.turns] == [source[0], source[2]]
+        assert texts_of(loom, s("again")) == ["elsewhere", "q1", "q2"]
+
     def test_a_failing_model_stops_and_keeps_what_was_written(self, loom: Loom, s: Names) -> None:
         thread(loom, ["q1", "a1", "q2"], session=s("main"))
         down = loom.as_(loom.operator, runtime=Runtime(config=DOWN))
@@ -305,6 +312,8 @@ class TestCli:
         assert [t["from"] for t in replayed["turns"]] == [ids[4]]
         fresh = run("fork", s("alt"), s("clean"), "--fresh")
         assert fresh["continued"]["node"] == ids[5] and fresh["name"] == s("clean")
+        code, out, _ = run_cli(store_url, "trees")
+        assert f"continued from {loom.node(ids[5]).tree} at {ids[5]}" in out
         for args in (["fork", s("alt"), "x", "--summary", "m"],
                      ["merge", s("alt"), s("main"), "--text", "a", "--summary", "m"],
                      ["replay", s("alt")], ["diff", s("main")]):

@@ -213,6 +213,9 @@ def trees(ctx: click.Context, archived: bool, as_json: bool) -> None:
     lines = []
     for t in found:
         lines.append(f"{t.id}  {t.mode:8}  {t.nodes:6} nodes  {t.title}")
+        continued = (t.lineage or {}).get("continued")
+        if isinstance(continued, dict):  # a tail-fork: the tree and message it starts from
+            lines.append(f"    continued from {continued.get('tree')} at {continued.get('node')}")
         lines += [f"    {r.kind} {r.name}: {breadcrumb(r.forked_from)}" for r in forks.get(t.id, [])]
     emit(as_json, {"trees": rows}, "\n".join(lines) or "no trees")
 
