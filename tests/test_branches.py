@@ -279,6 +279,21 @@ class TestWithAModel:
         found = me.branches.diff(s("main"), s("again"))
         assert [e["status"] for e in found["entries"]] == ["changed", "same", "changed"]
 
+    def test_with_tools_offered_the_tool_loop_answers_and_old_results_are_left(
+            self, loom: Loom, s: Names, model: Runtime) -> None:
+        _, root = loom.new_tree("weather?", session=s("main"),
+                                options={"tools": ["spawn_subagent"]})
+        loom.append(s("main"), [{"type": "tool_use", "id": "c1", "name": "weather",
+                                 "input": {}}], role="assistant")
+        loom.append(s("main"), [{"type": "tool_result", "tool_use_id": "c1",
+                                 "content": [{"type": "text", "text": "sun"}]}], role="tool")
+        q = loom.append(s("main"), "and tomorrow?")
+        me = loom.as_(loom.operator, runtime=model)
+        done = me.branches.replay(s("main"), s("again"), models=["stub"])
+        assert done.stopped is None and [t["from"] for t in done.turns] == [q.id]
+        assert texts_of(loom, s("again")) == [
+            "weather?", "re: weather?", "and tomorrow?", "re: and tomorrow?"]
+
     def test_a_summary_is_the_models_with_its_provenance(
             self, loom: Loom, s: Names, model: Runtime) -> None:
         branched(loom, s)

@@ -8,8 +8,12 @@ When NODE is itself a user turn, it is answered first. Without `--onto`, NODE is
 PATH's first message: the whole conversation again, from its first turn (the
 evaluation use; `diff` then compares the two).
 
-A turn carrying tool results answers a tool call the replayed model may not make:
-the replay stops before it and says so (turns up to there stay written). Each
+A turn carrying tool results answers a tool call of the model that wrote the path.
+When the new thread offers tools (its options name them, or its session is bound to a
+persona: `runs_tools`), each turn is the agent's tool loop, which makes and runs its
+own calls with the tools configured, so the old results are left out; otherwise the
+replay stops before such a turn and says so (turns up to there stay written), as it
+does when a turn waits for a person to approve a call. Each
 replayed turn's origin names the turn it replays (`{"replayed_from": id}`). A model
 that fails stops the replay the same way: what was written stays, the reason is
 returned. The overhead per turn is one append; the cost is the model's.
@@ -30,7 +34,8 @@ from .merge import parting
 if TYPE_CHECKING:
     from ..loom import Loom
 
-#: answers the turn at a session's head (moving it): the new nodes' ids, and errors
+#: answers the turn at a session's head (moving it): the new nodes' ids, and why the
+#: replay must stop there (each reason a sentence; none: it goes on)
 Answer = Callable[[str], tuple[list[str], list[str]]]
 
 
@@ -61,9 +66,11 @@ def _tool_turn(row: tuple[Any, ...]) -> bool:
 
 
 def replay(lm: Loom, source: Position, onto: Position | None, session: str, *,
-           answer: Answer | None) -> Replayed:
+           answer: Answer | None,
+           runs_tools: Callable[[str], bool] | None = None) -> Replayed:
     """Replay the user turns of `source` onto `onto` (default: its first message) as
-    the new session `session`; `answer` None leaves every turn unanswered."""
+    the new session `session`; `answer` None leaves every turn unanswered;
+    `runs_tools(session)` says whether its answers run the thread's tools."""
     if onto is None:
         onto = Position(str(lm.tree(source.tree).root), source.tree)
     if onto.tree == source.tree:
@@ -76,8 +83,11 @@ def replay(lm: Loom, source: Position, onto: Position | None, session: str, *,
         return done
     for row in user_turns(since):
         if _tool_turn(row):
-            done.stopped = (f"message {row[ID]} carries tool results; tool turns are not "
-                            "replayed (the replayed model did not make those calls)")
+            if answer is not None and runs_tools is not None and runs_tools(session):
+                continue  # the replayed model made its own calls and had them run
+            done.stopped = (f"message {row[ID]} carries tool results and the thread "
+                            "offers no tools: tool turns are replayed only by the tool "
+                            "loop, with the tools configured (`options.tools`)")
             return done
         node = lm.append(session, json.loads(row[BODY]), role="user",
                          origin={"replayed_from": row[ID]})
@@ -95,9 +105,9 @@ def _answered(answer: Answer, done: Replayed) -> bool:
     except LoomError as exc:
         done.stopped = f"the model failed: {exc}"
         return False
-    if errors or not ids:
-        done.stopped = "the model failed: " + ("; ".join(errors) or "no answer")
-        return False
     if done.turns:
         done.turns[-1]["answers"] = ids
+    if errors or not ids:
+        done.stopped = "; ".join(errors) or "the model gave no answer"
+        return False
     return True

@@ -70,22 +70,32 @@ class Branches(AreaDoor):
         """The user turns of `path` appended in order onto `onto` (default: its first
         message) as the new session `session`, each answered by `models` (N each; the
         session follows the first) before the next, or left unanswered with
-        `generate=False` (see `branching.replay`)."""
+        `generate=False`; a thread offering tools answers with the tool loop, whose
+        own calls replace the path's tool turns (see `branching.replay`)."""
         from ..branching.replay import replay
+        from .agents import Agents
         from .nodes import Nodes
 
         source = self.sight.position(path)
         base = self.sight.position(onto) if onto is not None else None
+        nodes, agents = Nodes(self.sight, self.runtime), Agents(self.sight, self.runtime)
         answer = None
         if generate:
-            nodes = Nodes(self.sight, self.runtime)
 
             def answer(at: str) -> tuple[list[str], list[str]]:
+                if agents.wants_turn(at):  # the tool loop: the thread offers tools
+                    turn = agents.turn(at, models=list(models), max_tokens=max_tokens)
+                    why = [] if turn.answer else [
+                        f"the tool loop is waiting for approval at {turn.pending}"
+                        if turn.pending else "the tool loop reached its step limit"]
+                    return [node.id for node in turn.nodes], why
                 done = nodes.generate(at, models=models, n=n, max_tokens=max_tokens)
-                return [node.id for node in done.nodes], [str(e) for e in done.errors]
+                return [node.id for node in done.nodes], [
+                    f"the model failed: {e}" for e in done.errors]
 
         with self.sight.naming_ref(session):
-            return replay(self.loom, source, base, session, answer=answer)
+            return replay(self.loom, source, base, session, answer=answer,
+                          runs_tools=agents.wants_turn)
 
     def _summary(self, tree: str, messages: list[dict[str, Any]], model: str) -> Summary:
         """The model's summary of `messages` (over HTTP, a caller names only the
