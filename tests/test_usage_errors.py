@@ -49,6 +49,8 @@ CORPUS: list[tuple[str, ...]] = [
                                                   "--no-generate"),
     ("replay", "x", "--session", "s", "-n", "0"), ("fork", "x", "y", "--summary", "m"),
     ("fork", "nowhere", "y", "--fresh"),
+    ("trust",), ("trust", "/no/such/folder"), ("trust", "--list", "{here}"),
+    ("trust", "--remove", "{here}"), ("--providers", "{here}", "generate", "s"),
 ]
 
 

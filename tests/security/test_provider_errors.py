@@ -7,11 +7,13 @@ back the URL and the Authorization header it got, as some proxies do."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -21,7 +23,6 @@ from helpers import row_counts
 from loomdb import Loom, ProviderError
 from loomdb.providers.config import ProvidersConfig, parse_config
 from loomdb.server import create_app
-from loopback_json import json_server
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
 from live import free_port, serving  # noqa: E402
@@ -30,23 +31,43 @@ USER, PASSWORD, QUERY_KEY, API_KEY = "opsuser", "hunter2-pass", "QUERYSECRET42",
 SECRETS = (PASSWORD, QUERY_KEY, API_KEY, f"{USER}:")
 
 
-def _echo(path: str, headers: Any, body: Any) -> tuple[int, Any]:
-    """Refuses every call, quoting the request's path and Authorization header."""
-    return 401, {"error": {"message": f"bad credentials for {path} "
-                           f"(Authorization: {headers.get('Authorization')})",
-                           "type": "invalid_request_error"}}
+class _Echo(BaseHTTPRequestHandler):
+    """Refuses every call, quoting the request's path and Authorization header; each
+    call's (path, Authorization) is kept in `seen`."""
+
+    seen: list[tuple[str, str | None]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        self.seen.append((self.path, self.headers.get("Authorization")))
+        body = json.dumps({"error": {"message": f"bad credentials for {self.path} "
+                                     f"(Authorization: {self.headers.get('Authorization')})",
+                                     "type": "invalid_request_error"}}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
 
 
 @pytest.fixture(scope="module")
 def echo_port() -> Iterator[int]:
-    with json_server(_echo) as port:
-        yield port
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        thread.join(10)
 
 
 def _config(port: int) -> ProvidersConfig:
     url = f"http://{USER}:{PASSWORD}@127.0.0.1:{port}/v1?key={QUERY_KEY}"
     return parse_config({"default": "leaky", "models": {"leaky": {
-        "provider": "openai", "base_url": url, "model": "m", "api_key_env": "LEAKY_KEY",
+        "provider": "openai", "base_url": url, "model": "m", "api_key_env": "LEAKY_API_KEY",
         "max_retries": 0, "timeout": 5}}})
 
 
@@ -63,7 +84,7 @@ def _clean(text: str) -> None:
 def test_library_messages_and_logs_hide_the_endpoint_secrets(
         loom: Loom, port: int, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setenv("LEAKY_KEY", API_KEY)
+    monkeypatch.setenv("LEAKY_API_KEY", API_KEY)
     loom.new_tree("hi", session="s")
     before = row_counts(loom)
     caplog.set_level(logging.DEBUG)
@@ -80,7 +101,7 @@ def test_library_messages_and_logs_hide_the_endpoint_secrets(
 def test_http_api_gateway_and_cli_hide_them(store_url: str, port: int,
                                             monkeypatch: pytest.MonkeyPatch,
                                             tmp_path: Path) -> None:
-    monkeypatch.setenv("LEAKY_KEY", API_KEY)
+    monkeypatch.setenv("LEAKY_API_KEY", API_KEY)
     config = _config(port)
     with loomdb.open(store_url) as lm, serving(create_app(lm, config=config)) as base:
         lm.new_tree("hi", session="s")
@@ -97,7 +118,7 @@ def test_http_api_gateway_and_cli_hide_them(store_url: str, port: int,
     toml = tmp_path / "providers.toml"
     url = f"http://{USER}:{PASSWORD}@127.0.0.1:{port}/v1?key={QUERY_KEY}"
     toml.write_text(f'default = "leaky"\n[models.leaky]\nprovider = "openai"\n'
-                    f'base_url = "{url}"\nmodel = "m"\napi_key_env = "LEAKY_KEY"\n'
+                    f'base_url = "{url}"\nmodel = "m"\napi_key_env = "LEAKY_API_KEY"\n'
                     f"max_retries = 0\ntimeout = 5\n")
     monkeypatch.setenv("LOOMDB_PROVIDERS", str(toml))
     from test_bad_input import run_cli
