@@ -12,8 +12,9 @@ branch added since, what the note carries).
 
 Merging the same tip into a line whose path already holds a merge of it answers that
 merge and writes nothing. Only the two paths' ends after their common ancestor are
-read (`parting`), so a merge costs about an append on paths of any length. A branch already on INTO's path has nothing to merge; a
-branch of another tree is refused (a continuation stays in its tree).
+read (`climb`, else `parting`), so a merge costs about an append on paths of any
+length. A branch already on INTO's path has nothing to merge; a branch of another
+tree is refused (a continuation stays in its tree).
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 Row = tuple[Any, ...]
 
-#: what a merge note may carry besides the branch's last message
-CARRIES = ("answer", "text", "summary")
 #: how many messages back a merge climbs from each end before it reads whole paths
 CLIMB = 64
 
@@ -47,7 +46,7 @@ def parting(lm: Loom, a: Position, b: Position) -> tuple[str | None, list[Row], 
     st = storage(lm)
     ends = [st.anchor(a.node), st.anchor(b.node)]
     if ends[0] is None or ends[1] is None:
-        raise InvalidInput("merge", "a node named is not stored")
+        raise InvalidInput("path", "a node named is not stored")
     window = 32
     while True:
         low = max(0, min(ends[0].depth, ends[1].depth) - window)
