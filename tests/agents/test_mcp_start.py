@@ -36,6 +36,8 @@ ANNOTATIONS = {
     "delete": (False, True, True, False),
     "redact": (False, True, False, False),
     **dict.fromkeys(("generate", "spawn"), (False, True, False, True)),
+    "diff": (True, False, True, False),
+    **dict.fromkeys(("merge", "replay", "fork_fresh"), (False, False, True, True)),
 }
 
 

@@ -33,7 +33,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 COMMANDS = {
     **dict.fromkeys(("new", "add", "edit", "select", "link", "bookmark", "tag", "exclude",
                      "prune", "rename"), "write"),
-    "fork": "refs",
+    "fork": "refs", **dict.fromkeys(("diff", "merge", "replay"), "branches"),
     **dict.fromkeys(("path", "children", "siblings", "versions", "leaves", "branch-points",
                      "edges", "show", "log", "tree", "trees", "archive", "verify"), "read"),
     **dict.fromkeys(("context", "generate", "compact", "chat"), "models"),
