@@ -20,6 +20,7 @@ restricts path matching to its tree.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import threading
@@ -34,7 +35,7 @@ from starlette.concurrency import run_in_threadpool
 from ..errors import LoomError
 from ..guard import Guard, Trust
 from . import errors
-from .body import ANTHROPIC, CHAT, COMPLETIONS, COUNT_TOKENS, RESPONSES, Kind, parse
+from .body import ANTHROPIC, CHAT, COMPLETIONS, COUNT_TOKENS, RESPONSES, Kind, parse, read
 
 if TYPE_CHECKING:
     from ..api import Loom
@@ -98,7 +99,9 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
 
     async def exchange(request: Request, wire: _Wire, **extra: Any) -> Response:
         try:
-            body = await _body(request, wire.fields, loom)
+            body, source = read(await request.body(), wire.fields, loom.limits.json_depth)
+            if wire is _MESSAGES:  # a recording proxy sends the client's own text on
+                extra["source"] = source
             session = request.headers.get(SESSION_HEADER)
             if body.get("stream"):
                 ex = await run_in_threadpool(gw.parse, wire.name, body, **extra)
@@ -170,6 +173,10 @@ def create_gateway_app(
     rt = replace(runtime or loom.runtime, limits=trust.limits)
     app.include_router(gateway_router(loom, runtime=rt, clients=clients))
     app.add_middleware(Guard, trust=trust)
+    # What is loaded by now (the app, the SDKs, the store) lives as long as the process:
+    # kept out of the cyclic collector's full passes, which a 2,000-message request's
+    # objects would otherwise trigger over all of it, on a client's critical path.
+    gc.freeze()
     return app
 
 
