@@ -103,9 +103,9 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
             if wire is _MESSAGES:  # a recording proxy sends the client's own text on
                 extra["source"] = source
             session = request.headers.get(SESSION_HEADER)
-            if body.get("stream"):
-                ex = await run_in_threadpool(gw.parse, wire.name, body, **extra)
-                return await _stream(gw, wire, ex, session)
+            if body.get("stream"):  # parsed in the thread that streams: one trip there
+                return await _stream(gw, wire, lambda: gw.parse(wire.name, body, **extra),
+                                     session)
 
             def work() -> bytes:  # one trip to a worker thread: the call, then encoding
                 ex = gw.parse(wire.name, body, **extra)
@@ -184,14 +184,15 @@ def create_gateway_app(
 _DONE = object()
 
 
-async def _stream(gw: Gateway, wire: _Wire, ex: Any, session: str | None) -> Response:
+async def _stream(gw: Gateway, wire: _Wire, parse: Callable[[], Any],
+                  session: str | None) -> Response:
     """Server-sent events as the model writes; the closing ones after the commit.
 
-    The model runs in a thread (`gw.stream`, which makes every chunk in the wire's
-    shape) and hands them to the loop through a queue. The first event is awaited
-    before the response starts, so a model that fails at once still gets its own HTTP
-    status; a failure later arrives as the wire's error event, and in every case of
-    failure nothing is recorded."""
+    The request is parsed (`parse`) and the model runs in one thread (`gw.stream`,
+    which makes every chunk in the wire's shape), handing them to the loop through a
+    queue. The first event is awaited before the response starts, so a bad request or
+    a model that fails at once still gets its own HTTP status; a failure later arrives
+    as the wire's error event, and in every case of failure nothing is recorded."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -200,7 +201,7 @@ async def _stream(gw: Gateway, wire: _Wire, ex: Any, session: str | None) -> Res
 
     def work() -> None:
         try:
-            gw.stream(wire.name, ex, session, put)
+            gw.stream(wire.name, parse(), session, put)
         except LoomError as exc:
             put(exc)
         except Exception as exc:  # noqa: BLE001 - a bug: logged here, the client told
