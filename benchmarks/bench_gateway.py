@@ -21,7 +21,9 @@ history length, with the per-message constant from a least-squares line.
 First, the Anthropic wire as a recording proxy (`--only anthropic`): `/v1/messages` to
 an alias whose provider is `anthropic`, in front of a loopback upstream stub answering at
 once (a bare ASGI app), beside the same request sent to the stub directly: time to
-the first byte and to the last, streamed and whole, at `--history` recorded messages.
+the first byte and to the last, streamed and whole, at `--history` recorded messages,
+and the gateway process's CPU time per request (read between requests from a route the
+benchmark adds; a figure other load on the machine hardly moves).
 """
 
 
