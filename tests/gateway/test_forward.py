@@ -1,15 +1,20 @@
-"""The recording proxy's upstream body: the client's own bytes, only `model` replaced
-(no re-encoding of a 2,000-message history), unless the model's defaults add a field."""
+"""The recording proxy's upstream: the client's own bytes, only `model` replaced (no
+re-encoding of a 2,000-message history) unless the model's defaults add a field, with
+the model's key and the client's beta header; an upstream's refusal keeps its status."""
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 import loomdb
 from loomdb import Loom
+from loomdb.errors import ProviderError
 from loomdb.exchanges import anthropic_messages
 from loomdb.exchanges.exchange import Gateway
 from loomdb.gateway.body import ANTHROPIC, read
@@ -29,9 +34,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loom]:
         yield lm
 
 
-def proxy(loom: Loom, **params: Any) -> Gateway:
+def proxy(loom: Loom, url: str = "http://127.0.0.1:9", **params: Any) -> Gateway:
     config = parse_config({"models": {"up": {
-        "provider": "anthropic", "model": "claude-real-1", "base_url": "http://127.0.0.1:9",
+        "provider": "anthropic", "model": "claude-real-1", "base_url": url,
         "api_key_env": "K", "max_retries": 0, "params": params}}})
     return Gateway(loom, config=config, environ={"K": "k"})
 
@@ -62,3 +67,52 @@ def test_a_model_given_twice_has_no_span_to_replace(store: Loom) -> None:
     raw = SENT.replace("TEXT", "x").replace('"max_tokens"', '"model": "up", "max_tokens"')
     sent, built = upstream(proxy(store), raw.encode())
     assert sent is None and built["model"] == "claude-real-1"
+
+
+class _Refusing(BaseHTTPRequestHandler):
+    """An upstream that refuses every request in Anthropic's error shape (its status
+    from the path's model name), keeping the headers it was sent."""
+
+    seen: list[dict[str, str]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        type(self).seen.append({k.lower(): v for k, v in self.headers.items()})
+        out = json.dumps({"type": "error", "error": {
+            "type": "overloaded_error", "message": "Overloaded"}}).encode()
+        self.send_response(529)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_an_upstream_refusal_keeps_its_status_and_an_unreachable_one_is_retryable(
+        store: Loom) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        gw = proxy(store, url=f"http://127.0.0.1:{server.server_address[1]}")
+        raw = SENT.replace("TEXT", "x").encode()
+        body, source = read(raw, ANTHROPIC, 64)
+        ex = anthropic_messages.parse(gw, body, source=source, beta="b-1")
+        with pytest.raises(ProviderError) as caught:
+            gw.complete(ex)
+        assert getattr(caught.value, "status", None) == 529 and caught.value.retryable
+        assert "Overloaded" in str(caught.value)
+        sent = _Refusing.seen[-1]
+        # the key as the anthropic SDK itself sends it (its version: a header or a bearer)
+        assert "k" in (sent.get("x-api-key"), sent.get("authorization", "")[7:])
+        assert sent["anthropic-version"]
+        assert sent["anthropic-beta"] == "b-1"
+    finally:
+        server.shutdown()
+        server.server_close()
+    gone = proxy(store, url=f"http://127.0.0.1:{server.server_address[1]}")
+    ex = anthropic_messages.parse(gone, body, source=source)
+    with pytest.raises(ProviderError) as caught:
+        gone.complete(ex)
+    assert caught.value.retryable and "cannot reach" in str(caught.value)
