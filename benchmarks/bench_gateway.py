@@ -28,6 +28,7 @@ benchmark adds; a figure other load on the machine hardly moves).
 
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -230,6 +231,8 @@ def serve_proxy(db: str, port: int, upstream: str) -> None:
         """The process's CPU time so far (every thread's), read between requests."""
         return {"ms": time.process_time() * 1000}
 
+    gc.collect()  # as `loomdb gateway` does before it serves
+    gc.freeze()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

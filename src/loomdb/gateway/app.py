@@ -20,7 +20,6 @@ restricts path matching to its tree.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import threading
@@ -173,10 +172,6 @@ def create_gateway_app(
     rt = replace(runtime or loom.runtime, limits=trust.limits)
     app.include_router(gateway_router(loom, runtime=rt, clients=clients))
     app.add_middleware(Guard, trust=trust)
-    # What is loaded by now (the app, the SDKs, the store) lives as long as the process:
-    # kept out of the cyclic collector's full passes, which a 2,000-message request's
-    # objects would otherwise trigger over all of it, on a client's critical path.
-    gc.freeze()
     return app
 
 
