@@ -129,6 +129,8 @@ def read(raw: bytes, fields: Mapping[str, Kind], max_depth: int
     """`parse`, and the body's `Source`. The top-level object is walked here (each value
     parsed by the stdlib's C scanner, which stops at its recursion limit), and the depth
     measured on the values built: cheaper than a scan of the bytes first."""
+    if raw.startswith(b"\xef\xbb\xbf"):  # a byte order mark, which `json.loads` skips
+        raw = raw[3:]
     try:
         text = raw.decode("utf-8")
         body, spans = _object(text)

@@ -206,7 +206,7 @@ class _Built:
         elif kind == "content_block_delta":
             self._delta(event, index, callback, sink)
         elif kind == "content_block_stop":
-            at = len(self.blocks) - 1
+            at = self._at(event)
             if at in self.json:
                 text = self.json.pop(at)
                 self.blocks[at]["input"] = json.loads(text) if text.strip() else {}
@@ -222,6 +222,11 @@ class _Built:
             error = event.get("error") or {}
             raise _Failed(f"{error.get('type', 'error')}: {error.get('message', '')}"[:MAX_MESSAGE])
 
+    def _at(self, event: dict[str, Any]) -> int:
+        """The block an event names by its index (the last one opened, if it names none)."""
+        at = event.get("index")
+        return at if type(at) is int and 0 <= at < len(self.blocks) else len(self.blocks) - 1
+
     def _delta(self, event: dict[str, Any], index: int, callback: StreamCallback,
                sink: Sink | None) -> None:
         delta = event.get("delta") or {}
@@ -230,7 +235,8 @@ class _Built:
             return
         kind, field = known
         piece = delta.get(field) or ""
-        block, at = self.blocks[-1], len(self.blocks) - 1
+        at = self._at(event)
+        block = self.blocks[at]
         if kind == "input_json":
             self.json[at] = self.json.get(at, "") + piece
         elif kind == "signature":
