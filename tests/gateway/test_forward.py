@@ -4,13 +4,11 @@ the model's key and the client's beta header; an upstream's refusal keeps its st
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from anthropic_stub import running
 
 import loomdb
 from loomdb import Loom
@@ -69,49 +67,23 @@ def test_a_model_given_twice_has_no_span_to_replace(store: Loom) -> None:
     assert sent is None and built["model"] == "claude-real-1"
 
 
-class _Refusing(BaseHTTPRequestHandler):
-    """An upstream that refuses every request in Anthropic's error shape (its status
-    from the path's model name), keeping the headers it was sent."""
-
-    seen: list[dict[str, str]] = []
-
-    def do_POST(self) -> None:  # noqa: N802 - the http.server hook
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        type(self).seen.append({k.lower(): v for k, v in self.headers.items()})
-        out = json.dumps({"type": "error", "error": {
-            "type": "overloaded_error", "message": "Overloaded"}}).encode()
-        self.send_response(529)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def test_an_upstream_refusal_keeps_its_status_and_an_unreachable_one_is_retryable(
         store: Loom) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        gw = proxy(store, url=f"http://127.0.0.1:{server.server_address[1]}")
-        raw = SENT.replace("TEXT", "x").encode()
-        body, source = read(raw, ANTHROPIC, 64)
+    raw = SENT.replace("TEXT", "OVERLOADED").encode()
+    body, source = read(raw, ANTHROPIC, 64)
+    for stub in running():
+        gw = proxy(store, url=stub.url)
         ex = anthropic_messages.parse(gw, body, source=source, beta="b-1")
         with pytest.raises(ProviderError) as caught:
             gw.complete(ex)
         assert getattr(caught.value, "status", None) == 529 and caught.value.retryable
         assert "Overloaded" in str(caught.value)
-        sent = _Refusing.seen[-1]
+        sent = stub.headers[-1]
         # the key as the anthropic SDK itself sends it (its version: a header or a bearer)
         assert "k" in (sent.get("x-api-key"), sent.get("authorization", "")[7:])
-        assert sent["anthropic-version"]
-        assert sent["anthropic-beta"] == "b-1"
-    finally:
-        server.shutdown()
-        server.server_close()
-    gone = proxy(store, url=f"http://127.0.0.1:{server.server_address[1]}")
+        assert sent["anthropic-version"] and sent["anthropic-beta"] == "b-1"
+        url = stub.url
+    gone = proxy(store, url=url)  # the stand-in has stopped
     ex = anthropic_messages.parse(gone, body, source=source)
     with pytest.raises(ProviderError) as caught:
         gone.complete(ex)
