@@ -20,7 +20,8 @@ OpenAI-compatible gateway alike:
 * **Bounded bodies.** A JSON body over `limits.request_body`, an upload over
   `limits.upload` (declared by `Content-Length` or found while reading), is refused
   with 413 before it is stored; a JSON body nested deeper than `limits.json_depth` is
-  refused with 400 before any parser builds it.
+  refused with 400 before any parser builds it (the gateway's routes, which parse
+  their bodies themselves, as they parse: `SELF_CHECKED`).
 * **Browser headers** on every answer: a Content-Security-Policy (scripts, styles and
   connections from this server only, no inline script, no framing), `nosniff`, and
   `Referrer-Policy: no-referrer`.
@@ -66,6 +67,13 @@ SECURITY_HEADERS = (
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 )
+
+
+#: the model gateway's routes: each reads its JSON body itself (`loomdb.gateway.body`),
+#: measuring the depth as the stdlib's parser builds it (which stops at its recursion
+#: limit), so the bytes of a whole re-sent history are not scanned twice per call
+SELF_CHECKED = frozenset({"/v1/chat/completions", "/v1/responses", "/v1/messages",
+                          "/v1/messages/count_tokens", "/v1/completions"})
 
 
 @dataclass(frozen=True)
@@ -192,7 +200,7 @@ class Guard:
         if upload:
             return counted(receive, limit)
         body = await read_all(receive, limit)
-        if too_deep(body, self.trust.limits.json_depth):
+        if scope["path"] not in SELF_CHECKED and too_deep(body, self.trust.limits.json_depth):
             raise Refused(400, "InvalidInput", f"body: JSON nested deeper than "
                           f"{self.trust.limits.json_depth} levels (LOOMDB_LIMIT_JSON_DEPTH)")
         return replay(body, receive)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from ..errors import InvalidInput, MissingExtra
@@ -45,4 +47,8 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
         emit(True, {"url": url})
     else:
         click.echo(f"loomdb gateway on {url} (Ctrl-C stops it)", err=True)
+    # what is loaded by now lives as long as the server: out of the cyclic collector's
+    # full passes, which a long history's objects would set off on a client's request
+    gc.collect()
+    gc.freeze()
     uvicorn.run(application, host=host, port=port, log_level="warning")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from ..errors import InvalidInput
@@ -59,6 +61,10 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
         emit(True, {"url": url, "api": f"{url}api", "gateway": f"{url}v1"})
     else:
         click.echo(f"loomdb: serving on {url} (Ctrl-C stops)", err=True)
+    # what is loaded by now lives as long as the server: out of the cyclic collector's
+    # full passes, which a long history's objects would set off on a client's request
+    gc.collect()
+    gc.freeze()
     # an open page holds a live-update stream: Ctrl-C ends it after a few seconds
     # rather than waiting for every page to go away
     uvicorn.run(application, host=host, port=port, log_level="warning",
