@@ -31,6 +31,7 @@ from ..storage_ops import storage
 from . import claude_code, links, native
 from .detect import FORMATS, _document, detect
 from .files import BESIDE, Beside
+from .formats import usage
 from .model import EmptyConversation, ImportedConversation, ParseError
 from .report import ImportReport, Outcome
 from .spawns import Written
@@ -124,7 +125,7 @@ def resolve_format(name: str) -> str:
     if fmt in ("json", "jsonl", "native"):
         fmt = NATIVE
     if fmt != "auto" and fmt != NATIVE and fmt not in FORMATS:
-        names = ", ".join(["auto", *(f.replace("_", "-") for f in FORMATS), NATIVE])
+        names = ", ".join(usage((NATIVE,)).split("|"))
         raise InvalidInput("--format", f"unknown format {name!r}; supported: {names}")
     return fmt
 

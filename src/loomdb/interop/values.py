@@ -108,7 +108,10 @@ class _Text:
         pending = self.buf[self.pos:]
         chunk = self.fh.read(max(_CHUNK, len(pending)))
         self.eof = not chunk
-        self.buf = pending + self.decoder.decode(chunk, final=self.eof)
+        text = self.decoder.decode(chunk, final=self.eof)
+        if self.line == 1 and not pending and not self.pos and text.startswith("\ufeff"):
+            text = text[1:]  # a UTF-8 byte order mark before the first value
+        self.buf = pending + text
         self.pos = 0
 
     def skip_space(self) -> bool:
