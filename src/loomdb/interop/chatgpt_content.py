@@ -18,6 +18,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..errors import TooLarge
+from . import budget
 from .model import AttachmentSet, as_str, expect, text_block
 from .stream import Input
 
@@ -62,6 +63,7 @@ class AssetIndex:
         if data is not None:
             self._cache.move_to_end(member)
             return data
+        budget.check()
         limits = self._inp.limits
         if self.decoded >= limits.zip_total:
             raise TooLarge(f"{self._inp.path.name}:{member}",

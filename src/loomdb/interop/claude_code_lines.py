@@ -35,6 +35,7 @@ from typing import IO, Any
 
 from ..errors import InvalidInput
 from ..limits import Limits
+from . import budget
 from .model import (
     AttachmentSet,
     ImportedMessage,
@@ -130,6 +131,7 @@ def read_lines(
 def _raw_lines(fh: IO[bytes], name: str, longest: int) -> Iterator[bytes]:
     number = 0
     while True:
+        budget.check()
         raw = fh.readline(longest + 1)
         if not raw:
             return

@@ -38,7 +38,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..limits import Limits
-from . import tree
+from . import budget, tree
 from .model import (
     AttachmentSet,
     Head,
@@ -70,6 +70,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     try:
         yield from _parse(inp)
     except sqlite3.Error as exc:  # a damaged file: what was read before it stays
+        budget.check()  # interrupted for time: said as such
         raise InvalidInput(inp.name, f"cannot read the SQLite database ({exc})") from None
 
 
@@ -91,22 +92,26 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         db.execute("PRAGMA trusted_schema = OFF")  # a crafted file's views run no functions
+        db.set_progress_handler(budget.over, 10_000)  # a query past the budget is interrupted
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         raise InvalidInput(path.name, f"cannot read the SQLite database ({exc})") from None
     return db
 
 
-def _rowids(db: sqlite3.Connection, table: str, limits: Limits) -> dict[str, list[int]]:
-    """tip message hash -> the row ids of `table` that point at it (at most
-    `limits.foreign_messages` rows, else InvalidInput)."""
-    out: dict[str, list[int]] = {}
-    for count, (rowid, tip) in enumerate(db.execute(f"SELECT rowid, tip_message_hash FROM {table}")):
+def _rowids(db: sqlite3.Connection, table: str, limits: Limits,
+            column: str = "tip_message_hash") -> dict[Any, list[int]]:
+    """`column`'s value -> the row ids of `table` holding it, read in one pass (llm
+    indexes neither tips nor a part's message, and a crafted file need not hold even
+    llm's keys: a lookup by value would scan the table each time, a lookup by row id
+    never does). At most `limits.foreign_messages` rows, else InvalidInput."""
+    out: dict[Any, list[int]] = {}
+    for count, (rowid, key) in enumerate(db.execute(f"SELECT rowid, {column} FROM {table}")):
         if count >= limits.foreign_messages:
             raise InvalidInput(table, f"more than {limits.foreign_messages} rows "
                                f"(LOOMDB_LIMIT_FOREIGN_MESSAGES); nothing imported")
-        if isinstance(tip, str):
-            out.setdefault(tip, []).append(rowid)
+        if isinstance(key, (str, int)) and not isinstance(key, bool):
+            out.setdefault(key, []).append(rowid)
     return out
 
 
@@ -193,6 +198,11 @@ class _MessageStore:
         # notes which rows point at which message (row ids only), instead of a scan per tree
         self.turns_at = _rowids(db, "turns", limits)
         self.threads_at = _rowids(db, "threads", limits)
+        self.parts_at = _rowids(db, "parts", limits, "message_hash")
+        self.fragments_at = (_rowids(db, "fragments", limits, "id") if "fragments" in tables
+                             else {})
+        self.attachments_at = (_rowids(db, "attachments", limits, "id")
+                               if "attachments" in tables else {})
 
     def trees(self) -> Iterator[ImportedConversation | ParseError]:
         try:
@@ -260,12 +270,15 @@ class _MessageStore:
 
     def _parts(self, hashes: list[str]) -> dict[str, list[Row]]:
         out: dict[str, list[Row]] = {}
-        for chunk in _chunks(hashes):
+        rows: list[Row] = []
+        for chunk in _chunks([r for h in hashes for r in self.parts_at.get(h, ())]):
             marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(
+            rows += self.db.execute(
                 f"SELECT message_hash, position, type, tool_name, text, payload FROM parts "
-                f"WHERE message_hash IN ({marks}) ORDER BY message_hash, position", chunk):
-                out.setdefault(row[0], []).append(row)
+                f"WHERE rowid IN ({marks})", chunk).fetchall()
+        rows.sort(key=lambda r: (str(r[0]), r[1] if isinstance(r[1], (int, float)) else 0))
+        for row in rows:
+            out.setdefault(row[0], []).append(row)
         return out
 
     def _block(self, part: Row, where: str, attachments: AttachmentSet) -> Blocks:
@@ -311,10 +324,10 @@ class _MessageStore:
         ids = [p["fragment"] for p in pieces if isinstance(p, dict)
                and isinstance(p.get("fragment"), int)]
         found: dict[int, str] = {}
-        for chunk in _chunks(ids) if "fragments" in self.tables else ():
+        for chunk in _chunks([r for i in ids for r in self.fragments_at.get(i, ())[:1]]):
             marks = ",".join("?" * len(chunk))
             found.update(self.db.execute(
-                f"SELECT id, content FROM fragments WHERE id IN ({marks})", chunk).fetchall())
+                f"SELECT id, content FROM fragments WHERE rowid IN ({marks})", chunk).fetchall())
         out: list[str] = []
         for p in pieces:
             if isinstance(p, dict) and isinstance(p.get("literal"), str):
@@ -328,10 +341,11 @@ class _MessageStore:
     def _attachment(self, ref: Any, where: str, attachments: AttachmentSet) -> dict[str, Any]:
         att_id = ref.get("id") if isinstance(ref, dict) else None
         row = None
-        if isinstance(att_id, str) and "attachments" in self.tables:
+        at = self.attachments_at.get(att_id, [])[:1] if isinstance(att_id, str) else []
+        if at:
             row = self.db.execute(
-                "SELECT type, path, url, length(content) FROM attachments WHERE id = ?",
-                (att_id,)).fetchone()
+                "SELECT type, path, url, length(content) FROM attachments WHERE rowid = ?",
+                (at[0],)).fetchone()
         if row is None:
             return text_block(f"[attachment not in the store: {str(att_id)[:80]}]")
         mime, path, url, size = row
@@ -339,8 +353,8 @@ class _MessageStore:
         if not size or size > self.limits.blob:
             named = as_str(url) or as_str(path) or str(att_id)
             return text_block(f"[attachment not in the store: {named[:200]} ({mime})]")
-        data = self.db.execute("SELECT content FROM attachments WHERE id = ?",
-                               (att_id,)).fetchone()[0]
+        data = self.db.execute("SELECT content FROM attachments WHERE rowid = ?",
+                               (at[0],)).fetchone()[0]
         key = attachments.add(f"llm-attachment:{att_id}", _as_bytes(data), mime)
         kind = "image" if mime.startswith("image/") else "document"
         return {"type": kind, "ref": key, "mime_type": mime}
