@@ -81,9 +81,13 @@ def _parse(inp: Input) -> Iterator[ImportedConversation | ParseError]:
             raise InvalidInput(inp.name, "a SQLite database, but not simonw/llm's logs.db")
         threads: set[str] = set()
         if {"messages", "parts", "threads"} <= tables:
-            store = _MessageStore(db, inp.name, tables, inp.limits)
-            yield from store.trees()
-            threads = store.thread_ids
+            try:
+                store = _MessageStore(db, inp.name, tables, inp.limits)
+            except InvalidInput as exc:  # past a cap: the message store is refused whole
+                yield ParseError(f"{inp.name} {exc.where}", exc.why)
+            else:
+                yield from store.trees()
+                threads = store.thread_ids
         if "responses" in tables:
             yield from _legacy(db, inp.name, threads, "conversations" in tables, inp.limits)
 
