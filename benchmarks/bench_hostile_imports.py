@@ -42,10 +42,9 @@ def _peak_mb() -> float:
 def child(file: str, store: str) -> None:
     """Import `file` as an upload is; print wall time, peak growth and what it did."""
     import loomdb
+    from format_samples import made
     from loomdb.errors import LoomError
     from loomdb.interop.importer import import_file
-
-    from format_samples import made
 
     with loomdb.open(store + "-warm") as warm:  # the import's modules loaded, not counted
         for sample in made(Path(store + "-samples")).values():
