@@ -6,7 +6,7 @@ how much the process's peak memory grew during the import.
 The files (made by `tests/security/hostile_files.py`, which the tests use at small
 sizes):
 
-* a Codex rollout and a Claude Code session whose values are small as JSON and large
+* a Codex rollout, a Claude Code and a pi session whose values are small as JSON and large
   as Python objects (held whole they took ~50 times the file), beside ordinary ones;
 * a ChatGPT export zip of 16 KB whose 60 image pointers name one 16 MB member (each
   pointer decompressed it again), beside one whose pointers name 60 small members;
@@ -72,7 +72,13 @@ def run_child(file: Path, store: Path) -> dict[str, Any]:
 
 def cases(tmp: Path, quick: bool) -> list[tuple[str, Path, Path]]:
     """(what, hostile file, well-formed file of about its size)."""
-    from hostile_files import chatgpt_zip, claude_code_session, codex_rollout, llm_logs
+    from hostile_files import (
+        chatgpt_zip,
+        claude_code_session,
+        codex_rollout,
+        llm_logs,
+        pi_session,
+    )
 
     size = (2 if quick else 9) * MB
     member = (4 if quick else 16) * MB
@@ -82,6 +88,8 @@ def cases(tmp: Path, quick: bool) -> list[tuple[str, Path, Path]]:
          codex_rollout(tmp / "codex-w.jsonl", size, hostile=False)),
         ("Claude Code session", claude_code_session(tmp / "cc-h.jsonl", size, hostile=True),
          claude_code_session(tmp / "cc-w.jsonl", size, hostile=False)),
+        ("pi session", pi_session(tmp / "pi-h.jsonl", size, hostile=True),
+         pi_session(tmp / "pi-w.jsonl", size, hostile=False)),
         ("ChatGPT zip, 60 pointers", chatgpt_zip(tmp / "cg-h.zip", member, 60, hostile=True),
          chatgpt_zip(tmp / "cg-w.zip", member, 60, hostile=False)),
         ("llm logs.db, no index", llm_logs(tmp / "llm-h.db", roots),

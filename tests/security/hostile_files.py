@@ -72,6 +72,19 @@ def claude_code_session(path: Path, size: int, *, hostile: bool) -> Path:
     return path
 
 
+def pi_session(path: Path, size: int, *, hostile: bool) -> Path:
+    """A pi session: custom entries full of small objects (hostile), or the same size of
+    ordinary answers."""
+    head = [{"type": "session", "id": "p1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"},
+            {"type": "message", "timestamp": "2026-01-01T00:00:01Z",
+             "message": {"role": "user", "content": [{"type": "text", "text": "Hi?"}]}}]
+    filler = ({"type": "custom", "timestamp": "2026-01-01T00:00:02Z", "data": SMALL_ITEMS}
+              if hostile else
+              {"type": "message", "timestamp": "2026-01-01T00:00:02Z", "message": {
+                  "role": "assistant", "content": [{"type": "text", "text": "lorem " * 3000}]}})
+    return _lines(path, head, filler, size)
+
+
 def chatgpt_zip(path: Path, member: int, pointers: int, *, hostile: bool) -> Path:
     """A ChatGPT export zip: `pointers` image parts all naming one `member`-byte file
     (hostile: each pointer would decompress it again), or each naming its own file of

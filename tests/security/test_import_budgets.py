@@ -2,7 +2,7 @@
 shapes, on small generated hostile files (sizes small, assertions on counts of reads
 and decodes or on memory that does not grow with the file, never on timing):
 
-* every import folds as it reads: a Codex rollout or a Claude Code session full of
+* every import folds as it reads: a Codex rollout, a Claude Code or a pi session full of
   values that are small as JSON and large as Python objects is parsed in memory that
   does not follow the file;
 * a zip member is decompressed once however many image pointers name it;
@@ -29,7 +29,7 @@ from loomdb.interop.stream import Input
 from loomdb.limits import MB, Limits
 
 from .conftest import BACKENDS
-from .hostile_files import chatgpt_zip, claude_code_session, codex_rollout
+from .hostile_files import chatgpt_zip, claude_code_session, codex_rollout, pi_session
 from .hostile_files import llm_logs as llm_db
 from .import_world import live_store, node_rows, upload
 
@@ -49,8 +49,8 @@ def traced_peak(path: Path, warm: Path) -> int:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("make", [codex_rollout, claude_code_session],
-                         ids=["codex", "claude-code"])
+@pytest.mark.parametrize("make", [codex_rollout, claude_code_session, pi_session],
+                         ids=["codex", "claude-code", "pi"])
 def test_an_agent_session_is_folded_as_it_is_read(make: Any, tmp_path: Path) -> None:
     hostile = make(tmp_path / "hostile.jsonl", SIZE, hostile=True)
     size = hostile.stat().st_size
