@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .errors import InvalidInput
 from .jsondepth import TooDeep, check_text
 from .limits import DEFAULT, Limits
 
@@ -89,10 +90,21 @@ class Trust:
 
     @classmethod
     def configured(cls, bind: str, allow: Iterable[str], settings: Settings,
-                   limits: Limits) -> Trust:
+                   limits: Limits, *, users: bool) -> Trust:
         """What a server started by `loomdb serve` / `loomdb gateway` trusts: `serving`
         with the settings' host names (`$LOOMDB_ALLOW_HOSTS`, comma- or space-separated)
-        added, and `limits` with every `$LOOMDB_LIMIT_<NAME>` applied (read once, at start)."""
+        added, and `limits` with every `$LOOMDB_LIMIT_<NAME>` applied (read once, at start).
+
+        A store without `users` answers loopback clients with no token, and behind a
+        reverse proxy every request comes from loopback: a name allowed there would
+        open the store to anyone who reaches the proxy, so one is refused, as a
+        non-loopback `--host` is."""
+        allow = list(allow)
+        if not users and (allow or settings.allow_hosts):
+            where = "--allow-host" if allow else "$LOOMDB_ALLOW_HOSTS"
+            raise InvalidInput(where, "this store has no users, so it answers loopback "
+                               "without a token and a proxy in front would open it to "
+                               "anyone: add a user first (`loomdb user add NAME`)")
         return cls.serving(bind, [*allow, *settings.allow_hosts],
                            limits=settings.limits(limits))
 

@@ -7,7 +7,7 @@ import click
 from ..errors import InvalidInput, MissingExtra
 from . import JSON, emit, loom, settings_of
 from . import root as app
-from .models import providers_config
+from .settings import providers_config
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -39,7 +39,7 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     given = settings_of(ctx)
     application = create_gateway_app(
         lm, runtime=Runtime(config=providers_config(ctx), settings=given),
-        trust=Trust.configured(host, (), given, lm.limits))
+        trust=Trust.configured(host, (), given, lm.limits, users=False))
     url = f"http://{host}:{port}/v1"
     if as_json:
         emit(True, {"url": url})

@@ -46,6 +46,7 @@ from .model import (
     text_block,
     to_datetime,
 )
+from .roundtrip import node_of_uuid
 
 FORMAT = "claude_code"
 _DEFAULTS = Limits()
@@ -466,7 +467,7 @@ def to_messages(session: Session, where: str) -> list[ImportedMessage]:
             source_id=unit.sid, parent_source_id=unit.parent, role=unit.role,
             content=check_blocks(unit.blocks, f"{where} message {unit.sid}"),
             created_at=unit.created_at, model=unit.model, hidden=unit.hidden, metadata=meta,
-            kind=unit.kind,
+            kind=unit.kind, same_as=node_of_uuid(unit.sid),
         ))
     return out
 

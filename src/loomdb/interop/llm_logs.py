@@ -17,7 +17,8 @@ Two stores, both read (the database is opened read-only; no file a row names is 
     system prompt as its system context; a response without a conversation is a tree
     of its own. A conversation whose id is also a thread of the message store was
     written to both by llm during the move and is read once, from the message store.
-    Legacy tool calls (`tool_calls`, `tool_results`) are left out (see docs/interop.md).
+    Their tool calls, tool results, attachments and fragments come along (see
+    `llm_legacy`).
 
 Messages no root reaches (a parent hash that names nothing) cannot be placed in a
 tree: they are reported as an error naming how many, never dropped in silence. The
@@ -33,12 +34,14 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
 from ..limits import Limits
 from . import budget, tree
+from .llm_legacy import legacy
 from .model import (
     AttachmentSet,
     Head,
@@ -89,7 +92,8 @@ def _parse(inp: Input) -> Iterator[ImportedConversation | ParseError]:
                 yield from store.trees()
                 threads = store.thread_ids
         if "responses" in tables:
-            yield from _legacy(db, inp.name, threads, "conversations" in tables, inp.limits)
+            yield from legacy(db, inp.name, threads, tables, inp.limits,
+                              partial(attachment_block, db, tables, inp.limits), _json)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -205,8 +209,6 @@ class _MessageStore:
         self.parts_at = _rowids(db, "parts", limits, "message_hash")
         self.fragments_at = (_rowids(db, "fragments", limits, "id") if "fragments" in tables
                              else {})
-        self.attachments_at = (_rowids(db, "attachments", limits, "id")
-                               if "attachments" in tables else {})
 
     def trees(self) -> Iterator[ImportedConversation | ParseError]:
         try:
@@ -344,24 +346,7 @@ class _MessageStore:
 
     def _attachment(self, ref: Any, where: str, attachments: AttachmentSet) -> dict[str, Any]:
         att_id = ref.get("id") if isinstance(ref, dict) else None
-        row = None
-        at = self.attachments_at.get(att_id, [])[:1] if isinstance(att_id, str) else []
-        if at:
-            row = self.db.execute(
-                "SELECT type, path, url, length(content) FROM attachments WHERE rowid = ?",
-                (at[0],)).fetchone()
-        if row is None:
-            return text_block(f"[attachment not in the store: {str(att_id)[:80]}]")
-        mime, path, url, size = row
-        mime = as_str(mime) or "application/octet-stream"
-        if not size or size > self.limits.blob:
-            named = as_str(url) or as_str(path) or str(att_id)
-            return text_block(f"[attachment not in the store: {named[:200]} ({mime})]")
-        data = self.db.execute("SELECT content FROM attachments WHERE rowid = ?",
-                               (at[0],)).fetchone()[0]
-        key = attachments.add(f"llm-attachment:{att_id}", _as_bytes(data), mime)
-        kind = "image" if mime.startswith("image/") else "document"
-        return {"type": kind, "ref": key, "mime_type": mime}
+        return attachment_block(self.db, self.tables, self.limits, att_id, where, attachments)
 
     def _turns(self, hashes: list[str], parents: dict[str, str | None]
                ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -419,74 +404,25 @@ class _MessageStore:
                 for tid, tip, name, fork, when in found]
 
 
-# ---------------------------------------------------------------- the legacy tables
-
-
-def _legacy(db: sqlite3.Connection, name: str, threads: set[str], has_conversations: bool,
-            limits: Limits) -> Iterator[ImportedConversation | ParseError]:
-    cols = {r[1] for r in db.execute("PRAGMA table_info(responses)")}
-    wanted = ["id", "conversation_id", "model", "prompt", "system", "response", "options_json",
-              "datetime_utc", "input_tokens", "output_tokens", "duration_ms"]
-    select = ", ".join(c if c in cols else "NULL" for c in wanted)
-    names: dict[str, Any] = {}
-    if has_conversations:
-        names = {str(r[0]): r for r in db.execute("SELECT id, name, model FROM conversations")}
-    current: str | None = None
-    batch: list[Row] = []
-    index = 0
-    query = (f"SELECT {select} FROM responses ORDER BY "
-             f"coalesce(conversation_id, 'response:' || id), datetime_utc, rowid")
-    for row in db.execute(query):
-        key = str(row[1]) if row[1] is not None else f"response:{row[0]}"
-        if key != current and batch:
-            if current not in threads:
-                yield _legacy_one(name, index, current or "", batch, names, limits)
-                index += 1
-            batch = []
-        current = key
-        batch.append(row)
-    if batch and current not in threads:
-        yield _legacy_one(name, index, current or "", batch, names, limits)
-
-
-def _legacy_one(name: str, index: int, key: str, rows: list[Row], names: dict[str, Any],
-                limits: Limits) -> ImportedConversation | ParseError:
-    where = f"{name} conversations[{index}] (id {key})"
-    return guarded(where, _legacy_tree, key, rows, names.get(key), where, limits)
-
-
-def _legacy_tree(key: str, rows: list[Row], conv: Row | None, where: str,
-                 limits: Limits) -> ImportedConversation:
-    messages: list[ImportedMessage] = []
-    system: str | None = None
-    for rid, _cid, model, prompt, sys_prompt, response, options, when, tin, tout, ms in rows:
-        here = f"{where} response {rid}"
-        moment = to_datetime(when, f"{here}.datetime_utc")
-        parent = messages[-1].source_id if messages else None
-        meta: dict[str, Any] = {}
-        if as_str(sys_prompt) and system is None:
-            system = sys_prompt
-        elif as_str(sys_prompt) and sys_prompt != system:
-            meta["system"] = sys_prompt
-        messages.append(ImportedMessage(
-            source_id=f"{rid}/prompt", parent_source_id=parent, role="user",
-            content=check_blocks([text_block(prompt)] if as_str(prompt) else [], here),
-            created_at=moment, metadata=meta))
-        options_json = _json(options, f"{here}.options_json", limits)
-        turn = {k: v for k, v in (("id", rid), ("options", options_json),
-                ("input_tokens", tin), ("output_tokens", tout), ("duration_ms", ms))
-                if v is not None}
-        messages.append(ImportedMessage(
-            source_id=f"{rid}/response", parent_source_id=f"{rid}/prompt", role="assistant",
-            content=check_blocks([text_block(response)] if as_str(response) else [], here),
-            created_at=moment, model=as_str(model), metadata={"turn": turn}))
-    title = as_str(conv[1]) if conv else None
-    return ImportedConversation(
-        source_format=FORMAT, source_id=f"conversation:{key}", title=title,
-        created_at=messages[0].created_at, mode="dialogue", messages=messages,
-        current_source_id=messages[-1].source_id, system=system,
-        metadata={"legacy": True, **({"model": conv[2]} if conv and conv[2] else {})},
-    )
+def attachment_block(db: sqlite3.Connection, tables: set[str], limits: Limits, att_id: Any,
+                     where: str, attachments: AttachmentSet) -> dict[str, Any]:
+    """An `attachments` row as a block: its bytes, else a text block naming the URL or
+    path it was made from (never fetched, never read), or saying the row is gone."""
+    row = None
+    if isinstance(att_id, str) and "attachments" in tables:
+        row = db.execute("SELECT type, path, url, length(content) FROM attachments WHERE id = ?",
+                         (att_id,)).fetchone()
+    if row is None:
+        return text_block(f"[attachment not in the store: {str(att_id)[:80]}]")
+    mime, path, url, size = row
+    mime = as_str(mime) or "application/octet-stream"
+    if not size or size > limits.blob:
+        named = as_str(url) or as_str(path) or str(att_id)
+        return text_block(f"[attachment not in the store: {named[:200]} ({mime})]")
+    data = db.execute("SELECT content FROM attachments WHERE id = ?", (att_id,)).fetchone()[0]
+    key = attachments.add(f"llm-attachment:{att_id}", _as_bytes(data), mime)
+    kind = "image" if mime.startswith("image/") else "document"
+    return {"type": kind, "ref": key, "mime_type": mime}
 
 
 def _as_bytes(data: Any) -> bytes:

@@ -23,7 +23,11 @@ it kept. Not nodes: `model_change` and `thinking_level_change` become the option
 the title; `custom` (extension state, never in the context) is left out and counted
 in the conversation's metadata. Entries that are not nodes still carry the tree:
 a node under one hangs on its nearest node ancestor. The active branch is the last
-entry of the file (where pi reopens the session). Paths the header names (a parent
+entry of the file (where pi reopens the session). A `custom_message` of type `system`
+(as `export --format pi` writes a system node) is a system node. An entry whose id names
+a node of the store (written by that export), or a tree-layout entry in the unbroken
+file-order chain pi's upgrade of a v1 file makes (which also carries its v1 name
+`#<index>`), is matched to the stored node on import (see `roundtrip`). Paths the header names (a parent
 session) are kept as text, never opened.
 """
 
@@ -54,6 +58,7 @@ from .model import (
     tool_result_block,
     tool_use_block,
 )
+from .roundtrip import node_id
 from .stream import Input, as_input
 from .values import read_values
 
@@ -110,6 +115,7 @@ class _Session:
         linear = not isinstance(version, int) or isinstance(version, bool) or version < 2
         ids: list[str] = ["#0"]
         last: str | None = None
+        upgraded = not linear  # entries in file order, each under the one before it
         for index, (line, entry) in enumerate(values, start=1):
             where = f"{self.label} line {line}"
             if isinstance(entry, InvalidInput):
@@ -128,7 +134,15 @@ class _Session:
                 raise InvalidInput(f"{where}.parentId", f"no entry {parent!r} before it")
             self.parents[eid] = parent
             ids.append(eid)
+            count = len(self.messages)
             self._entry(eid, parent, entry, where, ids, linear)
+            upgraded = upgraded and parent == last
+            if len(self.messages) > count:
+                message = self.messages[-1]
+                message.same_as = node_id(eid.split(":")[0])
+                # pi gives an old session's entries ids when it upgrades the file in
+                # place: the name each had before (`#<index>`) finds the nodes made then
+                message.earlier_source_id = f"#{index}" if upgraded else None
             last = eid
         messages = tree.order(self.messages, self.label)
         current = self.anchor[last][0] if last is not None else None
@@ -194,6 +208,7 @@ class _Session:
         elif kind == "custom_message":
             out.content = self._content(entry.get("content"), where)
             out.metadata = {"pi_type": "custom_message", "customType": entry.get("customType")}
+            out.role = "system" if entry.get("customType") == "system" else "user"
             out.hidden = entry.get("display") is False
         else:
             raise InvalidInput(f"{where}.type", f"unknown entry type {str(kind)[:40]!r}")
