@@ -50,6 +50,13 @@ class Limits:
     alternatives: int = 16
     #: seconds a configured tool process may run
     tool_seconds: float = 60.0
+    #: seconds one uploaded file's import may take (`POST /api/import`); past it the
+    #: import is refused and nothing of it stays
+    import_seconds: float = 300.0
+    #: messages read from another tool's database (simonw/llm's logs.db), and trees
+    #: (root messages) in it: read once into maps, refused past these
+    foreign_messages: int = 1_000_000
+    foreign_roots: int = 100_000
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], base: Limits | None = None) -> Limits:
