@@ -27,6 +27,12 @@ from loomdb import Loom  # noqa: E402
 # worker (set before any model loads; subprocesses inherit it)
 os.environ.setdefault("LOOMDB_MODEL_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# the user's own configuration (loomdb.userconfig) is an empty folder of the tests' own,
+# never the machine's ~/.config/loomdb (subprocesses inherit it); a test that configures
+# something points XDG_CONFIG_HOME elsewhere
+import tempfile  # noqa: E402
+
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="loomdb-config-")
 
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
@@ -39,8 +45,26 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     else:
         from pg import fresh_postgres_url
 
-        with fresh_postgres_url() as url:
+        with fresh_postgres_url(migrated=True) as url:
             yield url + ("&" if "?" in url else "?") + f"blobs=file://{tmp_path / 'blobs'}"
+
+
+#: folders whose modules share a served store, a browser or a gateway per module: each
+#: module runs on one worker, so a module fixture is built once and not once per worker
+_WHOLE_MODULES = ("web", "server", "security", "integrations", "gateway", "providers")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    root = Path(__file__).parent
+    for item in items:
+        folder = item.path.relative_to(root).parts[0]
+        if folder in _WHOLE_MODULES and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if "pg" in sys.modules:
+        sys.modules["pg"].drop_template()
 
 
 @pytest.fixture

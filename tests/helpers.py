@@ -8,6 +8,22 @@ from loomdb import Loom
 from loomdb.users import USERS
 
 
+def run_main(*args: str) -> tuple[int, str, str]:
+    """`loomdb ARGS` in this process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from loomdb.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            return int(exc.code or 0), out.getvalue(), err.getvalue()
+    raise AssertionError("main() always exits")
+
+
 def thread(loom: Loom, texts: list[str], session: str = "main") -> list[str]:
     """A linear conversation alternating user/assistant; returns its node ids."""
     _, root = loom.new_tree(texts[0], session=session)

@@ -58,14 +58,44 @@ def database_url(name: str) -> str:
     return urlunsplit(parts._replace(path="/" + name))
 
 
+_template: str | None = None
+
+
+def _migrated_template() -> str:
+    """This process's template database: an empty store with the core's migrations run,
+    made once (a test's store is then a copy of it, not a dozen migrations again)."""
+    global _template
+    if _template is None:
+        import loomdb
+
+        name = f"loomdb_tmpl_{os.getpid()}_{secrets.token_hex(3)}"
+        with _connect(ADMIN_URL) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING \'UTF8\'')
+        with loomdb.open(database_url(name)):
+            pass
+        _template = name
+    return _template
+
+
+def drop_template() -> None:
+    """Drop this process's template database (at the end of the test session)."""
+    global _template
+    if _template is not None:
+        with _connect(ADMIN_URL) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{_template}" WITH (FORCE)')
+        _template = None
+
+
 @contextmanager
-def fresh_postgres_url(options: str = "") -> Iterator[str]:
-    """A URL of a new, empty database, dropped (WITH (FORCE)) when the block ends;
-    `options` are more CREATE DATABASE options (a locale, say)."""
+def fresh_postgres_url(options: str = "", *, migrated: bool = False) -> Iterator[str]:
+    """A URL of a new database, dropped (WITH (FORCE)) when the block ends: empty, or
+    with `migrated` an empty store whose core tables exist already; `options` are more
+    CREATE DATABASE options (a locale, say)."""
     postgres_available()
     name = f"loomdb_test_{secrets.token_hex(6)}"
+    template = _migrated_template() if migrated and not options else "template0"
     with _connect(ADMIN_URL) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING \'UTF8\' {options}')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" ENCODING \'UTF8\' {options}')
     try:
         yield database_url(name)
     finally:

@@ -7,22 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import row_counts, thread
+from helpers import row_counts, run_main, thread
 from loomdb import CycleError, InvalidInput, Loom, LoomError, NotFound, TooLarge
-from loomdb.cli import main
 
 
 def run_cli(db: str, *args: str) -> tuple[int, str, str]:
-    import contextlib
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(["--db", db, *args])
-        except SystemExit as exc:
-            return int(exc.code or 0), out.getvalue(), err.getvalue()
-    raise AssertionError("main() always exits")
+    return run_main("--db", db, *args)
 
 
 CASES = [

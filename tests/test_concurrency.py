@@ -23,7 +23,7 @@ from loomdb import Loom
 from loomdb.errors import RefConflict
 
 WRITERS = 8
-APPENDS = int(os.environ.get("LOOMDB_TEST_APPENDS", "500"))
+APPENDS = int(os.environ.get("LOOMDB_TEST_APPENDS", "200"))
 TIMEOUT = 600  # seconds for a whole run; a hang fails the test instead of blocking CI
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("concurrency")]

@@ -22,11 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import loomdb
+from format_samples import made, missing
 from helpers import row_counts, thread
 from loomdb import Loom, LoomError
 from loomdb.content import validate_blocks
 from loomdb.headish import parse
 from loomdb.interop.export import export
+from loomdb.interop.formats import REGISTRY
 from loomdb.interop.importer import import_file
 from loomdb.providers.config import load_config, parse_config
 
@@ -39,9 +41,10 @@ UNTYPED = re.compile(r"^[A-Z][A-Za-z]*(Error|Exception|Warning)\b")
 
 
 def samples(tmp: Path) -> dict[str, bytes]:
-    """One real or hand-made sample per importer (and the native export)."""
-    out = {f.name.split("_")[0]: f.read_bytes() for f in sorted(FIXTURES.iterdir())
-           if f.suffix in (".json", ".jsonl")}
+    """One real or hand-made sample per format of the registry (and the native export)."""
+    out = {fmt: path.read_bytes() for fmt, path in made(tmp / "made").items()}
+    out.update({f.name.split("_")[0]: f.read_bytes() for f in sorted(FIXTURES.iterdir())
+                if f.suffix in (".json", ".jsonl")})
     out["openai_jsonl"] = (json.dumps({"messages": [
         {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
@@ -112,8 +115,14 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     return samples(tmp_path_factory.mktemp("samples"))
 
 
-FORMATS = ["chatgpt", "claude", "librechat", "oasst", "openwebui", "sharegpt",
-           "openai_jsonl", "loom", "loomdb"]
+#: formats whose samples are JSON lines
+LINES = {"oasst", "openai_jsonl", "claude_code", "codex", "pi"}
+#: every format of the registry, and loomdb's own export
+FORMATS = [f.name for f in REGISTRY] + ["loomdb"]
+
+
+def test_every_format_has_a_sample(sample_files: dict[str, bytes]) -> None:
+    assert not missing(set(sample_files))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -125,7 +134,7 @@ class TestImporters:
         @FUZZ
         @given(cut=st.integers(0, len(data) - 1), auto=st.booleans())
         def check(cut: int, auto: bool) -> None:
-            path = tmp_path / f"cut.{'jsonl' if fmt in ('oasst', 'openai_jsonl') else 'json'}"
+            path = tmp_path / f"cut.{'jsonl' if fmt in LINES else 'json'}"
             path.write_bytes(data[:cut])
             import_checked(store, path, "auto" if auto else fmt)
 

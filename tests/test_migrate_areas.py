@@ -148,7 +148,8 @@ class TestCopy:
         assert report.areas["users"] == {"users": 1, "user_trees": 1, "user_imports": 1,
                                          "user_documents": 1, "user_collections": 1}
         assert report.areas["references"] == {"ref_links": 2}
-        assert report.areas["gateway"] == {"gateway_paths": 1, "gateway_buffers": 0}
+        assert report.areas["gateway"] == {"gateway_paths": 1, "gateway_buffers": 0,
+                                           "gateway_recent": 0}
         assert sum(report.areas["agents"].values()) == 3
         assert "search" not in report.areas  # an index is rebuilt, never copied
         assert report.rebuilt == {"search": {"messages": 3, "documents": 5, "items": 3}}

@@ -25,7 +25,7 @@ from loomdb import Loom
 from notes_area import NOTES
 
 THREADS = 8
-OPS = int(os.environ.get("LOOMDB_TEST_THREAD_OPS", "500"))
+OPS = int(os.environ.get("LOOMDB_TEST_THREAD_OPS", "240"))
 POISON = "uncommitted"
 
 pytestmark = pytest.mark.xdist_group("concurrency")

@@ -43,6 +43,14 @@ CORPUS: list[tuple[str, ...]] = [
     ("user", "token"), ("user", "token", "nosuchuser"),
     ("share",), ("share", "nowhere"), ("share", "revoke"), ("share", "revoke", "nosuchtoken"),
     ("share", "list", "--bogus"),
+    ("diff",), ("diff", "nowhere", "x"), ("merge",), ("merge", "a", "b", "--text", "x",
+                                                       "--summary", "m"),
+    ("merge", "nowhere", "x"), ("replay", "x"), ("replay", "nowhere", "--session", "s",
+                                                  "--no-generate"),
+    ("replay", "x", "--session", "s", "-n", "0"), ("fork", "x", "y", "--summary", "m"),
+    ("fork", "nowhere", "y", "--fresh"),
+    ("trust",), ("trust", "/no/such/folder"), ("trust", "--list", "{here}"),
+    ("trust", "--remove", "{here}"), ("--providers", "{here}", "generate", "s"),
 ]
 
 

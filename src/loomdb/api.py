@@ -347,31 +347,34 @@ class Loom(CoreLoom):
                            on_spawn=lambda spawned: record_imported(self, spawned),
                            files=BESIDE if files == "beside" else files, in_unit=in_unit)
 
-    def watcher(self, folder: str | os.PathLike[str]) -> Watcher:
+    def watcher(self, folder: str | os.PathLike[str], format: str = "auto") -> Watcher:
         """A follower of a folder of agent session files: each `step()` imports the
-        files that changed (see `loomdb.interop.watch`)."""
+        files that changed (see `loomdb.interop.watch`); `format` an agent format's
+        name, or "auto" (each file's lines say)."""
         from .agents.subagents import record_imported
         from .interop.watch import Watcher
 
-        return Watcher(self, folder, on_spawn=lambda spawned: record_imported(self, spawned))
+        return Watcher(self, folder, on_spawn=lambda spawned: record_imported(self, spawned),
+                       format=format)
 
     def export(
         self, out: TextIO, *, target: str | None = None, format: str = "json",
-        paths: str = "leaves",
+        paths: str = "leaves", cwd: str | None = None,
     ) -> int:
-        """Write one tree (`target`) or every tree to a text stream; returns the count."""
+        """Write one tree (`target`) or every tree to a text stream; returns the count.
+        `cwd`: the project folder a coding agent's session names (claude-code, codex, pi)."""
         from .interop.export import export
 
-        return export(self, out, target=target, format=format, paths=paths)
+        return export(self, out, target=target, format=format, paths=paths, cwd=cwd)
 
     def export_file(
         self, path: str | os.PathLike[str], *, target: str | None = None,
-        format: str = "json", paths: str = "leaves",
+        format: str = "json", paths: str = "leaves", cwd: str | None = None,
     ) -> int:
         """`export` into a file, atomically (renamed into place when complete)."""
         from .interop.export import export_file
 
-        return export_file(self, path, target=target, format=format, paths=paths)
+        return export_file(self, path, target=target, format=format, paths=paths, cwd=cwd)
 
     def copy_to(self, target: CoreLoom, *, force: bool = False) -> CopyReport:
         """Copy this whole store into `target` (verified there before it commits)."""

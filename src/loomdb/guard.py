@@ -20,7 +20,8 @@ OpenAI-compatible gateway alike:
 * **Bounded bodies.** A JSON body over `limits.request_body`, an upload over
   `limits.upload` (declared by `Content-Length` or found while reading), is refused
   with 413 before it is stored; a JSON body nested deeper than `limits.json_depth` is
-  refused with 400 before any parser builds it.
+  refused with 400 before any parser builds it (the gateway's routes, which parse
+  their bodies themselves, as they parse: `SELF_CHECKED`).
 * **Browser headers** on every answer: a Content-Security-Policy (scripts, styles and
   connections from this server only, no inline script, no framing), `nosniff`, and
   `Referrer-Policy: no-referrer`.
@@ -35,6 +36,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .errors import InvalidInput
 from .jsondepth import TooDeep, check_text
 from .limits import DEFAULT, Limits
 
@@ -67,6 +69,13 @@ SECURITY_HEADERS = (
 )
 
 
+#: the model gateway's routes: each reads its JSON body itself (`loomdb.gateway.body`),
+#: measuring the depth as the stdlib's parser builds it (which stops at its recursion
+#: limit), so the bytes of a whole re-sent history are not scanned twice per call
+SELF_CHECKED = frozenset({"/v1/chat/completions", "/v1/responses", "/v1/messages",
+                          "/v1/messages/count_tokens", "/v1/completions"})
+
+
 @dataclass(frozen=True)
 class Trust:
     """Which hosts a server answers to, what it takes, and which paths take uploads."""
@@ -89,10 +98,21 @@ class Trust:
 
     @classmethod
     def configured(cls, bind: str, allow: Iterable[str], settings: Settings,
-                   limits: Limits) -> Trust:
+                   limits: Limits, *, users: bool) -> Trust:
         """What a server started by `loomdb serve` / `loomdb gateway` trusts: `serving`
         with the settings' host names (`$LOOMDB_ALLOW_HOSTS`, comma- or space-separated)
-        added, and `limits` with every `$LOOMDB_LIMIT_<NAME>` applied (read once, at start)."""
+        added, and `limits` with every `$LOOMDB_LIMIT_<NAME>` applied (read once, at start).
+
+        A store without `users` answers loopback clients with no token, and behind a
+        reverse proxy every request comes from loopback: a name allowed there would
+        open the store to anyone who reaches the proxy, so one is refused, as a
+        non-loopback `--host` is."""
+        allow = list(allow)
+        if not users and (allow or settings.allow_hosts):
+            where = "--allow-host" if allow else "$LOOMDB_ALLOW_HOSTS"
+            raise InvalidInput(where, "this store has no users, so it answers loopback "
+                               "without a token and a proxy in front would open it to "
+                               "anyone: add a user first (`loomdb user add NAME`)")
         return cls.serving(bind, [*allow, *settings.allow_hosts],
                            limits=settings.limits(limits))
 
@@ -182,7 +202,7 @@ class Guard:
         if upload:
             return counted(receive, limit)
         body = await read_all(receive, limit)
-        if too_deep(body, self.trust.limits.json_depth):
+        if scope["path"] not in SELF_CHECKED and too_deep(body, self.trust.limits.json_depth):
             raise Refused(400, "InvalidInput", f"body: JSON nested deeper than "
                           f"{self.trust.limits.json_depth} levels (LOOMDB_LIMIT_JSON_DEPTH)")
         return replay(body, receive)

@@ -53,6 +53,13 @@ class Limits:
     #: tokens one answer may take for a caller over HTTP whose request names no maximum
     #: (the alias's own `params.max_tokens` wins; a thread's options never raise it)
     answer_tokens: int = 8192
+    #: seconds one uploaded file's import may take (`POST /api/import`); past it the
+    #: import is refused and nothing of it stays
+    import_seconds: float = 300.0
+    #: messages read from another tool's database (simonw/llm's logs.db), and trees
+    #: (root messages) in it: read once into maps, refused past these
+    foreign_messages: int = 1_000_000
+    foreign_roots: int = 100_000
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], base: Limits | None = None) -> Limits:

@@ -14,8 +14,10 @@ decides everything a store, a model call or a tool process sees by the value it 
     LOOMDB_SQLITE_SYNCHRONOUS  SQLite's durability when a URL does not say (`normal`)
     LOOMDB_BLOBS               a PostgreSQL store's blobs when its URL has no blobs=
     LOOMDB_MODEL_THREADS       CPU threads of in-process models (default: every core)
-    LOOMDB_PROVIDERS           providers.toml (CLI; default: the store folder's)
-    LOOMDB_TOOLS               tools.toml (CLI; default: the store folder's)
+    LOOMDB_PROVIDERS           providers.toml (CLI; default: the user's, see userconfig)
+    LOOMDB_TOOLS               tools.toml (CLI; default: the user's, see userconfig)
+    XDG_CONFIG_HOME, HOME      the user's configuration folder: $XDG_CONFIG_HOME/loomdb,
+                               else ~/.config/loomdb
     LOOMDB_ALLOW_HOSTS         more Host names `serve` and `gateway` answer
     LOOMDB_LIMIT_<NAME>        an input limit (loomdb.limits)
     NO_COLOR                   the CLI prints no colours
@@ -61,6 +63,10 @@ class Settings:
     #: $LOOMDB_PROVIDERS and $LOOMDB_TOOLS: the CLI's config files
     providers: str | None = None
     tools: str | None = None
+    #: the user's configuration folder ($XDG_CONFIG_HOME/loomdb, else ~/.config/loomdb;
+    #: None without either): their own providers.toml, tools.toml, config.toml and the
+    #: store folders they trusted (`loomdb.userconfig`)
+    config_home: str | None = None
     #: $LOOMDB_ALLOW_HOSTS: Host names a server answers besides loopback and its bind
     allow_hosts: tuple[str, ...] = ()
     #: $NO_COLOR: the CLI prints no colours
@@ -82,6 +88,7 @@ class Settings:
             model_threads=environ.get("LOOMDB_MODEL_THREADS"),
             providers=environ.get("LOOMDB_PROVIDERS"),
             tools=environ.get("LOOMDB_TOOLS"),
+            config_home=_config_home(environ),
             allow_hosts=tuple(h for h in re.split(r"[,\s]+", get("LOOMDB_ALLOW_HOSTS") or "")
                               if h),
             no_color=bool(environ.get("NO_COLOR")),
@@ -96,6 +103,16 @@ class Settings:
         """`base` (default: the defaults) with every `LOOMDB_LIMIT_<NAME>` applied; a bad
         value is an InvalidInput naming the variable (so it is checked when asked for)."""
         return Limits.from_environ(self.environ, base)
+
+
+def _config_home(environ: Mapping[str, str]) -> str | None:
+    """$XDG_CONFIG_HOME/loomdb (an absolute one only, as the XDG spec says), else
+    $HOME/.config/loomdb, else None."""
+    xdg = environ.get("XDG_CONFIG_HOME") or ""
+    if xdg.startswith("/"):
+        return f"{xdg.rstrip('/')}/loomdb"
+    home = environ.get("HOME") or ""
+    return f"{home.rstrip('/')}/.config/loomdb" if home.startswith("/") else None
 
 
 #: no environment at all: what a store opened by a library program without settings gets

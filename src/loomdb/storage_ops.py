@@ -129,6 +129,10 @@ class Storage:
         """The nodes that exist among `ids`, by id (missing ids are left out)."""
         return self.backend.nodes.get_nodes(list(ids))
 
+    def node_sources(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        """The extra sources (context, instruction) of the nodes that have some, by id."""
+        return self.backend.nodes.node_sources(list(ids))
+
     def metas(self, ids: Sequence[str]) -> dict[str, Meta]:
         """The overlay (tags, flags, bookmark) of nodes that have one, by id."""
         return self.backend.meta.get_meta(list(ids))

@@ -20,7 +20,7 @@ from tools_file import tools_toml
 TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn", "delete",
          "redact", "forgotten", "show", "edit", "bookmark", "tag", "doc_new", "doc_commit",
          "doc_show", "doc_log", "doc_diff", "coll_new", "coll_add", "coll_show", "link",
-         "backlinks", "pending"}
+         "backlinks", "pending", "diff", "merge", "replay", "fork_fresh"}
 
 
 
@@ -44,6 +44,15 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
         out["generate"] = await call("generate", headish="side", max_steps=1, max_tokens=6)
         out["spawn"] = await call("spawn", headish="main", task="Say ok.", max_steps=1,
                                   max_tokens=4)
+        # the git verbs: a diff, a merge (twice: the second writes nothing), a replay
+        # without a model, a tail-fork
+        added = out["append"]["node"]
+        out["diff"] = await call("diff", left=added, right="side")
+        await call("fork", headish=added, name="line")
+        out["merge"] = [await call("merge", branch="side", into="line", text="noted")
+                        for _ in range(2)]
+        out["replay"] = await call("replay", path="side", session="again", generate=False)
+        out["fresh"] = await call("fork_fresh", headish="side", name="fresh")
         bad = await s.call_tool("append", {"headish": "ghost", "text": "x"})
         out["bad"] = (bad.is_error, bad.content[0].text)
         assert bad.structured_content == json.loads(bad.content[0].text)
@@ -68,6 +77,14 @@ def test_an_mcp_client_uses_the_store_as_memory(loom: Loom, store_url: str) -> N
     assert [h["entity"] for h in out["search"]["hits"]] == [added]
     assert out["generate"]["stopped"] == "answer" and out["generate"]["text"] is not None
     assert out["spawn"]["summary_node"] and out["spawn"]["tree"] != tree.id
+    assert [e["status"] for e in out["diff"]["entries"]] == ["added"]
+    assert out["diff"]["ancestor"] == added
+    first, second = out["merge"]
+    assert first["created"] and not second["created"] and first["node"] == second["node"]
+    assert first["merged_from"]["ref"] == "side" and first["merged_from"]["carries"] == "text"
+    assert [t["answers"] for t in out["replay"]["turns"]] == [[]]  # "Herons eat fish."
+    assert out["replay"]["onto"] == root.id and out["replay"]["stopped"] is None
+    assert out["fresh"]["continued"]["tree"] == tree.id and out["fresh"]["tree"] != tree.id
     assert out["bad"][0] and "unknown headish" in out["bad"][1]
     assert json.loads(out["bad"][1])["data"]["type"] == "NotFound"
     assert out["resources"] == {"loomdb://trees", "loomdb://sessions", "loomdb://documents"}

@@ -36,6 +36,8 @@ ANNOTATIONS = {
     "delete": (False, True, True, False),
     "redact": (False, True, False, False),
     **dict.fromkeys(("generate", "spawn"), (False, True, False, True)),
+    "diff": (True, False, True, False),
+    **dict.fromkeys(("merge", "replay", "fork_fresh"), (False, False, True, True)),
 }
 
 
@@ -221,6 +223,26 @@ def test_a_store_that_cannot_open_fails_the_call_not_the_server() -> None:
         assert answer["isError"]
         assert answer["structuredContent"]["code"] == -32008
         assert answer["structuredContent"]["data"]["type"] == "StoreUnavailable"
+
+
+def test_an_untrusted_store_folders_configuration_fails_the_call(tmp_path: Path) -> None:
+    """The configuration-trust rule holds on this edge too (tests/security/
+    test_config_trust.py): a store folder's own tools.toml, never trusted, is refused
+    at the first call, and its program never runs."""
+    store = tmp_path / "store"
+    with loomdb.open(store) as loom:
+        loom.new_tree("hi", session="main")
+    marker = tmp_path / "ran"
+    (store / "tools.toml").write_text(
+        f"[tools.pwn]\ncommand = [{json.dumps(sys.executable)}, \"-c\", "
+        f"{json.dumps(f'open({str(marker)!r}, chr(119))')}]\n")
+    argv = [sys.executable, "-m", "loomdb", "--db", str(store), "mcp"]
+    got, code = _talk(argv, [_hello(), _line(1, "tools/call", {
+        "name": "log", "arguments": {"headish": "main"}})], {0, 1})
+    [answer] = [m["result"] for m in got if m["id"] == 1]
+    assert code == 0 and answer["isError"], answer
+    assert "tools.toml" in json.dumps(answer) and "not trusted" in json.dumps(answer)
+    assert not marker.exists()
 
 
 def test_a_client_of_the_newest_protocol_is_served_by_the_sdk(tmp_path: Path) -> None:

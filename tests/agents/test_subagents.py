@@ -51,6 +51,11 @@ def test_a_model_spawns_a_subagent_as_a_tool(loom: Loom) -> None:
     child_ctx = thread_context(loom, kid.session)
     assert child_ctx["messages"][0]["content"][0]["text"] == "Plan a picnic."
     assert loom.tree(kid.tree).lineage["spawned"]["node"] == call.id
+    # the small model calls the tool again at every level: a model's nesting stops at two
+    from loomdb.agents.subagents import MODEL_DEPTH
+    from loomdb.agents.threads import spawn_depth
+
+    assert max(spawn_depth(loom, t.id) for t in loom.trees()) <= MODEL_DEPTH == 2
 
 
 def test_a_child_does_not_inherit_a_forced_call_and_nesting_is_bounded(loom: Loom) -> None:

@@ -96,11 +96,15 @@ def test_a_malformed_tools_toml_is_one_error_naming_the_file_and_the_key(
     assert str(path) in str(caught.value) and where in str(caught.value)
 
 
-def test_a_malformed_tools_toml_stops_a_turn_from_the_cli_with_exit_2(tmp_path: Path) -> None:
+def test_a_malformed_tools_toml_stops_a_turn_from_the_cli_with_exit_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = tmp_path / "store"
     assert run_cli(str(store), "new", "--text", "hi", "--session", "s", "--options",
                    json.dumps({"tools": ["spawn_subagent"]}))[0] == 0
     write(store, "[tools.spawn_subagent]\ncommand = ['ls']")
+    # the store folder's own tools.toml is read once its user trusts the folder
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert run_cli(str(store), "trust")[0] == 0
     code, out, err = run_cli(str(store), "generate", "s")
     assert code == 2 and "tools.toml" in err and "shadow a built-in" in err
     assert len(err.strip().splitlines()) == 1 and out == ""

@@ -59,7 +59,7 @@ context_window = 256
 provider = "anthropic"
 model = "claude-stub-1"
 base_url = "{stub}"
-api_key_env = "LOOMDB_TEST_ANTHROPIC_KEY"
+api_key_env = "LOOMDB_TEST_ANTHROPIC_API_KEY"
 max_retries = 0
 
 [server]
@@ -119,7 +119,7 @@ def start(tmp: Path) -> Iterator[Gateway]:
         db = str(tmp / "store")
         port = free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LOOMDB_PROVIDERS": str(providers),
-               "LOOMDB_TEST_ANTHROPIC_KEY": "stub-key", "LOOMDB_MODEL_THREADS": "1"}
+               "LOOMDB_TEST_ANTHROPIC_API_KEY": "stub-key", "LOOMDB_MODEL_THREADS": "1"}
         proc = subprocess.Popen([sys.executable, "-m", "loomdb", "--db", db, "gateway",
                                  "--port", str(port)], env=env, stderr=subprocess.PIPE,
                                 text=True)

@@ -6,7 +6,8 @@ gets read back through the SDK's request types.
 It answers at once, by a small script: a request whose last user text asks for a
 subagent (`SUBAGENT:`) gets a call of Claude Code's `Agent` tool; any other gets a
 signed thinking block (when the request enables thinking) and a text; a streamed
-request saying `BREAK` has its connection dropped in the middle of the answer. It keeps what it
+request saying `BREAK` has its connection dropped in the middle of the answer, and one
+saying `OVERLOADED` is refused (529, `overloaded_error`). It keeps what it
 was sent (`requests`), with the headers, for the tests to compare with what loomdb
 recorded."""
 
@@ -125,6 +126,10 @@ def running() -> Iterator[Stub]:
                 stub.requests.append(body)
                 stub.headers.append({k.lower(): v for k, v in self.headers.items()})
                 n = len(stub.requests)
+            if "OVERLOADED" in _asked(body):  # refused, in Anthropic's error shape
+                self._json(529, {"type": "error", "error": {"type": "overloaded_error",
+                                                            "message": "Overloaded"}})
+                return
             message = reply(body, n)
             if body.get("stream"):
                 self.send_response(200)
@@ -140,8 +145,11 @@ def running() -> Iterator[Stub]:
                     self.wfile.write(f"event: {event.type}\ndata: {data}\n\n".encode())
                     self.wfile.flush()
                 return
-            out = json.dumps(message.to_dict()).encode()
-            self.send_response(200)
+            self._json(200, message.to_dict())
+
+        def _json(self, status: int, value: Any) -> None:
+            out = json.dumps(value).encode()
+            self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(out)))
             self.end_headers()

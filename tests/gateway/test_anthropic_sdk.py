@@ -161,14 +161,18 @@ def test_tools_round_trip_with_an_error_result(live: Live) -> None:
 def test_images_and_documents_are_stored_as_blobs(live: Live) -> None:
     data = _png()
     pdf = b"%PDF-1.4 a tiny document"
-    reply = live.client().messages.create(model="local", max_tokens=SHORT, messages=[
-        {"role": "user", "content": [
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": base64.b64encode(data).decode()}},
-            {"type": "document", "title": "notes.pdf",
-             "source": {"type": "base64", "media_type": "application/pdf",
-                        "data": base64.b64encode(pdf).decode()}},
-            {"type": "text", "text": "What is this?"}]}])
+    # asked of the upstream stand-in: what is proved is what the gateway stores (and
+    # that the upstream gets the media as the client sent them)
+    content = [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": base64.b64encode(data).decode()}},
+        {"type": "document", "title": "notes.pdf",
+         "source": {"type": "base64", "media_type": "application/pdf",
+                    "data": base64.b64encode(pdf).decode()}},
+        {"type": "text", "text": "What is this?"}]
+    reply = live.client().messages.create(model="upstream", max_tokens=SHORT,
+                                          messages=[{"role": "user", "content": content}])
+    assert live.stub.requests[-1]["messages"] == [{"role": "user", "content": content}]
     user = path_of(live, reply.id)[0]
     image, document, _ = user.content
     assert image["type"] == "image" and live.loom.blob(image["ref"]) == data

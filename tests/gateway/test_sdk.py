@@ -1,13 +1,17 @@
-"""The real `openai` SDK against a live gateway with the local model behind it."""
+"""The real `openai` SDK against a live gateway with the local model behind it (and, where
+the model's words do not matter, a model that answers at once)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from conftest import Live
+from conftest import Live, serve
+from loomdb import Loom
+from loomdb.providers.base import Completion
 
 SHORT = {"max_tokens": 3}
 
@@ -21,8 +25,33 @@ def texts(live: Live, head: str) -> list[tuple[str, str]]:
     return [(n.role, "".join(b.get("text", "") for b in n.content)) for n in nodes]
 
 
-@pytest.mark.slow
-def test_twenty_turns_resent_whole_make_one_path_of_forty(live: Live) -> None:
+class Instant:
+    """The model, where what it says does not matter: a short answer naming the turn
+    (the number of user messages it was sent), at once."""
+
+    def complete(self, ctx: Any, *, n: int = 1, **_: Any) -> list[Completion]:
+        turn = sum(m["role"] == "user" for m in ctx["messages"])
+        text = f"Colour number {turn}."
+        return [Completion(content=[{"type": "text", "text": text}], stop_reason="end_turn",
+                           usage={"input_tokens": 1, "output_tokens": 1}, model="instant",
+                           provider="local", provider_request={"messages": ctx["messages"]},
+                           raw_response={"text": text}, latency_ms=0, alias="local")
+                for _ in range(n)]
+
+
+@pytest.fixture
+def instant(loom: Loom) -> Iterator[Live]:
+    """A live gateway whose `local` alias is the Instant model."""
+    from loomdb.gateway import create_gateway_app
+
+    for base in serve(create_gateway_app(loom, clients=lambda _spec: Instant())):
+        yield Live(base + "/v1", loom)
+
+
+def test_twenty_turns_resent_whole_make_one_path_of_forty(instant: Live) -> None:
+    """What is proved is the recording (each turn re-sends the whole history, as the SDK
+    gives it back): the model answers at once."""
+    live = instant
     client = live.client()
     history: list[dict[str, Any]] = []
     for turn in range(20):
@@ -79,7 +108,8 @@ def test_n_choices_are_sibling_alternatives(live: Live) -> None:
         assert texts(live, node_id)[-1] == ("assistant", choice.message.content)
 
 
-def test_edited_earlier_message_is_a_version_with_the_rest_reattached(live: Live) -> None:
+def test_edited_earlier_message_is_a_version_with_the_rest_reattached(instant: Live) -> None:
+    live = instant  # what is proved is the recording: the model answers at once
     client = live.client()
     history: list[dict[str, Any]] = []
     for turn in range(3):
@@ -135,7 +165,8 @@ def test_streaming_chunks_are_the_stored_text(live: Live) -> None:
     assert finished[0].choices[0].finish_reason in ("stop", "length")
 
 
-def test_tool_calls_are_stored_as_blocks_both_ways(live: Live) -> None:
+def test_tool_calls_are_stored_as_blocks_both_ways(instant: Live) -> None:
+    live = instant  # what is proved is how the request's calls are stored and matched
     history = [
         {"role": "user", "content": "Weather in Paris?"},
         {"role": "assistant", "content": None, "tool_calls": [

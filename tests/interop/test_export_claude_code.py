@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from claude_code_lines import FIXTURES, lines_of
 
+import loomdb
 from loomdb.errors import InvalidInput
 
 PNG = bytes.fromhex(
@@ -46,7 +47,10 @@ def _coding_tree(loom):
 
 
 def test_any_branch_round_trips_through_a_session_file(loom, tmp_path: Path) -> None:
+    """Into another store, the path comes back as it was (in this one it is the same
+    path already: see test_export_agents)."""
     _, _, other = _coding_tree(loom)
+    elsewhere = loomdb.open(str(tmp_path / "elsewhere"))
     for at in ("work", other.id):
         out = tmp_path / f"{at[:4]}.jsonl"
         loom.export_file(out, target=at, format="claude-code")
@@ -55,12 +59,13 @@ def test_any_branch_round_trips_through_a_session_file(loom, tmp_path: Path) -> 
         uuids = [r["uuid"] for r in rows]
         assert all(r["parentUuid"] in uuids[:i] or r["parentUuid"] is None
                    for i, r in enumerate(rows))
-        report = loom.import_file(out)
+        report = elsewhere.import_file(out)
         assert report.errors == [] and len(report.trees) == 1
         tree = report.trees[0]
-        session = loom.refs("session", tree)[0]
-        assert _path(loom, session.name) == _path(loom, at)
-    assert loom.verify().ok
+        session = elsewhere.refs("session", tree)[0]
+        assert _path(elsewhere, session.name) == _path(loom, at)
+    assert elsewhere.verify().ok
+    elsewhere.close()
 
 
 def test_the_line_shapes_are_claude_codes(loom, tmp_path: Path) -> None:
@@ -92,9 +97,10 @@ def test_a_real_session_round_trips(loom, tmp_path: Path) -> None:
     session = loom.refs("session", tree.id)[0].name
     out = tmp_path / "again.jsonl"
     loom.export_file(out, target=session, format="claude-code")
-    report = loom.import_file(out)
-    back = loom.refs("session", report.trees[0])[0].name
-    assert _path(loom, back) == _path(loom, session)
+    with loomdb.open(str(tmp_path / "elsewhere")) as elsewhere:
+        report = elsewhere.import_file(out)
+        back = elsewhere.refs("session", report.trees[0])[0].name
+        assert _path(elsewhere, back) == _path(loom, session)
 
 
 def test_the_command_writes_the_file_and_refuses_all(tmp_path: Path) -> None:
@@ -104,13 +110,13 @@ def test_the_command_writes_the_file_and_refuses_all(tmp_path: Path) -> None:
                    capture_output=True)
     out = tmp_path / "resume.jsonl"
     done = subprocess.run([*run, "export", "import/claude-code/5c0375b4~3", "--format",
-                           "claude-code", "-o", str(out), "--json"],
+                           "claude-code", "--cwd", "/home/me/app", "-o", str(out), "--json"],
                           env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["trees"] == 1
     rows = lines_of(out)  # the main session's path without its last 3 nodes
     assert rows[0]["message"]["content"].startswith("<command-message>orchestrator")
-    assert rows[-1]["type"] == "user"
+    assert rows[-1]["type"] == "user" and {r["cwd"] for r in rows} == {"/home/me/app"}
     bad = subprocess.run([*run, "export", "--all", "--format", "claude-code"], env=env,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "one path" in bad.stderr and bad.stdout == ""

@@ -352,3 +352,65 @@ def test_a_value_over_the_session_line_limit_is_refused_in_place(
         assert "line 4: a value longer than 4000 bytes" in report.errors[0]["reason"]
         assert [t.title for t in loom.trees()] == ["fine"]
 
+
+
+# ---------------------------------------------------------------- every layout, every user message
+
+
+def legacy(lines: list[dict[str, Any]], *, instructions: bool) -> list[dict[str, Any]]:
+    """The real sample rewritten in the layout Codex wrote before the envelopes (2025):
+    the session meta bare on the first line (`{"id", "timestamp"}`, with `instructions`
+    in the oldest files and `git` in the later ones), the response items bare after it,
+    a `{"record_type": "state"}` mark after each turn; no event or turn_context lines.
+    The shape is codex-rs's pre-envelope rollout recorder's (`SessionMeta`, then
+    `ResponseItem`s and `SessionStateSnapshot` marks)."""
+    meta = lines[0]["payload"]
+    head: dict[str, Any] = {"id": meta["id"], "timestamp": meta["timestamp"]}
+    if instructions:
+        head["instructions"] = None
+    else:
+        head["git"] = meta.get("git") or {}
+    out = [head]
+    for line in lines[1:]:
+        if line.get("type") != "response_item":
+            continue
+        item = line["payload"]
+        out.append(item)
+        if item.get("type") == "message" and item.get("role") == "assistant":
+            out.append({"record_type": "state"})
+    return out
+
+
+def users_in(values: list[dict[str, Any]]) -> int:
+    """User messages as the raw file holds them (enveloped or bare)."""
+    items = [v.get("payload") if "payload" in v else v for v in values]
+    return sum(1 for i in items if isinstance(i, dict) and i.get("type") == "message"
+               and i.get("role") == "user")
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
+@pytest.mark.parametrize("layout", ["envelope", "bare-with-git", "bare-with-instructions"])
+def test_every_user_message_of_every_layout_is_kept(
+    loom: Loom, tmp_path: Path, layout: str
+) -> None:
+    values = sample_lines()
+    if layout != "envelope":
+        values = legacy(values, instructions=layout == "bare-with-instructions")
+    path = rollout(tmp_path, values, "rollout-2025-09-13T04-30-17-legacy.jsonl")
+    assert detect(Input(path)) == "codex"
+    report = loom.import_file(path)
+    assert report.errors == [] and report.warnings == []
+    users = [n for n in loom.tree_nodes(only_tree(loom)) if n.role == "user"]
+    assert len(users) == users_in(values) > 0
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)  # the format, not the store
+def test_an_item_of_a_kind_not_read_is_a_warning_not_a_silent_gap(
+    loom: Loom, tmp_path: Path
+) -> None:
+    values = [session(), user("x", 1),
+              envelope("response_item", {"type": "image_generation_call", "id": "ig"}, 2),
+              answer("y", 3)]
+    report = loom.import_file(rollout(tmp_path, values))
+    assert report.errors == [] and report.nodes == 2
+    assert ["'image_generation_call' item" in w["reason"] for w in report.warnings] == [True]

@@ -107,6 +107,8 @@ def _run(store: str, args: list[str]) -> tuple[int, str, str]:
 def test_random_argv_exits_0_or_2_without_a_traceback(
         store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    # `loomdb trust` among the commands writes the user's configuration: this test's own
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     toml = tmp_path / "providers.toml"
     toml.write_text(DOWN_TOML)
     monkeypatch.setenv("LOOMDB_PROVIDERS", str(toml))

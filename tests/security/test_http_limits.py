@@ -133,7 +133,12 @@ def test_the_defaults_hold_on_the_served_app(served: tuple[Loom, str]) -> None:
 
 
 def test_loomdb_serve_reads_the_limits_from_the_environment(tmp_path: Path) -> None:
-    """`loomdb serve` reads LOOMDB_LIMIT_REQUEST_BODY and LOOMDB_ALLOW_HOSTS at start."""
+    """`loomdb serve` reads LOOMDB_LIMIT_REQUEST_BODY and LOOMDB_ALLOW_HOSTS at start
+    (allowed names on a store with users only: tests/security/test_allow_hosts.py)."""
+    import loomdb
+
+    with loomdb.open(str(tmp_path / "store")) as lm:
+        _, token = lm.as_(lm.operator).users.add("op")
     port = free_port()
     env = {**os.environ, "LOOMDB_LIMIT_REQUEST_BODY": "1KB",
            "LOOMDB_ALLOW_HOSTS": "loom.example"}
@@ -153,7 +158,7 @@ def test_loomdb_serve_reads_the_limits_from_the_environment(tmp_path: Path) -> N
             except httpx.ConnectError:
                 assert time.monotonic() < deadline and proc.poll() is None, "no server"
                 time.sleep(0.05)
-        with client(base) as c:
+        with client(base, token) as c:
             big = json.dumps({"text": "x" * 2000})
             one_line(c.post("/api/trees", content=big,
                             headers={"content-type": "application/json"}), 413)

@@ -105,7 +105,8 @@ def test_allowed_hosts_are_the_operators_choice(served: tuple[Loom, str]) -> Non
     lm, _ = served
     trust = Trust.configured(
         "127.0.0.1", ["loom.example"],
-        Settings.from_environ({"LOOMDB_ALLOW_HOSTS": "other.example, third.example"}), lm.limits)
+        Settings.from_environ({"LOOMDB_ALLOW_HOSTS": "other.example, third.example"}), lm.limits,
+        users=True)  # names are allowed only on a store with users (test_allow_hosts.py)
     with serving(create_app(lm, trust=trust)) as base, client(base) as c:
         for name in ("loom.example", "other.example", "third.example:443", "127.0.0.1"):
             assert c.get("/api/trees", headers={"host": name}).status_code == 200, name

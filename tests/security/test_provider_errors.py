@@ -32,9 +32,13 @@ SECRETS = (PASSWORD, QUERY_KEY, API_KEY, f"{USER}:")
 
 
 class _Echo(BaseHTTPRequestHandler):
-    """Refuses every call, quoting the request's path and Authorization header."""
+    """Refuses every call, quoting the request's path and Authorization header; each
+    call's (path, Authorization) is kept in `seen`."""
+
+    seen: list[tuple[str, str | None]] = []
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        self.seen.append((self.path, self.headers.get("Authorization")))
         body = json.dumps({"error": {"message": f"bad credentials for {self.path} "
                                      f"(Authorization: {self.headers.get('Authorization')})",
                                      "type": "invalid_request_error"}}).encode()
@@ -63,7 +67,7 @@ def echo_port() -> Iterator[int]:
 def _config(port: int) -> ProvidersConfig:
     url = f"http://{USER}:{PASSWORD}@127.0.0.1:{port}/v1?key={QUERY_KEY}"
     return parse_config({"default": "leaky", "models": {"leaky": {
-        "provider": "openai", "base_url": url, "model": "m", "api_key_env": "LEAKY_KEY",
+        "provider": "openai", "base_url": url, "model": "m", "api_key_env": "LEAKY_API_KEY",
         "max_retries": 0, "timeout": 5}}})
 
 
@@ -80,7 +84,7 @@ def _clean(text: str) -> None:
 def test_library_messages_and_logs_hide_the_endpoint_secrets(
         loom: Loom, port: int, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setenv("LEAKY_KEY", API_KEY)
+    monkeypatch.setenv("LEAKY_API_KEY", API_KEY)
     loom.new_tree("hi", session="s")
     before = row_counts(loom)
     caplog.set_level(logging.DEBUG)
@@ -97,7 +101,7 @@ def test_library_messages_and_logs_hide_the_endpoint_secrets(
 def test_http_api_gateway_and_cli_hide_them(store_url: str, port: int,
                                             monkeypatch: pytest.MonkeyPatch,
                                             tmp_path: Path) -> None:
-    monkeypatch.setenv("LEAKY_KEY", API_KEY)
+    monkeypatch.setenv("LEAKY_API_KEY", API_KEY)
     config = _config(port)
     with loomdb.open(store_url) as lm, serving(create_app(lm, config=config)) as base:
         lm.new_tree("hi", session="s")
@@ -114,7 +118,7 @@ def test_http_api_gateway_and_cli_hide_them(store_url: str, port: int,
     toml = tmp_path / "providers.toml"
     url = f"http://{USER}:{PASSWORD}@127.0.0.1:{port}/v1?key={QUERY_KEY}"
     toml.write_text(f'default = "leaky"\n[models.leaky]\nprovider = "openai"\n'
-                    f'base_url = "{url}"\nmodel = "m"\napi_key_env = "LEAKY_KEY"\n'
+                    f'base_url = "{url}"\nmodel = "m"\napi_key_env = "LEAKY_API_KEY"\n'
                     f"max_retries = 0\ntimeout = 5\n")
     monkeypatch.setenv("LOOMDB_PROVIDERS", str(toml))
     from test_bad_input import run_cli

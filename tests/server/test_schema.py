@@ -1,6 +1,7 @@
 """Schemathesis against /openapi.json on a live server: whatever it sends, no 5xx, and
-every answer matches the schema (status codes, content types, bodies). Generation is
-left out: it runs the model (tests/server/test_generate_http.py covers it)."""
+every answer matches the schema (status codes, content types, bodies). Generation and
+replay are left out: they run the model (tests/server/test_generate_http.py and
+tests/server/test_branches_http.py cover them)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def live_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         assert httpx.get(f"{base}/api/search", params={"q": "seed", "mode": "hybrid"},
                          timeout=600).status_code == 200
         schema = schemathesis.openapi.from_url(f"{base}/openapi.json")
-        yield schema.exclude(path_regex=r"/generate$")
+        yield schema.exclude(path_regex=r"/generate$|/branches/replay$")
 
 
 def seed(lm: loomdb.Loom) -> None:

@@ -1,8 +1,9 @@
 """tools.toml: the programs an agent's turn may run, defined by the operator by name.
 
 A program runs as the account that runs loomdb, so only the operator defines one: in
-`tools.toml` beside `providers.toml` (the store folder, or `$LOOMDB_TOOLS`). Thread
-options only name what is defined here (see `loomdb.tool_options`):
+`tools.toml` beside `providers.toml` (the user's own, a store folder they trusted, or
+`--tools` / `$LOOMDB_TOOLS`: `loomdb.userconfig`). Thread options only name what is
+defined here (see `loomdb.tool_options`):
 
     [tools.list_files]
     description = "List the files of the project"

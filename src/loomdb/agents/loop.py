@@ -27,8 +27,8 @@ from ..model import Node, now
 from . import AGENTS
 from .identities import Persona, binding, get_persona
 from .permissions import decide
-from .subagents import start_child, summary_of
-from .threads import thread_context, turn_context
+from .subagents import MODEL_DEPTH, start_child, summary_of
+from .threads import spawn_depth, thread_context, turn_context
 from .tools import Result, Toolbox, run_tool, toolbox
 
 if TYPE_CHECKING:
@@ -260,6 +260,9 @@ def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) 
     task = args.get("task")
     if not isinstance(task, str) or not task.strip():
         return Result("spawn_subagent needs a task", True)
+    if spawn_depth(loom, loom.resolve(at).tree) >= MODEL_DEPTH:
+        return Result(f"spawn_subagent: a model's subagents nest at most {MODEL_DEPTH} deep;"
+                      " do the task yourself", True)
     try:
         tree, session = start_child(loom, at, task, plan.persona)
     except InvalidInput as exc:

@@ -26,6 +26,10 @@ from .threads import spawn_depth, spawn_point, spawned_from
 
 #: how deep subagents may nest (a guard against a model spawning without end)
 MAX_DEPTH = 8
+#: how deep a model may nest subagents itself with `spawn_subagent` (a subagent a model
+#: started may start one more; deeper, the call answers an error and no model runs):
+#: a small model offered the tool at every level calls it at every level
+MODEL_DEPTH = 2
 
 if TYPE_CHECKING:
     from ..loom import Loom

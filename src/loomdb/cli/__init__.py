@@ -33,7 +33,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 COMMANDS = {
     **dict.fromkeys(("new", "add", "edit", "select", "link", "bookmark", "tag", "exclude",
                      "prune", "rename"), "write"),
-    "fork": "refs",
+    "fork": "refs", **dict.fromkeys(("diff", "merge", "replay"), "branches"),
     **dict.fromkeys(("path", "children", "siblings", "versions", "leaves", "branch-points",
                      "edges", "show", "log", "tree", "trees", "archive", "verify"), "read"),
     **dict.fromkeys(("context", "generate", "compact", "chat"), "models"),
@@ -43,7 +43,7 @@ COMMANDS = {
     **dict.fromkeys(("delete", "redact", "forgotten"), "forget"),
     **dict.fromkeys(("pending", "approve", "deny", "route", "spawn", "propose", "inbox",
                      "reject", "amend"), "agents"),
-    "serve": "serve", "gateway": "gateway", "mcp": "mcp", "share": "shares",
+    "serve": "serve", "gateway": "gateway", "mcp": "mcp", "share": "shares", "trust": "trust",
     # the groups, after every plain command
     "session": "refs", "view": "refs", "doc": "docs", "coll": "colls", "agent": "agents",
     "persona": "agents", "user": "serve",
@@ -54,9 +54,11 @@ class State:
     """What every command shares: where the store is, opened on first use, and the
     settings read from the environment."""
 
-    def __init__(self, db: str | None, settings: Settings) -> None:
+    def __init__(self, db: str | None, settings: Settings, *, named: bool = True) -> None:
         self.db = db
         self.settings = settings
+        #: whether the store was named (--db, $LOOMDB_URL, $LOOMDB_HOME), not ./.loomdb
+        self.named = named
         self._loom: Loom | None = None
 
     @property
@@ -167,14 +169,27 @@ class Commands(Group):
 @click.option("--db", envvar="LOOMDB_URL", show_envvar=True,
               help="Store folder, sqlite:///file or postgresql:// URL "
               "(default: $LOOMDB_HOME, else ./.loomdb/).")
+@click.option("--providers", type=click.Path(dir_okay=False), metavar="FILE",
+              help="providers.toml to use (default: $LOOMDB_PROVIDERS, a trusted store "
+              "folder's, else ~/.config/loomdb/providers.toml).")
+@click.option("--tools", type=click.Path(dir_okay=False), metavar="FILE",
+              help="tools.toml to use (default: $LOOMDB_TOOLS, a trusted store "
+              "folder's, else ~/.config/loomdb/tools.toml).")
 @click.pass_context
-def root(ctx: click.Context, db: str | None) -> None:
+def root(ctx: click.Context, db: str | None, providers: str | None,
+         tools: str | None) -> None:
     """Git for LLM conversations: branch, fork, edit, and assemble context."""
+    from dataclasses import replace
+
     from ..settings import DEFAULT_HOME, Settings
 
     # the one read of the environment: every command gets its settings from here
     given = Settings.from_environ(os.environ)
-    state = State(db or given.home or DEFAULT_HOME, given)
+    # a file named on the command line wins over the environment's
+    given = replace(given, providers=providers or given.providers,
+                    tools=tools or given.tools)
+    state = State(db or given.home or DEFAULT_HOME, given,
+                  named=bool(db or given.home))
     ctx.obj = state
     ctx.call_on_close(state.close)
 

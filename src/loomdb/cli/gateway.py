@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from ..errors import InvalidInput, MissingExtra
 from . import JSON, emit, loom, settings_of
 from . import root as app
-from .models import providers_config
+from .settings import providers_config
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -39,10 +41,14 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
     given = settings_of(ctx)
     application = create_gateway_app(
         lm, runtime=Runtime(config=providers_config(ctx), settings=given),
-        trust=Trust.configured(host, (), given, lm.limits))
+        trust=Trust.configured(host, (), given, lm.limits, users=False))
     url = f"http://{host}:{port}/v1"
     if as_json:
         emit(True, {"url": url})
     else:
         click.echo(f"loomdb gateway on {url} (Ctrl-C stops it)", err=True)
+    # what is loaded by now lives as long as the server: out of the cyclic collector's
+    # full passes, which a long history's objects would set off on a client's request
+    gc.collect()
+    gc.freeze()
     uvicorn.run(application, host=host, port=port, log_level="warning")

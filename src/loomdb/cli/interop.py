@@ -1,12 +1,12 @@
 """`loomdb import`, `loomdb export` and `loomdb watch`: other tools' exports and agent
 sessions in, trees out.
 
-    loomdb import FILE|FOLDER [--format auto|chatgpt|claude|claude-code|openwebui|librechat|
-                        loom|oasst|openai-jsonl|sharegpt|chatbot-ui|codex|pi|llm|loomdb]
-                        [--stop-on-error] [--json]
-    loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt|claude-code]
-                  [--paths leaves|sessions] [-o FILE] [--json]
-    loomdb watch DIR [--interval S] [--json]
+    loomdb import FILE|FOLDER [--format auto|FORMAT|loomdb] [--stop-on-error] [--json]
+    loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt|claude-code|
+                  codex|pi] [--paths leaves|sessions] [--cwd DIR] [-o FILE] [--json]
+    loomdb watch DIR [--format auto|claude-code|codex|pi] [--interval S] [--json]
+
+The format names (and what each reads) come from `loomdb.interop.formats.REGISTRY`.
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
 "errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
@@ -29,12 +29,12 @@ from typing import Any
 import click
 
 from ..errors import InvalidInput
+from ..interop.formats import AGENTS, usage
 from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
-_IMPORT_FORMATS = ("auto|chatgpt|claude|claude-code|openwebui|librechat|loom|oasst|openai-jsonl|"
-                   "sharegpt|chatbot-ui|codex|pi|llm|"
-                   "loomdb (loomdb's own json/jsonl export)")
+_IMPORT_FORMATS = usage(("loomdb (loomdb's own json/jsonl export)",))
+_WATCH_FORMATS = usage(pool=AGENTS) + " (default: each file's lines say)"
 
 
 @app.command("import")
@@ -99,19 +99,23 @@ def _progress(name: str) -> _Bar:
 
 @app.command()
 @argument("tree", required=False,
-          help="Tree id or prefix, or a ref/node inside it (markdown, openai-jsonl and "
-          "claude-code then take that path).")
+          help="Tree id or prefix, or a ref/node inside it (markdown, openai-jsonl, "
+          "claude-code, codex and pi then take that path).")
 @click.option("--all", "all_trees", is_flag=True, help="Every tree, archived ones too.")
 @click.option("--format", default="json",
-              help="json|jsonl (lossless), markdown, openai-jsonl, chatgpt, claude-code "
-              "(one path as a session file for `claude --resume`).")
+              help="json|jsonl (lossless), markdown, openai-jsonl, chatgpt; claude-code, codex, "
+              "pi (one path as a session file the agent resumes; re-imported, what the agent "
+              "added lands as a branch of that path).")
 @click.option("--paths", default="leaves",
               help="openai-jsonl: one line per leaf, or per session.")
+@click.option("--cwd", default=None,
+              help="claude-code, codex, pi: the project folder the session names (the agent "
+              "lists a session under its own project).")
 @click.option("--output", "-o", type=PATH, help="Write to FILE (default: stdout).")
 @JSON
 @click.pass_context
 def export(ctx: click.Context, tree: str | None, all_trees: bool, format: str, paths: str,
-           output: Path | None, as_json: bool) -> None:
+           cwd: str | None, output: Path | None, as_json: bool) -> None:
     """Write a tree (or --all) in a format other tools (or loomdb) read back. With --json
     one object: {"format", "trees", "output", "bytes"}, and "text" (the export itself)
     when it went to no file."""
@@ -120,17 +124,17 @@ def export(ctx: click.Context, tree: str | None, all_trees: bool, format: str, p
     lm = loom(ctx)
     target = None if all_trees else tree
     if output is None and not as_json:
-        lm.export(sys.stdout, target=target, format=format, paths=paths)
+        lm.export(sys.stdout, target=target, format=format, paths=paths, cwd=cwd)
         sys.stdout.flush()
         return
     if output is None:
         buffer = io.StringIO()
-        count = lm.export(buffer, target=target, format=format, paths=paths)
+        count = lm.export(buffer, target=target, format=format, paths=paths, cwd=cwd)
         text = buffer.getvalue()
         emit(True, {"format": format, "trees": count, "output": None,
                     "bytes": len(text.encode("utf-8")), "text": text})
         return
-    count = lm.export_file(output, target=target, format=format, paths=paths)
+    count = lm.export_file(output, target=target, format=format, paths=paths, cwd=cwd)
     if as_json:
         emit(True, {"format": format, "trees": count, "output": str(output),
                     "bytes": output.stat().st_size})
@@ -140,17 +144,19 @@ def export(ctx: click.Context, tree: str | None, all_trees: bool, format: str, p
 @argument("folder", type=PATH,
           help="A Claude Code projects folder (~/.claude/projects), one project's folder, "
           "or another agent's sessions folder.")
+@click.option("--format", default="auto", help=_WATCH_FORMATS)
 @click.option("--interval", default=0.25, show_default=True, type=click.FloatRange(0.05, 60),
               help="Seconds between passes over the folder.")
 @JSON
 @click.pass_context
-def watch(ctx: click.Context, folder: Path, interval: float, as_json: bool) -> None:
+def watch(ctx: click.Context, folder: Path, format: str, interval: float,
+          as_json: bool) -> None:
     """Follow a folder of agent session files: each new line becomes a node within a
     pass, a growing session extends its tree and moves its session. Started again, it
     resumes without importing anything twice. Ctrl-C stops it."""
     import time
 
-    watcher = loom(ctx).watcher(folder)
+    watcher = loom(ctx).watcher(folder, format)
     click.echo(f"watching {folder} (Ctrl-C stops)", err=True)
     try:
         while True:

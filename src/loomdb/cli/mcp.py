@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from . import JSON, loom, settings_of
+from . import JSON, State, loom, settings_of
 from . import root as app
 
 if TYPE_CHECKING:
@@ -19,8 +19,16 @@ if TYPE_CHECKING:
 @click.pass_context
 def mcp_cmd(ctx: click.Context, as_json: bool) -> None:
     """Serve this store over stdio as an MCP server (tools and resources). Its stdout is
-    JSON-RPC already; --json only makes an error before it starts `{"error": ...}`."""
+    JSON-RPC already; --json only makes an error before it starts `{"error": ...}`.
+    The store is named (--db, $LOOMDB_URL or $LOOMDB_HOME): an MCP client starts this
+    in whatever folder it likes, whose ./.loomdb is nobody's choice."""
+    from ..errors import UsageError
     from ..mcp.stdio import serve
+
+    state = ctx.find_object(State)
+    if state is None or not state.named:
+        raise UsageError("--db", "loomdb mcp serves only a store it is given: name it "
+                                 "with --db PATH|URL (it never defaults to ./.loomdb)")
 
     def store() -> tuple[Loom, Runtime]:
         # opened at the first call that needs it: the handshake is answered before

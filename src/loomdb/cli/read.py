@@ -169,6 +169,9 @@ def log(ctx: click.Context, headish: str, as_json: bool) -> None:
     console = Console(highlight=False)
     for n in nodes:
         mark = " (edited)" if n.edited_from else ""
+        merged = (n.origin or {}).get("merged_from")
+        if isinstance(merged, dict):  # a merge names the branch and the tip it brought in
+            mark += f" (merged from {merged.get('ref') or 'node'} at {merged.get('node')})"
         console.print(f"[bold]{n.role}[/bold] [dim]{n.id} {n.author} {n.created_at}{mark}[/dim]")
         console.print(_render(n.content), markup=False)
         console.print()
@@ -210,6 +213,9 @@ def trees(ctx: click.Context, archived: bool, as_json: bool) -> None:
     lines = []
     for t in found:
         lines.append(f"{t.id}  {t.mode:8}  {t.nodes:6} nodes  {t.title}")
+        continued = (t.lineage or {}).get("continued")
+        if isinstance(continued, dict):  # a tail-fork: the tree and message it starts from
+            lines.append(f"    continued from {continued.get('tree')} at {continued.get('node')}")
         lines += [f"    {r.kind} {r.name}: {breadcrumb(r.forked_from)}" for r in forks.get(t.id, [])]
     emit(as_json, {"trees": rows}, "\n".join(lines) or "no trees")
 

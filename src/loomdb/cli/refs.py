@@ -22,10 +22,26 @@ def view_app() -> None:
 @app.command()
 @argument("headish")
 @argument("name", help="Name of the new session.")
+@click.option("--fresh", is_flag=True,
+              help="A new tree from this message, nothing before it in the context.")
+@click.option("--summary", metavar="MODEL",
+              help="With --fresh: the root holds MODEL's summary of the path up to here.")
 @JSON
 @click.pass_context
-def fork(ctx: click.Context, headish: str, name: str, as_json: bool) -> None:
-    """Start a new session NAME at HEADISH (O(1): nothing is copied)."""
+def fork(ctx: click.Context, headish: str, name: str, fresh: bool, summary: str | None,
+         as_json: bool) -> None:
+    """Start a new session NAME at HEADISH (O(1): nothing is copied). With --fresh, a
+    new tree continuing from that message (lineage kept, the history before it left)."""
+    if summary is not None and not fresh:
+        raise InvalidInput("--summary", "summarizes the path into a fresh tree: add --fresh")
+    if fresh:
+        from .branches import door
+
+        tree, root = door(ctx).branches.fork_fresh(headish, name, summary=summary)
+        emit(as_json, {"name": name, "node": root.id, "tree": tree.id,
+                       "continued": (tree.lineage or {}).get("continued")},
+             f"{name} -> {root.id} (new tree {tree.id})")
+        return
     ref = loom(ctx).fork(headish, name)
     emit(as_json, {"name": ref.name, "node": ref.node}, f"{ref.name} -> {ref.node}")
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from ..errors import InvalidInput
 from . import JSON, argument, emit, loom, settings_of
 from . import root as app
-from .models import providers_config
+from .settings import providers_config, tools_config
 
 
 @app.group("user")
@@ -19,9 +21,9 @@ def user_app() -> None:
 @click.option("--host", default="127.0.0.1", help="Address to bind.")
 @click.option("--port", default=8000, type=click.IntRange(1, 65535), help="Port to listen on.")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
-              help="Another name the server answers to (repeatable; also "
-              "$LOOMDB_ALLOW_HOSTS, comma-separated; '*' for any, behind a proxy that "
-              "checks names). The loopback names and --host are always allowed.")
+              help="Another name the server answers to, on a store with users "
+              "(repeatable; also $LOOMDB_ALLOW_HOSTS, comma-separated; '*' for any, behind "
+              "a proxy that checks names). The loopback names and --host are always allowed.")
 @JSON
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...],
@@ -32,7 +34,8 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
     from ..server.state import is_loopback
 
     lm = loom(ctx)
-    if not any_users(lm) and not is_loopback(host):
+    users = any_users(lm)
+    if not users and not is_loopback(host):
         raise InvalidInput("--host", f"{host} is not loopback: add a user first "
                            "(`loomdb user add NAME`), or serve on 127.0.0.1")
     try:
@@ -44,15 +47,24 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
         from ..errors import MissingExtra
 
         raise MissingExtra("loomdb serve", "server") from None
-    application = create_app(lm, config=providers_config(ctx),
-                             trust=Trust.configured(host, allow_hosts, settings_of(ctx),
-                                                    lm.limits))
+    from ..front import Runtime
+
+    given = settings_of(ctx)
+    trust = Trust.configured(host, allow_hosts, given, lm.limits, users=users)
+    # the models and the programs the user configured (approving a call over HTTP runs
+    # its tool), read through the configuration-trust rule
+    runtime = Runtime(config=providers_config(ctx), settings=given, tools=tools_config(ctx))
+    application = create_app(lm, runtime=runtime, trust=trust)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     if as_json:
         emit(True, {"url": url, "api": f"{url}api", "gateway": f"{url}v1"})
     else:
         click.echo(f"loomdb: serving on {url} (Ctrl-C stops)", err=True)
+    # what is loaded by now lives as long as the server: out of the cyclic collector's
+    # full passes, which a long history's objects would set off on a client's request
+    gc.collect()
+    gc.freeze()
     # an open page holds a live-update stream: Ctrl-C ends it after a few seconds
     # rather than waiting for every page to go away
     uvicorn.run(application, host=host, port=port, log_level="warning",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import hooks
 from ..addresses import resolve, title
 from ..addresses import show as show_address
+from ..content import check_text
 from ..errors import CycleError, InvalidInput, MissingExtra, check_choice
 from ..model import new_id, now
 from ..naming import check_name
@@ -42,12 +43,19 @@ def _key_between(a: str | None, b: str | None) -> str:
 def _check_tag(tag: str) -> str:
     if not isinstance(tag, str) or not 1 <= len(tag) <= 100 or tag != tag.strip():
         raise InvalidInput(f"tag {tag!r}", "tags are 1-100 characters without edge spaces")
+    check_text(tag, f"tag {tag!r}")
     return tag
 
 
-def _check_field(key: str) -> str:
+def _check_field(key: str, value: str | None = None) -> str:
+    """A field's name and value are text every backend stores: no NUL (PostgreSQL
+    refuses one, so SQLite must too, or its store could not be migrated), valid Unicode."""
     if not isinstance(key, str) or not 1 <= len(key) <= 100 or "=" in key:
         raise InvalidInput(f"field {key!r}", "field names are 1-100 characters without '='")
+    check_text(key, f"field {key!r}")
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput(f"field {key!r}", f"a value is text, got {type(value).__name__}")
+    check_text(value, f"field {key!r} value")
     return key
 
 
@@ -84,8 +92,8 @@ def add(loom: Loom, name: str, entity: str, *, parent: str | None = None,
     target = resolve(loom, entity)
     for t in tags:
         _check_tag(t)
-    for k in fields or {}:
-        _check_field(k)
+    for k, v in (fields or {}).items():
+        _check_field(k, v)
     with loom.unit(COLLECTIONS) as db:
         coll = _coll(db, name)
         parent_id, ord = _placement(db, coll, None, parent, after, first=False)
@@ -162,8 +170,8 @@ def tag(loom: Loom, name: str, item_spec: str, tags: Sequence[str],
 
 def set_fields(loom: Loom, name: str, item_spec: str, fields: Mapping[str, str | None]) -> Item:
     """Set fields (a None or empty value removes the field)."""
-    for k in fields:
-        _check_field(k)
+    for k, v in fields.items():
+        _check_field(k, v)
     with loom.unit(COLLECTIONS) as db:
         coll = _coll(db, name)
         it = _item(db, coll, item_spec)

@@ -45,25 +45,33 @@ NAME = "anthropic-messages"
 _READ = {"model", "messages", "max_tokens", "stream", "stop_sequences", "metadata",
          "thinking", "system", "tools", "tool_choice", "temperature", "top_p", "top_k"}
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
-_PLAIN = ("user", "assistant")
+_PLAIN_ROLES = {"user", "assistant"}
 _DELTA = {"text": ("text_delta", "text"), "thinking": ("thinking_delta", "thinking"),
           "signature": ("signature_delta", "signature"),
           "input_json": ("input_json_delta", "partial_json")}
 
 
-def parse(gw: Gateway, body: Mapping[str, Any], beta: str | None = None) -> Exchange:
-    """A Messages body -> the internal request (typed errors name the field)."""
+def parse(gw: Gateway, body: Mapping[str, Any], beta: str | None = None,
+          source: Any = None) -> Exchange:
+    """A Messages body -> the internal request (typed errors name the field). `source`:
+    the body's text (`gateway.body.Source`), which a recording proxy sends on with only
+    `model` replaced."""
     spec = gw.spec(body.get("model"))
     msgs = messages(body.get("messages"), body.get("system"))
     options = options_of(body)
+    forward = None
     if spec.kind == "anthropic":  # a recording proxy: upstream gets what the client sent
         options["anthropic"] = {k: v for k, v in body.items() if k not in ("model", "stream")}
         if beta:
             options["anthropic_beta"] = [b.strip() for b in beta.split(",") if b.strip()]
+        if source is not None and spec.model:
+            forward = source.replaced("model", spec.model)
     params = {k: v for k, v in body.items() if k not in ("messages", "system")}
     if beta:
         params["anthropic-beta"] = beta
-    return gw.exchange(body, msgs, options, params=params)
+    # a proxy's model is sent the client's body: no messages are made for it
+    return gw.exchange(body, msgs, options, params=params, forward=forward,
+                       sent=[] if spec.kind == "anthropic" else None)
 
 
 def options_of(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,10 +109,10 @@ def messages(raw: Any, system: Any = None) -> Messages:
     """Messages (and `system`) -> Messages; bad shapes raise InvalidInput naming the field."""
     if not isinstance(raw, list) or not raw:
         raise InvalidInput("messages", "must be a non-empty list of messages")
-    if system is None and all(type(m) is dict and type(m.get("content")) is str
-                              and m.get("role") in _PLAIN and m.keys() <= {"role", "content"}
-                              and m["content"] for m in raw):  # plain turns: no object each
-        return Messages.texts([m["role"] for m in raw], [m["content"] for m in raw])
+    if system is None:  # plain turns (a string each): no object per message
+        plain = _plain(raw)
+        if plain is not None:
+            return Messages.texts(*plain)
     out: list[Message] = []
     if system is not None and system != "" and system != []:
         out.append(message("system", _system(system)))
@@ -123,6 +131,20 @@ def messages(raw: Any, system: Any = None) -> Messages:
             role = "tool"  # tool results are their own message, as every wire stores them
         out.append(message(role, blocks, blobs))
     return Messages.of(out)
+
+
+def _plain(raw: list[Any]) -> tuple[list[str], list[str]] | None:
+    """(roles, texts) when every message is `{"role": user|assistant, "content": "..."}`
+    (a non-empty string), else None: checked a column at a time."""
+    if set(map(type, raw)) != {dict} or set(map(len, raw)) != {2}:
+        return None
+    try:
+        roles, texts = [m["role"] for m in raw], [m["content"] for m in raw]
+    except KeyError:
+        return None
+    if not set(roles) <= _PLAIN_ROLES or set(map(type, texts)) != {str} or not all(texts):
+        return None
+    return roles, texts
 
 
 def _system(system: Any, where: str = "system") -> Blocks:

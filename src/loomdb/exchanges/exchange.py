@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -106,8 +105,6 @@ class Gateway:
         self._clients = clients
         self._cache: dict[str, Client] = {}
         self.lock = threading.Lock()
-        #: the answers recorded last, where a client's compaction is looked for
-        self.recent: deque[str] = deque(maxlen=64)
 
     def models(self) -> list[ModelSpec]:
         """The models served (see `loomdb.providers.served`)."""
@@ -136,16 +133,21 @@ class Gateway:
         self, body: Mapping[str, Any], msgs: Messages, options: dict[str, Any], *,
         n: int = 1, sent: list[dict[str, Any]] | None = None, logprobs: bool = False,
         after: paths.Hit | None = None, params: dict[str, Any] | None = None,
+        forward: bytes | None = None,
     ) -> Exchange:
         """The internal request for converted messages and options; `sent` replaces
         what the model sees when it differs from them (a continued response: the
-        path's context)."""
+        path's context); `forward`, the client's own body as a recording proxy sends
+        it upstream (`ctx["forward"]`: the bytes, not re-encoded)."""
         spec = self.spec(body.get("model"))
         most = min(MAX_N, self.limits.alternatives)
         if type(n) is not int or not 1 <= n <= most:
             raise InvalidInput("n", f"must be an integer from 1 to {most}")
         check_size(msgs, self.loom.max_content_bytes)
-        ctx = {"messages": msgs.sent() if sent is None else sent, "options": options}
+        ctx: dict[str, Any] = {"messages": msgs.sent() if sent is None else sent,
+                               "options": options}
+        if forward is not None:
+            ctx["forward"] = forward
         if params is None:
             params = {k: v for k, v in body.items() if k != "messages"}
         return Exchange(
@@ -179,9 +181,7 @@ class Gateway:
     def record(self, ex: Exchange, answers: list[Completion], session: str | None) -> Recorded:
         with self.lock:
             done = record(self.loom, ex.msgs, ex.digests, answers, ex.ids,
-                          request=ex.params, session=session, after=ex.after,
-                          recent=self.recent)
-            self.recent.extend(ex.ids)
+                          request=ex.params, session=session, after=ex.after)
             return done
 
     def run(self, ex: Exchange, session: str | None) -> Result:

@@ -13,7 +13,7 @@ from .paths import GATEWAY
 if TYPE_CHECKING:
     from ..loom import Loom
 
-_TABLES = ("gateway_paths", "gateway_buffers")
+_TABLES = ("gateway_paths", "gateway_buffers", "gateway_recent")
 
 
 class GatewayHooks(AreaHooks):

@@ -49,10 +49,18 @@ class Messages(Sequence[Message]):
     a model client takes, blocks inside): a 2,000-message history is converted by a few
     list comprehensions, not 2,000 objects."""
 
-    def __init__(self, roles: list[str], sent: list[dict[str, Any]], keys: list[str],
-                 blobs: Blobs | None = None) -> None:
-        self.roles, self._sent, self.keys = roles, sent, keys
+    def __init__(self, roles: list[str], sent: list[dict[str, Any]] | None, keys: list[str],
+                 blobs: Blobs | None = None, texts: list[str] | None = None) -> None:
+        self.roles, self._made, self.keys = roles, sent, keys
         self.blobs = blobs or {}
+        self._texts = texts  # plain text messages: `sent` made when first asked for
+
+    @property
+    def _sent(self) -> list[dict[str, Any]]:
+        if self._made is None:
+            self._made = [{"role": r, "content": [{"type": "text", "text": t}]}
+                          for r, t in zip(self.roles, self._texts or (), strict=True)]
+        return self._made
 
     @classmethod
     def of(cls, items: Sequence[Message]) -> Messages:
@@ -63,10 +71,11 @@ class Messages(Sequence[Message]):
 
     @classmethod
     def texts(cls, roles: list[str], texts: list[str]) -> Messages:
-        """Plain text messages (the everyday request), with no object per message."""
-        return cls(roles, [{"role": r, "content": [{"type": "text", "text": t}]}
-                           for r, t in zip(roles, texts, strict=True)],
-                   [f"{_LETTER[r]}{len(t)}:{t}" for r, t in zip(roles, texts, strict=True)])
+        """Plain text messages (the everyday request), with no object per message (a
+        recording proxy, which sends the client's own body on, never makes them)."""
+        return cls(roles, None,
+                   [f"{_LETTER[r]}{len(t)}:{t}" for r, t in zip(roles, texts, strict=True)],
+                   texts=texts)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -79,10 +88,12 @@ class Messages(Sequence[Message]):
     def __getitem__(self, i: int | slice) -> Message | Sequence[Message]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return Message(self.roles[i], self._sent[i]["content"], self.keys[i])
+        return Message(self.roles[i], self.blocks(i), self.keys[i])
 
     def blocks(self, i: int) -> Blocks:
-        return self._sent[i]["content"]  # type: ignore[no-any-return]
+        if self._made is None:
+            return [{"type": "text", "text": (self._texts or [])[i]}]
+        return self._made[i]["content"]  # type: ignore[no-any-return]
 
     def __add__(self, other: Messages) -> Messages:
         return Messages(self.roles + other.roles, self._sent + other._sent,
@@ -147,6 +158,8 @@ def check_size(msgs: Messages, max_bytes: int) -> None:
     """Refuse a message over the store's content limit before any model is asked (a
     TooLarge, 413): the model would otherwise fail on it first (a 502) or answer what
     could never be recorded."""
+    if sum(map(len, msgs.keys)) * 4 + 32 <= max_bytes:  # none can be: all are not
+        return
     for i, key in enumerate(msgs.keys):  # a key is `<role><length>:` and its content
         if len(key) * 4 + 32 <= max_bytes:
             continue

@@ -74,12 +74,13 @@ def record(
     request: Mapping[str, Any],
     session: str | None = None,
     after: paths.Hit | None = None,
-    recent: Sequence[str] = (),
 ) -> Recorded:
     """Write one exchange (module docstring) in one transaction. `after` names where
-    the request's messages already are (a continued response), skipping the match;
-    `recent` are the answers this gateway wrote last, where a client's compaction of
-    its history is looked for (`compacted.py`)."""
+    the request's messages already are (a continued response), skipping the match. The
+    answers are kept among the recent ones, where a client's compaction of its history
+    is looked for (`compacted.py`)."""
+    from . import compacted
+
     for data, mime in msgs.blobs.values():
         loom.put_blob(data, mime)
     with loom.unit(paths.GATEWAY) as db:
@@ -93,9 +94,7 @@ def record(
         edited = None
         compaction = None
         if after is None and tree is None and _only_system(msgs, hit):
-            from .compacted import find
-
-            compaction = find(loom, msgs, recent)
+            compaction = compacted.find(loom, db, msgs)
         if compaction is not None:
             place = _Place(*compaction.write(loom, db, digests))
             tree_id, written = compaction.leaf.tree, 1
@@ -112,6 +111,7 @@ def record(
         place, more = _append_rest(loom, db, msgs, digests, place, tree_id)
         written += more
         nodes = _answers(loom, db, msgs, digests, place, tree_id, answers, answer_ids, request)
+        compacted.wrote(db, tree_id, [n.id for n in nodes])
         if session is not None:
             _move_session(loom, session, nodes[0])
     return Recorded(nodes, place.node, tree_id, written, edited)
@@ -119,7 +119,7 @@ def record(
 
 def _only_system(msgs: Messages, hit: paths.Hit | None) -> bool:
     """Nothing of the request is known past its leading system messages."""
-    if len(msgs) < 3:
+    if len(msgs) < 2:
         return False
     first = next((i for i, r in enumerate(msgs.roles) if r != "system"), len(msgs))
     return hit is None or hit.index < first

@@ -2,7 +2,7 @@
 
 `loom.as_(caller)` is a `Door`: one object per area (`trees`, `nodes`, `refs`,
 `buffer`, `documents`, `collections`, `references`, `search`, `forget`, `gc`,
-`agents`, `users`, `shares`, `live`), each method acting for `caller`, a
+`agents`, `users`, `shares`, `live`, `branches`), each method acting for `caller`, a
 `loomdb.users.Access`: the local operator (`users.Everyone`, who sees the whole
 store: the CLI, the library, MCP) or a user (`users.Owner`, who sees what they own:
 the HTTP API with a token). Authorization
@@ -28,6 +28,7 @@ from .sight import Sight
 if TYPE_CHECKING:
     from ..exchanges.exchange import ClientFactory
     from .agents import Agents
+    from .branches import Branches
     from .buffer import BufferDoor
     from .collections import Collections
     from .documents import Documents
@@ -134,6 +135,12 @@ class Door:
         from .shares import Shares
 
         return Shares(self.sight, self.runtime)
+
+    @cached_property
+    def branches(self) -> Branches:
+        from .branches import Branches
+
+        return Branches(self.sight, self.runtime)
 
     @cached_property
     def live(self) -> Live:

@@ -1,6 +1,7 @@
 """Where each of a caller's trees came from, as the web page's Trees view draws it
 (`Door.trees.lineage`): a tree spawned by a subagent names its parent tree and the
-message it was spawned at, an imported tree the tool it came from, and each session
+message it was spawned at (a tail-fork, `fork --fresh`, the message it continues
+from: kind `continued`), an imported tree the tool it came from, and each session
 or view the ref and message it was forked from ("forked from main at message 3").
 
 Only what the caller sees is named: a parent tree that is not theirs is left out (the
@@ -38,8 +39,9 @@ def lineage(sight: Sight, *, archived: bool = False) -> list[dict[str, Any]]:
     starts = [r.forked_from.get("node") for rs in refs.values() for r in rs if r.forked_from]
     for tree in trees:
         raw = tree.lineage or {}
-        if isinstance(raw.get("spawned"), dict):
-            starts.append(raw["spawned"].get("node"))
+        for kind in ("spawned", "continued"):
+            if isinstance(raw.get(kind), dict):
+                starts.append(raw[kind].get("node"))
     found = st.nodes_by_id([n for n in dict.fromkeys(starts) if isinstance(n, str)])
 
     def message(node: Any, tree: str) -> int | None:
@@ -50,14 +52,15 @@ def lineage(sight: Sight, *, archived: bool = False) -> list[dict[str, Any]]:
     out = []
     for tree in trees:
         raw = tree.lineage or {}
-        spawned = raw.get("spawned") if isinstance(raw.get("spawned"), dict) else None
+        kind = "spawned" if isinstance(raw.get("spawned"), dict) else "continued"
+        spawned = raw.get(kind) if isinstance(raw.get(kind), dict) else None
         parent = None
         if spawned and spawned.get("tree") in seen and spawned["tree"] != tree.id:
             at = message(spawned.get("node"), spawned["tree"])
-            parent = {"kind": "spawned", "tree": spawned["tree"],
+            parent = {"kind": kind, "tree": spawned["tree"],
                       "title": seen[spawned["tree"]].title,
                       "node": spawned["node"] if at is not None else None,
-                      "session": spawned.get("session"), "message": at}
+                      "session": spawned.get("session", spawned.get("ref")), "message": at}
         imported = raw.get("imported") if isinstance(raw.get("imported"), dict) else None
         mine = sorted(refs.get(tree.id, []), key=lambda r: (r.created_at, r.name))
         shown = []

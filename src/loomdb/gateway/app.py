@@ -34,7 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from ..errors import LoomError
 from ..guard import Guard, Trust
 from . import errors
-from .body import ANTHROPIC, CHAT, COMPLETIONS, COUNT_TOKENS, RESPONSES, Kind, parse
+from .body import ANTHROPIC, CHAT, COMPLETIONS, COUNT_TOKENS, RESPONSES, Kind, parse, read
 
 if TYPE_CHECKING:
     from ..api import Loom
@@ -98,11 +98,13 @@ def gateway_router(loom: Loom, *, runtime: Runtime | None = None,
 
     async def exchange(request: Request, wire: _Wire, **extra: Any) -> Response:
         try:
-            body = await _body(request, wire.fields, loom)
+            body, source = read(await request.body(), wire.fields, loom.limits.json_depth)
+            if wire is _MESSAGES:  # a recording proxy sends the client's own text on
+                extra["source"] = source
             session = request.headers.get(SESSION_HEADER)
-            if body.get("stream"):
-                ex = await run_in_threadpool(gw.parse, wire.name, body, **extra)
-                return await _stream(gw, wire, ex, session)
+            if body.get("stream"):  # parsed in the thread that streams: one trip there
+                return await _stream(gw, wire, lambda: gw.parse(wire.name, body, **extra),
+                                     session)
 
             def work() -> bytes:  # one trip to a worker thread: the call, then encoding
                 ex = gw.parse(wire.name, body, **extra)
@@ -177,14 +179,15 @@ def create_gateway_app(
 _DONE = object()
 
 
-async def _stream(gw: Gateway, wire: _Wire, ex: Any, session: str | None) -> Response:
+async def _stream(gw: Gateway, wire: _Wire, parse: Callable[[], Any],
+                  session: str | None) -> Response:
     """Server-sent events as the model writes; the closing ones after the commit.
 
-    The model runs in a thread (`gw.stream`, which makes every chunk in the wire's
-    shape) and hands them to the loop through a queue. The first event is awaited
-    before the response starts, so a model that fails at once still gets its own HTTP
-    status; a failure later arrives as the wire's error event, and in every case of
-    failure nothing is recorded."""
+    The request is parsed (`parse`) and the model runs in one thread (`gw.stream`,
+    which makes every chunk in the wire's shape), handing them to the loop through a
+    queue. The first event is awaited before the response starts, so a bad request or
+    a model that fails at once still gets its own HTTP status; a failure later arrives
+    as the wire's error event, and in every case of failure nothing is recorded."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -193,7 +196,7 @@ async def _stream(gw: Gateway, wire: _Wire, ex: Any, session: str | None) -> Res
 
     def work() -> None:
         try:
-            gw.stream(wire.name, ex, session, put)
+            gw.stream(wire.name, parse(), session, put)
         except LoomError as exc:
             put(exc)
         except Exception as exc:  # noqa: BLE001 - a bug: logged here, the client told

@@ -17,10 +17,11 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidInput
-from ..jsondepth import check_text
+from ..jsondepth import check_depth
 
 #: a field's check: (what the message says it must be, the test)
 Kind = tuple[str, Callable[[Any], bool]]
@@ -85,21 +86,62 @@ COMPLETIONS: dict[str, Kind] = {
 
 #: a `\\uD800`-`\\uDFFF` escape in the bytes: half of a pair, or a lone one
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def _constant(name: str) -> Any:
     raise InvalidInput("body", f"{name} is not a JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_constant)
+_SCANSTRING: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Source:
+    """The body's text and where each top-level field's value stands in it (a proxy
+    sends the client's own text on, one field's value replaced: `replaced`)."""
+
+    raw: bytes
+    text: str
+    spans: dict[str, tuple[int, int]]
+
+    def replaced(self, name: str, value: Any) -> bytes | None:
+        """The body's bytes with field `name`'s value replaced by `value` (None when the
+        field is not there, or given twice)."""
+        span = self.spans.get(name)
+        if span is None:
+            return None
+        start, end = span
+        new = json.dumps(value)
+        if self.text.isascii():  # character offsets are byte offsets: no copy of the text
+            return self.raw[:start] + new.encode() + self.raw[end:]
+        return (self.text[:start] + new + self.text[end:]).encode()
+
+
 def parse(raw: bytes, fields: Mapping[str, Kind], max_depth: int) -> dict[str, Any]:
     """The body as a checked JSON object (see the module docstring)."""
+    return read(raw, fields, max_depth)[0]
+
+
+def read(raw: bytes, fields: Mapping[str, Kind], max_depth: int
+         ) -> tuple[dict[str, Any], Source]:
+    """`parse`, and the body's `Source`. The top-level object is walked here (each value
+    parsed by the stdlib's C scanner, which stops at its recursion limit), and the depth
+    measured on the values built: cheaper than a scan of the bytes first."""
+    if raw.startswith(b"\xef\xbb\xbf"):  # a byte order mark, which `json.loads` skips
+        raw = raw[3:]
     try:
-        check_text(raw, max_depth, "body")  # on the bytes, before anything deep is built
-        body = json.loads(raw, parse_constant=_constant)
+        text = raw.decode("utf-8")
+        body, spans = _object(text)
+    except InvalidInput:
+        raise
+    except RecursionError:
+        raise InvalidInput("body", f"nested deeper than {max_depth} levels (JSON objects "
+                           "and arrays)") from None
     except ValueError as exc:  # (UnicodeDecodeError is one)
         raise InvalidInput("body", f"is not valid JSON ({exc})") from None
-    if not isinstance(body, dict):
-        raise InvalidInput("body", "must be a JSON object")
+    check_depth(body, max_depth, "body")
     if _SURROGATE.search(raw):  # escaped pairs (emoji) are fine; a lone half is not
         try:
             json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -110,7 +152,50 @@ def parse(raw: bytes, fields: Mapping[str, Kind], max_depth: int) -> dict[str, A
         value = body.get(name)
         if value is not None and not ok(value):
             raise InvalidInput(name, f"must be {must}, got {_shown(value)}")
-    return body
+    return body, Source(raw, text, spans)
+
+
+def _object(text: str) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+    """A JSON text that must be an object: its fields, and each value's span (a field
+    given twice has no span: which one a reader takes is its own choice)."""
+    at = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
+    if not text.startswith("{", at):
+        value, end = _DECODER.raw_decode(text, at)  # not an object: valid JSON at all?
+        if _SPACE.match(text, end).end() != len(text):  # type: ignore[union-attr]
+            raise json.JSONDecodeError("Extra data", text, end)
+        raise InvalidInput("body", "must be a JSON object")
+    body: dict[str, Any] = {}
+    spans: dict[str, tuple[int, int]] = {}
+    twice: set[str] = set()
+    at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+    if text.startswith("}", at):
+        at += 1
+    else:
+        while True:
+            if not text.startswith('"', at):
+                raise json.JSONDecodeError("Expecting property name enclosed in double quotes",
+                                           text, at)
+            key, at = _SCANSTRING(text, at + 1)
+            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            if not text.startswith(":", at):
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
+            start = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+            body[key], end = _DECODER.raw_decode(text, start)
+            if key in spans:
+                twice.add(key)
+            spans[key] = (start, end)
+            at = _SPACE.match(text, end).end()  # type: ignore[union-attr]
+            if text.startswith("}", at):
+                at += 1
+                break
+            if not text.startswith(",", at):
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+            at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+    if _SPACE.match(text, at).end() != len(text):  # type: ignore[union-attr]
+        raise json.JSONDecodeError("Extra data", text, at)
+    for key in twice:
+        del spans[key]
+    return body, spans
 
 
 def _shown(value: Any) -> str:
@@ -118,4 +203,5 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-__all__ = ["ANTHROPIC", "CHAT", "COMPLETIONS", "COUNT_TOKENS", "RESPONSES", "parse"]
+__all__ = ["ANTHROPIC", "CHAT", "COMPLETIONS", "COUNT_TOKENS", "RESPONSES", "Source", "parse",
+           "read"]

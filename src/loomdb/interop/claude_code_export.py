@@ -1,6 +1,6 @@
 """One path of a tree as a Claude Code session file, so `claude --resume` continues it.
 
-    claude_code_session(loom, at, out) -> session id
+    claude_code_session(loom, at, out, cwd=None) -> session id
 
 The path from the root to `at` (through the versions the ref selects) is written with a
 new session id, in the line shapes Claude Code writes and `claude_code_lines` reads:
@@ -15,9 +15,14 @@ new session id, in the line shapes Claude Code writes and `claude_code_lines` re
   holding its summary;
 * a system node is a `user` line marked `isMeta` (Claude Code has no system lines).
 
-Line uuids are derived from the session id and the node, so the file is one chain of
-`uuid` / `parentUuid`; importing it gives the same path back (the same roles, kinds and
-content). Left out, because Claude Code has no place for them: the tree's system
+The first line of each node has the node's id for its uuid (the ULID's 128 bits
+written as a UUID, see `roundtrip`), the others a uuid derived from the session and the
+node, so the file is one chain of `uuid` / `parentUuid`; importing it into this store
+again, after Claude Code resumed it, continues the exported path in its tree. Every line
+has a time of its own (the node's, a millisecond later for each further line), as
+Claude Code writes them: readers that take equal times for replays skip none. `cwd` is
+the project folder every line names (Claude Code lists a session only under its own
+project), else the one the node was imported with, else `.`. Left out, because Claude Code has no place for them: the tree's system
 context, a tool result's `name`, a compaction's kept turns, audio (a text stand-in).
 """
 
@@ -26,9 +31,11 @@ from __future__ import annotations
 import base64
 import json
 import uuid as uuidlib
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..headish import Position
+from .roundtrip import line_uuid
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -37,19 +44,21 @@ if TYPE_CHECKING:
 VERSION = "2.0.0"
 
 
-def claude_code_session(loom: Loom, at: Position, out: TextIO) -> str:
+def claude_code_session(loom: Loom, at: Position, out: TextIO, cwd: str | None = None) -> str:
     """Write the path to `at` as a session file to `out`; returns the new session id."""
     session = str(uuidlib.uuid4())
     nodes = loom.nodes(loom.path(at))
-    writer = _Lines(loom, session, out)
+    writer = _Lines(loom, session, out, cwd)
     for node in nodes:
         writer.node(node)
     return session
 
 
 class _Lines:
-    def __init__(self, loom: Loom, session: str, out: TextIO) -> None:
+    def __init__(self, loom: Loom, session: str, out: TextIO, cwd: str | None) -> None:
         self.loom = loom
+        self.cwd = cwd
+        self.clock = LineClock()
         self.session = session
         self.out = out
         self.last: str | None = None  # the newest line's uuid
@@ -57,6 +66,8 @@ class _Lines:
         self.space = uuidlib.UUID(session)
 
     def _uuid(self, node: Node, part: int) -> str:
+        if part == 0:
+            return line_uuid(node.id)
         return str(uuidlib.uuid5(self.space, f"{node.id}/{part}"))
 
     def _write(self, node: Node, part: int, parent: str | None, **fields: Any) -> str:
@@ -65,11 +76,11 @@ class _Lines:
         uid = self._uuid(node, part)
         line = {
             "parentUuid": parent, "isSidechain": False, "userType": "external",
-            "cwd": meta.get("cwd") if isinstance(meta.get("cwd"), str) else ".",
+            "cwd": self.cwd or (meta.get("cwd") if isinstance(meta.get("cwd"), str) else "."),
             "sessionId": self.session,
             "version": meta.get("version") if isinstance(meta.get("version"), str) else VERSION,
             "gitBranch": meta.get("git_branch") if isinstance(meta.get("git_branch"), str) else "",
-            **fields, "uuid": uid, "timestamp": _timestamp(node.created_at),
+            **fields, "uuid": uid, "timestamp": self.clock.next(node.created_at),
         }
         self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
         self.last = uid
@@ -150,9 +161,18 @@ class _Lines:
         return {"type": "text", "text": f"[{kind} not in a Claude Code session]"}
 
 
-def _timestamp(created_at: str) -> str:
-    """loomdb's ISO time in the form Claude Code writes (milliseconds, `Z`)."""
-    from datetime import UTC, datetime
+class LineClock:
+    """A time per line: the node's own, else a millisecond after the line before it
+    (the lines of one node, or a node stored with an earlier time than its parent)."""
 
-    moment = datetime.fromisoformat(created_at).astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    def __init__(self) -> None:
+        self.last: datetime | None = None
+
+    def next(self, created_at: str) -> str:
+        """The next line's time, in the form the agents write (milliseconds, `Z`)."""
+        moment = datetime.fromisoformat(created_at).astimezone(UTC)
+        moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+        if self.last is not None and moment <= self.last:
+            moment = self.last + timedelta(milliseconds=1)
+        self.last = moment
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -24,7 +24,11 @@ messages. The messages form one chain:
     force: inert settings, never a provider pointer;
   * a `compacted` item becomes a compaction node holding its summary;
   * `ghost_snapshot` (a git snapshot of the worktree) is left out, named in the
-    conversation's metadata count.
+    conversation's metadata count; a response item of a kind not read here is counted
+    there too and named in a warning (nothing the model saw goes in silence).
+
+An item whose `id` is `<prefix>_<node id>` (as `export --format codex` writes a node's
+first item) names the stored node it came from (see `roundtrip`).
 
 A folder is read as every `rollout-*.jsonl` below it (symbolic links not followed,
 nothing outside it read), each file one conversation. A child thread (a subagent the
@@ -35,7 +39,7 @@ becomes a child tree spawned from the call (see `codex_threads`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +61,7 @@ from .model import (
     tool_result_block,
     tool_use_block,
 )
+from .roundtrip import node_id
 from .stream import Input, as_input
 from .values import read_values
 
@@ -66,6 +71,8 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_c
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 #: turn_context keys kept as options (the rest are long instructions or unknown)
 _CONTEXT_KEYS = ("model", "effort", "summary", "cwd", "approval_policy", "sandbox_policy")
+#: the keys of the older layout's bare session meta line
+_LEGACY_META = {"id", "timestamp", "instructions", "git", "cwd", "originator", "cli_version"}
 #: the most rollout files read from one folder
 MAX_FILES = 100_000
 
@@ -79,13 +86,8 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     for path in parents_first(list(session_files(inp.path, "rollout-*.jsonl")), inp.limits):
         one = Input(path, limits=inp.limits)
         label = str(path.relative_to(inp.path)) if inp.path.is_dir() else inp.name
-        try:
-            values = list(read_values(one))
-        except InvalidInput as exc:
-            yield ParseError(label, exc.why)
-            continue
         rollout = _Rollout(label)
-        item = guarded(label, rollout.run, values)
+        item = guarded(label, rollout.run, read_values(one))  # folded as it is read
         if isinstance(item, ImportedConversation):
             for child, spawn in rollout.calls.children.items():
                 spawned[child] = {"conversation": item.source_id, **spawn}
@@ -123,9 +125,10 @@ def looks_like(value: Any) -> bool:
     payload = value.get("payload")
     if isinstance(payload, dict) and value.get("type") in ("response_item", "turn_context"):
         return True
-    # the older layout: session meta bare on the first line
-    return (isinstance(value.get("id"), str) and "timestamp" in value
-            and "instructions" in value and "type" not in value)
+    # the older layout (2025, before the envelopes): the session meta bare on the first
+    # line, `{"id", "timestamp"}` with at most `instructions` and `git` beside them
+    return (isinstance(value.get("id"), str) and isinstance(value.get("timestamp"), str)
+            and "type" not in value and set(value) <= _LEGACY_META)
 
 
 class _Rollout:
@@ -140,19 +143,25 @@ class _Rollout:
         self.pending: dict[str, Any] | None = None
         self.group: tuple[str, int] | None = None  # (kind, index of the node's message)
         self.left_out: dict[str, int] = {}
+        self.warnings: list[str] = []
         self.when: Any = None
         self.calls = Calls()
 
-    def run(self, values: list[tuple[int, Any]]) -> ImportedConversation:
+    def run(self, values: Iterable[tuple[int, Any]]) -> ImportedConversation:
+        """The rollout's values, each folded as it is read and then dropped (memory
+        follows the messages, not the file)."""
+        first: list[Any] = []  # the first three values: the id of a rollout without one
         for index, (line, value) in enumerate(values):
             where = f"line {line}"
             if isinstance(value, InvalidInput):
                 raise InvalidInput(f"{self.label} {where}", value.why)
             if not isinstance(value, dict):
                 raise InvalidInput(f"{self.label} {where}", "expected a JSON object")
+            if index < 3 and not self.meta.get("id"):
+                first.append(value)
             self._value(index, value, where)
         meta = self.meta
-        source_id = as_str(meta.get("id")) or content_hash([v for _, v in values[:3]])
+        source_id = as_str(meta.get("id")) or content_hash(first[:3])
         metadata: dict[str, Any] = {k: meta[k] for k in ("cwd", "originator", "cli_version", "source",
                                          "model_provider", "git") if k in meta}
         if self.left_out:
@@ -163,7 +172,7 @@ class _Rollout:
             created_at=to_datetime(meta.get("timestamp"), "session_meta.timestamp"),
             mode="dialogue", messages=self.messages, current_source_id=current,
             attachments=self.attachments.to_list(), system=as_str(meta.get("instructions")),
-            metadata=metadata,
+            metadata=metadata, warnings=self.warnings,
         )
 
     def _value(self, index: int, value: dict[str, Any], where: str) -> None:
@@ -172,10 +181,17 @@ class _Rollout:
             self.when = value.get("timestamp") or self.when
         elif index == 0 and "type" not in value:
             kind, payload = "session_meta", value
-        elif "record_type" in value:
+        elif "record_type" in value and "type" not in value:  # the older layout's state marks
             return
         else:
             kind, payload = "response_item", value
+        mark = node_id(str(payload.get("id")).rpartition("_")[2])  # exported here: `roundtrip`
+        count = len(self.messages)
+        self._kind(index, kind, payload, where)
+        if mark and len(self.messages) > count:
+            self.messages[-1].same_as = mark
+
+    def _kind(self, index: int, kind: str, payload: dict[str, Any], where: str) -> None:
         if kind == "session_meta":
             if not self.meta:
                 self.meta = payload
@@ -223,6 +239,9 @@ class _Rollout:
         else:
             name = str(kind)[:40]
             self.left_out[name] = self.left_out.get(name, 0) + 1
+            if name != "ghost_snapshot":  # a git snapshot of the worktree: never history
+                self.warnings.append(f"{self.label} {where}: a {name!r} item, which no node "
+                                     f"holds; left out")
 
     def _compaction(self, index: int, payload: dict[str, Any], where: str) -> None:
         summary = as_str(payload.get("message")) or ""

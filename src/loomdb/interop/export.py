@@ -10,6 +10,12 @@
 | `openai-jsonl` | one line `{"messages": [...]}` per path, ready for fine-tuning: every leaf (default) or every session (`paths="sessions"`); paths without an assistant turn are left out |
 | `chatgpt` | a ChatGPT `conversations.json` list: every node in `mapping` (parent/children), `current_node` from the first session; the ChatGPT importer reads it back with the same branch shape |
 | `claude-code` | one path (the named one, else the tree's first session) as a Claude Code session file with a new session id, for `claude --resume` (see `claude_code_export`) |
+| `codex` | the same path as a Codex CLI rollout, for `codex resume` (see `codex_export`) |
+| `pi` | the same path as a pi session, for `pi --session` (see `pi_export`) |
+
+The three agent formats name every node they write in the ids of their lines, so the
+session the agent continued is imported again as a branch of the exported path
+(`roundtrip`); `cwd` sets the project folder the session names.
 
 Only `json`/`jsonl` keep everything; the others render content for other tools (media
 and tool blocks become text surrogates in `markdown` and `chatgpt`).
@@ -34,7 +40,9 @@ from . import native
 if TYPE_CHECKING:
     from ..loom import Loom
 
-EXPORT_FORMATS = ("json", "jsonl", "markdown", "openai-jsonl", "chatgpt", "claude-code")
+EXPORT_FORMATS = ("json", "jsonl", "markdown", "openai-jsonl", "chatgpt", "claude-code", "codex",
+                  "pi")
+AGENT_FORMATS = ("claude-code", "codex", "pi")
 PATHS = ("leaves", "sessions")
 _CHATGPT_ROOT = "loomdb-root"
 
@@ -46,6 +54,7 @@ def export(
     target: str | None = None,
     format: str = "json",
     paths: str = "leaves",
+    cwd: str | None = None,
 ) -> int:
     """Write one tree (`target`: a tree id/prefix, or any headish inside it) or, with
     `target=None`, every tree (archived ones too). Returns how many trees were written."""
@@ -54,13 +63,13 @@ def export(
         raise InvalidInput("--format", f"unknown export format {format!r}; use {', '.join(EXPORT_FORMATS)}")
     if paths not in PATHS:
         raise InvalidInput("--paths", f"{paths!r} is not one of {', '.join(PATHS)}")
-    if fmt == "claude-code":
+    if cwd is not None and fmt not in AGENT_FORMATS:
+        raise InvalidInput("--cwd", f"only {', '.join(AGENT_FORMATS)} sessions name a folder")
+    if fmt in AGENT_FORMATS:
         if target is None:
-            raise InvalidInput("--format", "claude-code writes one path: name a HEADISH, not --all")
-        from .claude_code_export import claude_code_session
-
+            raise InvalidInput("--format", f"{fmt} writes one path: name a HEADISH, not --all")
         tid, named = locate(loom, target)
-        claude_code_session(loom, named or default_position(loom, tid), out)
+        agent_session(loom, fmt, named or default_position(loom, tid), out, cwd)
         return 1
     if target is None:
         trees = [t.id for t in loom.trees()] + [t.id for t in loom.trees(archived=True)]
@@ -97,6 +106,7 @@ def export_file(
     target: str | None = None,
     format: str = "json",
     paths: str = "leaves",
+    cwd: str | None = None,
 ) -> int:
     """`export` into a file, written beside it and renamed into place: a failed export
     leaves no partial file (and an existing one untouched)."""
@@ -107,12 +117,22 @@ def export_file(
                                prefix=f".{output.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            count = export(loom, fh, target=target, format=format, paths=paths)
+            count = export(loom, fh, target=target, format=format, paths=paths, cwd=cwd)
         os.replace(tmp, output)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return count
+
+
+def agent_session(loom: Loom, fmt: str, at: Position, out: TextIO, cwd: str | None) -> str:
+    """The path to `at` as a coding agent's session file; returns its new session id."""
+    from .claude_code_export import claude_code_session
+    from .codex_export import codex_rollout
+    from .pi_export import pi_session
+
+    write = {"claude-code": claude_code_session, "codex": codex_rollout, "pi": pi_session}[fmt]
+    return write(loom, at, out, cwd)
 
 
 def locate(loom: Loom, name: str) -> tuple[str, Position | None]:

@@ -17,10 +17,13 @@ Two stores, both read (the database is opened read-only; no file a row names is 
     system prompt as its system context; a response without a conversation is a tree
     of its own. A conversation whose id is also a thread of the message store was
     written to both by llm during the move and is read once, from the message store.
-    Legacy tool calls (`tool_calls`, `tool_results`) are left out (see docs/interop.md).
+    Their tool calls, tool results, attachments and fragments come along (see
+    `llm_legacy`).
 
 Messages no root reaches (a parent hash that names nothing) cannot be placed in a
-tree: they are reported as an error naming how many, never dropped in silence.
+tree: they are reported as an error naming how many, never dropped in silence. The
+message store is read once into maps (`_Index`), capped by `limits.foreign_messages`
+and `limits.foreign_roots`; a hash stored twice refuses it whole.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
 from ..limits import Limits
-from . import tree
+from . import budget, tree
+from .llm_legacy import legacy
 from .model import (
     AttachmentSet,
     Head,
@@ -68,6 +73,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     try:
         yield from _parse(inp)
     except sqlite3.Error as exc:  # a damaged file: what was read before it stays
+        budget.check()  # interrupted for time: said as such
         raise InvalidInput(inp.name, f"cannot read the SQLite database ({exc})") from None
 
 
@@ -78,29 +84,42 @@ def _parse(inp: Input) -> Iterator[ImportedConversation | ParseError]:
             raise InvalidInput(inp.name, "a SQLite database, but not simonw/llm's logs.db")
         threads: set[str] = set()
         if {"messages", "parts", "threads"} <= tables:
-            store = _MessageStore(db, inp.name, tables, inp.limits)
-            yield from store.trees()
-            threads = store.thread_ids
+            try:
+                store = _MessageStore(db, inp.name, tables, inp.limits)
+            except InvalidInput as exc:  # past a cap: the message store is refused whole
+                yield ParseError(f"{inp.name} {exc.where}", exc.why)
+            else:
+                yield from store.trees()
+                threads = store.thread_ids
         if "responses" in tables:
-            yield from _legacy(db, inp.name, threads, "conversations" in tables, inp.limits)
+            yield from legacy(db, inp.name, threads, tables, inp.limits,
+                              partial(attachment_block, db, tables, inp.limits), _json)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         db.execute("PRAGMA trusted_schema = OFF")  # a crafted file's views run no functions
+        db.set_progress_handler(budget.over, 10_000)  # a query past the budget is interrupted
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         raise InvalidInput(path.name, f"cannot read the SQLite database ({exc})") from None
     return db
 
 
-def _rowids(db: sqlite3.Connection, table: str) -> dict[str, list[int]]:
-    """tip message hash -> the row ids of `table` that point at it."""
-    out: dict[str, list[int]] = {}
-    for rowid, tip in db.execute(f"SELECT rowid, tip_message_hash FROM {table}"):
-        if isinstance(tip, str):
-            out.setdefault(tip, []).append(rowid)
+def _rowids(db: sqlite3.Connection, table: str, limits: Limits,
+            column: str = "tip_message_hash") -> dict[Any, list[int]]:
+    """`column`'s value -> the row ids of `table` holding it, read in one pass (llm
+    indexes neither tips nor a part's message, and a crafted file need not hold even
+    llm's keys: a lookup by value would scan the table each time, a lookup by row id
+    never does). At most `limits.foreign_messages` rows, else InvalidInput."""
+    out: dict[Any, list[int]] = {}
+    for count, (rowid, key) in enumerate(db.execute(f"SELECT rowid, {column} FROM {table}")):
+        if count >= limits.foreign_messages:
+            raise InvalidInput(table, f"more than {limits.foreign_messages} rows "
+                               f"(LOOMDB_LIMIT_FOREIGN_MESSAGES); nothing imported")
+        if isinstance(key, (str, int)) and not isinstance(key, bool):
+            out.setdefault(key, []).append(rowid)
     return out
 
 
@@ -130,6 +149,51 @@ def _json(raw: Any, where: str, limits: Limits) -> Any:
 # ---------------------------------------------------------------- the message store
 
 
+class _Index:
+    """The message store's tree, read once in row order into maps (llm indexes no
+    `parent_hash`, and a crafted file need not hold llm's keys: one query per tree
+    would scan the table per root). More than `limits.foreign_messages` messages or
+    `limits.foreign_roots` roots, a hash stored twice or one that is not text refuse
+    the message store whole (InvalidInput naming why)."""
+
+    def __init__(self, db: sqlite3.Connection, name: str, limits: Limits) -> None:
+        where = f"{name} messages"
+        self.parent: dict[str, str | None] = {}
+        self.rowid: dict[str, int] = {}
+        self.role: dict[str, Any] = {}
+        self.children: dict[str, list[str]] = {}
+        self.roots: list[str] = []
+        for rowid, hash_, parent, role in db.execute(
+                "SELECT rowid, hash, parent_hash, role FROM messages ORDER BY rowid"):
+            if not isinstance(hash_, str) or not (parent is None or isinstance(parent, str)):
+                raise InvalidInput(f"{where} row {rowid}", "hashes must be text; the message "
+                                   "store is refused, nothing of it imported")
+            if hash_ in self.parent:
+                raise InvalidInput(where, f"duplicate message ids: {hash_[:80]} (a hash stored "
+                                   f"twice); the message store is refused, nothing of it imported")
+            if len(self.parent) >= limits.foreign_messages:
+                raise InvalidInput(where, f"more than {limits.foreign_messages} messages "
+                                   f"(LOOMDB_LIMIT_FOREIGN_MESSAGES); nothing of it imported")
+            self.parent[hash_], self.rowid[hash_], self.role[hash_] = parent, rowid, role
+            if parent is None:
+                self.roots.append(hash_)
+                if len(self.roots) > limits.foreign_roots:
+                    raise InvalidInput(where, f"more than {limits.foreign_roots} trees "
+                                       f"(LOOMDB_LIMIT_FOREIGN_ROOTS); nothing of it imported")
+            else:
+                self.children.setdefault(parent, []).append(hash_)
+
+    def below(self, root: str) -> list[str]:
+        """`root` and every message below it (each hash once: no hash is stored twice)."""
+        out, stack = [], [root]
+        while stack:
+            hash_ = stack.pop()
+            out.append(hash_)
+            stack.extend(self.children.get(hash_, ()))
+        return out
+
+
+
 class _MessageStore:
     def __init__(self, db: sqlite3.Connection, name: str, tables: set[str],
                  limits: Limits) -> None:
@@ -140,26 +204,40 @@ class _MessageStore:
         self.thread_ids = {r[0] for r in db.execute("SELECT id FROM threads")}
         # llm indexes neither table by tip, and the file is opened read-only: one pass
         # notes which rows point at which message (row ids only), instead of a scan per tree
-        self.turns_at = _rowids(db, "turns")
-        self.threads_at = _rowids(db, "threads")
+        self.turns_at = _rowids(db, "turns", limits)
+        self.threads_at = _rowids(db, "threads", limits)
+        self.parts_at = _rowids(db, "parts", limits, "message_hash")
+        self.fragments_at = (_rowids(db, "fragments", limits, "id") if "fragments" in tables
+                             else {})
 
     def trees(self) -> Iterator[ImportedConversation | ParseError]:
+        try:
+            index = _Index(self.db, self.name, self.limits)
+        except InvalidInput as exc:
+            yield ParseError(exc.where, exc.why)
+            return
         reached = 0
-        roots = [r[0] for r in self.db.execute(
-            "SELECT hash FROM messages WHERE parent_hash IS NULL ORDER BY rowid")]
-        for index, root in enumerate(roots):
-            rows = self.db.execute(
-                "WITH RECURSIVE t(hash) AS (SELECT ? UNION SELECT m.hash FROM messages m "
-                "JOIN t ON m.parent_hash = t.hash) SELECT m.hash, m.parent_hash, m.role, "
-                "m.provider_metadata FROM messages m JOIN t ON m.hash = t.hash ORDER BY m.rowid",
-                (root,)).fetchall()
-            reached += len(rows)
-            where = f"{self.name} messages[{index}] (root {root})"
+        for number, root in enumerate(index.roots):
+            hashes = index.below(root)
+            reached += len(hashes)
+            rows = self._rows(index, hashes)
+            where = f"{self.name} messages[{number}] (root {root})"
             yield guarded(where, self._tree, root, rows, where)
-        total = self.db.execute("SELECT count(*) FROM messages").fetchone()[0]
-        if total > reached:
-            yield ParseError(f"{self.name} messages", f"{total - reached} message(s) hang from a "
-                             f"parent hash that is not in the store; not imported")
+        if len(index.parent) > reached:
+            yield ParseError(f"{self.name} messages", f"{len(index.parent) - reached} message(s) "
+                             f"hang from a parent hash that is not in the store; not imported")
+
+    def _rows(self, index: _Index, hashes: list[str]) -> list[Row]:
+        """(hash, parent, role, provider_metadata) of `hashes` (in row order), the
+        metadata fetched by row id for this tree only."""
+        by_rowid = {index.rowid[h]: h for h in hashes}
+        meta: dict[int, Any] = {}
+        for chunk in _chunks(sorted(by_rowid)):
+            marks = ",".join("?" * len(chunk))
+            meta.update(self.db.execute(
+                f"SELECT rowid, provider_metadata FROM messages WHERE rowid IN ({marks})", chunk))
+        return [(h, index.parent[h], index.role[h], meta.get(rowid))
+                for rowid, h in sorted(by_rowid.items())]
 
     def _tree(self, root: str, rows: list[Row], where: str) -> ImportedConversation:
         hashes = [r[0] for r in rows]
@@ -198,12 +276,15 @@ class _MessageStore:
 
     def _parts(self, hashes: list[str]) -> dict[str, list[Row]]:
         out: dict[str, list[Row]] = {}
-        for chunk in _chunks(hashes):
+        rows: list[Row] = []
+        for chunk in _chunks([r for h in hashes for r in self.parts_at.get(h, ())]):
             marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(
+            rows += self.db.execute(
                 f"SELECT message_hash, position, type, tool_name, text, payload FROM parts "
-                f"WHERE message_hash IN ({marks}) ORDER BY message_hash, position", chunk):
-                out.setdefault(row[0], []).append(row)
+                f"WHERE rowid IN ({marks})", chunk).fetchall()
+        rows.sort(key=lambda r: (str(r[0]), r[1] if isinstance(r[1], (int, float)) else 0))
+        for row in rows:
+            out.setdefault(row[0], []).append(row)
         return out
 
     def _block(self, part: Row, where: str, attachments: AttachmentSet) -> Blocks:
@@ -249,10 +330,10 @@ class _MessageStore:
         ids = [p["fragment"] for p in pieces if isinstance(p, dict)
                and isinstance(p.get("fragment"), int)]
         found: dict[int, str] = {}
-        for chunk in _chunks(ids) if "fragments" in self.tables else ():
+        for chunk in _chunks([r for i in ids for r in self.fragments_at.get(i, ())[:1]]):
             marks = ",".join("?" * len(chunk))
             found.update(self.db.execute(
-                f"SELECT id, content FROM fragments WHERE id IN ({marks})", chunk).fetchall())
+                f"SELECT id, content FROM fragments WHERE rowid IN ({marks})", chunk).fetchall())
         out: list[str] = []
         for p in pieces:
             if isinstance(p, dict) and isinstance(p.get("literal"), str):
@@ -265,23 +346,7 @@ class _MessageStore:
 
     def _attachment(self, ref: Any, where: str, attachments: AttachmentSet) -> dict[str, Any]:
         att_id = ref.get("id") if isinstance(ref, dict) else None
-        row = None
-        if isinstance(att_id, str) and "attachments" in self.tables:
-            row = self.db.execute(
-                "SELECT type, path, url, length(content) FROM attachments WHERE id = ?",
-                (att_id,)).fetchone()
-        if row is None:
-            return text_block(f"[attachment not in the store: {str(att_id)[:80]}]")
-        mime, path, url, size = row
-        mime = as_str(mime) or "application/octet-stream"
-        if not size or size > self.limits.blob:
-            named = as_str(url) or as_str(path) or str(att_id)
-            return text_block(f"[attachment not in the store: {named[:200]} ({mime})]")
-        data = self.db.execute("SELECT content FROM attachments WHERE id = ?",
-                               (att_id,)).fetchone()[0]
-        key = attachments.add(f"llm-attachment:{att_id}", _as_bytes(data), mime)
-        kind = "image" if mime.startswith("image/") else "document"
-        return {"type": kind, "ref": key, "mime_type": mime}
+        return attachment_block(self.db, self.tables, self.limits, att_id, where, attachments)
 
     def _turns(self, hashes: list[str], parents: dict[str, str | None]
                ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -296,6 +361,9 @@ class _MessageStore:
         turns.sort(key=lambda t: str(t[9] or ""))
         times: dict[str, Any] = {}
         answers: dict[str, dict[str, Any]] = {}
+        #: steps up the tree all turns may take together: a turn walks from its tip to
+        #: the first message an earlier turn dated, a few steps for what llm writes
+        steps = 4 * (len(hashes) + len(turns)) + 1000
         for tid, parent, tip, model, resolved, options, tin, tout, ms, when, thread in turns:
             moment = to_datetime(when, f"turn {tid}.datetime_utc")
             info = {k: v for k, v in (("id", tid), ("model", model), ("resolved_model", resolved),
@@ -307,6 +375,10 @@ class _MessageStore:
             for _ in range(len(hashes) + 1):  # bounded: a chain is no longer than its tree
                 if cursor is None or cursor not in parents:
                     break
+                steps -= 1
+                if steps < 0:
+                    raise InvalidInput(f"turn {tid}", "the turns of this tree walk its messages "
+                                       "far more often than llm writes them; refused")
                 if cursor == parent:
                     inside = False
                 if inside:
@@ -332,74 +404,25 @@ class _MessageStore:
                 for tid, tip, name, fork, when in found]
 
 
-# ---------------------------------------------------------------- the legacy tables
-
-
-def _legacy(db: sqlite3.Connection, name: str, threads: set[str], has_conversations: bool,
-            limits: Limits) -> Iterator[ImportedConversation | ParseError]:
-    cols = {r[1] for r in db.execute("PRAGMA table_info(responses)")}
-    wanted = ["id", "conversation_id", "model", "prompt", "system", "response", "options_json",
-              "datetime_utc", "input_tokens", "output_tokens", "duration_ms"]
-    select = ", ".join(c if c in cols else "NULL" for c in wanted)
-    names: dict[str, Any] = {}
-    if has_conversations:
-        names = {str(r[0]): r for r in db.execute("SELECT id, name, model FROM conversations")}
-    current: str | None = None
-    batch: list[Row] = []
-    index = 0
-    query = (f"SELECT {select} FROM responses ORDER BY "
-             f"coalesce(conversation_id, 'response:' || id), datetime_utc, rowid")
-    for row in db.execute(query):
-        key = str(row[1]) if row[1] is not None else f"response:{row[0]}"
-        if key != current and batch:
-            if current not in threads:
-                yield _legacy_one(name, index, current or "", batch, names, limits)
-                index += 1
-            batch = []
-        current = key
-        batch.append(row)
-    if batch and current not in threads:
-        yield _legacy_one(name, index, current or "", batch, names, limits)
-
-
-def _legacy_one(name: str, index: int, key: str, rows: list[Row], names: dict[str, Any],
-                limits: Limits) -> ImportedConversation | ParseError:
-    where = f"{name} conversations[{index}] (id {key})"
-    return guarded(where, _legacy_tree, key, rows, names.get(key), where, limits)
-
-
-def _legacy_tree(key: str, rows: list[Row], conv: Row | None, where: str,
-                 limits: Limits) -> ImportedConversation:
-    messages: list[ImportedMessage] = []
-    system: str | None = None
-    for rid, _cid, model, prompt, sys_prompt, response, options, when, tin, tout, ms in rows:
-        here = f"{where} response {rid}"
-        moment = to_datetime(when, f"{here}.datetime_utc")
-        parent = messages[-1].source_id if messages else None
-        meta: dict[str, Any] = {}
-        if as_str(sys_prompt) and system is None:
-            system = sys_prompt
-        elif as_str(sys_prompt) and sys_prompt != system:
-            meta["system"] = sys_prompt
-        messages.append(ImportedMessage(
-            source_id=f"{rid}/prompt", parent_source_id=parent, role="user",
-            content=check_blocks([text_block(prompt)] if as_str(prompt) else [], here),
-            created_at=moment, metadata=meta))
-        options_json = _json(options, f"{here}.options_json", limits)
-        turn = {k: v for k, v in (("id", rid), ("options", options_json),
-                ("input_tokens", tin), ("output_tokens", tout), ("duration_ms", ms))
-                if v is not None}
-        messages.append(ImportedMessage(
-            source_id=f"{rid}/response", parent_source_id=f"{rid}/prompt", role="assistant",
-            content=check_blocks([text_block(response)] if as_str(response) else [], here),
-            created_at=moment, model=as_str(model), metadata={"turn": turn}))
-    title = as_str(conv[1]) if conv else None
-    return ImportedConversation(
-        source_format=FORMAT, source_id=f"conversation:{key}", title=title,
-        created_at=messages[0].created_at, mode="dialogue", messages=messages,
-        current_source_id=messages[-1].source_id, system=system,
-        metadata={"legacy": True, **({"model": conv[2]} if conv and conv[2] else {})},
-    )
+def attachment_block(db: sqlite3.Connection, tables: set[str], limits: Limits, att_id: Any,
+                     where: str, attachments: AttachmentSet) -> dict[str, Any]:
+    """An `attachments` row as a block: its bytes, else a text block naming the URL or
+    path it was made from (never fetched, never read), or saying the row is gone."""
+    row = None
+    if isinstance(att_id, str) and "attachments" in tables:
+        row = db.execute("SELECT type, path, url, length(content) FROM attachments WHERE id = ?",
+                         (att_id,)).fetchone()
+    if row is None:
+        return text_block(f"[attachment not in the store: {str(att_id)[:80]}]")
+    mime, path, url, size = row
+    mime = as_str(mime) or "application/octet-stream"
+    if not size or size > limits.blob:
+        named = as_str(url) or as_str(path) or str(att_id)
+        return text_block(f"[attachment not in the store: {named[:200]} ({mime})]")
+    data = db.execute("SELECT content FROM attachments WHERE id = ?", (att_id,)).fetchone()[0]
+    key = attachments.add(f"llm-attachment:{att_id}", _as_bytes(data), mime)
+    kind = "image" if mime.startswith("image/") else "document"
+    return {"type": kind, "ref": key, "mime_type": mime}
 
 
 def _as_bytes(data: Any) -> bytes:

@@ -60,6 +60,11 @@ class ImportedMessage:
     options: dict[str, Any] | None = None
     #: for a compaction: the messages before it (on its path) that it kept verbatim
     kept_source_ids: list[str] = field(default_factory=list)
+    #: the stored node this message was exported from, when its line's id names one
+    #: (a round trip: see `roundtrip`)
+    same_as: str | None = None
+    #: the source id an older layout of the same file gave this message (pi's upgrade)
+    earlier_source_id: str | None = None
 
 
 @dataclass
@@ -335,3 +340,20 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_str(value: Any) -> str | None:
     """`value` if it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
+
+
+def missing_block(block: dict[str, Any], att: Attachment | None) -> dict[str, Any]:
+    """The honest stand-in for a file the export names but does not hold."""
+    kind = block.get("type", "file")
+    label = (att.name if att and att.name else None) or block.get("name")
+    if not label:
+        label = str(block.get("ref", ""))[len(ATTACHMENT_PREFIX):]
+    mime = (att.mime_type if att else None) or block.get("mime_type")
+    text = f"[{kind} not in the export: {label}" + (f" ({mime})" if mime else "") + "]"
+    if isinstance(block.get("alt_text"), str) and block["alt_text"]:
+        text += f"\n{block['alt_text']}"
+    if isinstance(block.get("transcript"), str) and block["transcript"]:
+        text += f"\n{block['transcript']}"
+    if isinstance(block.get("text"), str) and block["text"]:
+        text += f"\n{block['text']}"
+    return {"type": "text", "text": text}

@@ -32,6 +32,8 @@ Mapping choices (docs/interop.md explains them):
     where an import left it (a session you moved, selected in or continued stays put);
   * attachments with bytes go to the blob store; those the export only names become
     a text block saying what was there (`[image not in the export: name (mime)]`);
+  * a conversation whose lines name stored nodes from its root on (a path exported for
+    an agent, coming back) continues that tree: those messages are the nodes (`roundtrip`);
   * assistant messages are authored by their model (also `provenance.model`), user
     messages by `human` unless the source names the user; `source` is `import`.
 """
@@ -52,8 +54,15 @@ from ..errors import InvalidInput
 from ..model import Node, Ref, Tree, iso
 from ..storage_ops import storage
 from .heads import ref_part, write_heads
-from .model import ATTACHMENT_PREFIX, Attachment, ImportedConversation, ImportedMessage
+from .model import (
+    ATTACHMENT_PREFIX,
+    Attachment,
+    ImportedConversation,
+    ImportedMessage,
+    missing_block,
+)
 from .report import Outcome
+from .roundtrip import carried
 from .spawns import Written, spawn_record, spawned_lineage, with_session
 
 if TYPE_CHECKING:
@@ -186,7 +195,7 @@ class _ConversationWriter:
             return self.outcome
         nodes = self.nodes
         for m in conv.messages:
-            if m.source_id in skip:
+            if m.source_id in skip or m.source_id in nodes:
                 self.outcome.skipped += 1
                 continue
             parent, version_of = self._links(m, nodes)
@@ -272,6 +281,11 @@ class _ConversationWriter:
         message (same id, role and content). Otherwise another conversation already
         carries this source id: this one gets ids derived from its first message too,
         and so a tree of its own, found again the same way on the next import."""
+        back = carried(self.loom, self.conv, self._earlier_id)
+        if back is not None:  # a path exported from here, continued elsewhere: a branch
+            self.tree_id = self.outcome.tree = back[0].id
+            self.nodes.update(back[1])
+            return back[0]
         tree = storage(self.loom).tree_by_id(self.tree_id)
         if tree is None:
             return None
@@ -290,6 +304,9 @@ class _ConversationWriter:
                 f"its source id is already imported as tree {taken}, which starts with "
                 f"another message; imported as a tree of its own")
         return tree
+
+    def _earlier_id(self, m: ImportedMessage) -> str:
+        return derive_id(self.times[m.source_id][0], *self.scope, m.earlier_source_id or "")
 
     def _node_id(self, source_id: str) -> str:
         return derive_id(self.times[source_id][0], *self.scope, source_id)
@@ -462,11 +479,11 @@ class _ConversationWriter:
             if isinstance(ref, str) and ref.startswith(ATTACHMENT_PREFIX):
                 bid = self._blob(ref)
                 if bid is None:
-                    block = _missing(block, self.attachments.get(ref))
+                    block = missing_block(block, self.attachments.get(ref))
                 else:
                     block["ref"] = bid
             elif ref is not None and block.get("type") in C.BLOB_BLOCK_TYPES:
-                block = _missing({k: v for k, v in block.items() if k != "ref"}, None)
+                block = missing_block({k: v for k, v in block.items() if k != "ref"}, None)
             thumb = block.get("thumbnail_ref")
             if thumb is not None:
                 ours = isinstance(thumb, str) and thumb.startswith(ATTACHMENT_PREFIX)
@@ -533,8 +550,8 @@ class _ConversationWriter:
         if current is None or current not in nodes or not self.outcome.nodes:
             return
         head = nodes[current].id
-        mine = [r for r in self.loom.refs("session", self.tree_id)
-                if isinstance(r.origin, dict) and "imported" in r.origin]
+        mine = [r for r in self.loom.refs("session", self.tree_id) if isinstance(r.origin, dict)
+                and (r.origin.get("imported") or {}).get("conversation") == self.conv.source_id]
         origin = {"imported": {"format": self.fmt, "conversation": self.conv.source_id,
                                "current": current}}
         if not mine:
@@ -571,23 +588,6 @@ class _ConversationWriter:
 
 
 # ---------------------------------------------------------------- small helpers
-
-
-def _missing(block: dict[str, Any], att: Attachment | None) -> dict[str, Any]:
-    """The honest stand-in for a file the export names but does not hold."""
-    kind = block.get("type", "file")
-    label = (att.name if att and att.name else None) or block.get("name")
-    if not label:
-        label = str(block.get("ref", ""))[len(ATTACHMENT_PREFIX):]
-    mime = (att.mime_type if att else None) or block.get("mime_type")
-    text = f"[{kind} not in the export: {label}" + (f" ({mime})" if mime else "") + "]"
-    if isinstance(block.get("alt_text"), str) and block["alt_text"]:
-        text += f"\n{block['alt_text']}"
-    if isinstance(block.get("transcript"), str) and block["transcript"]:
-        text += f"\n{block['transcript']}"
-    if isinstance(block.get("text"), str) and block["text"]:
-        text += f"\n{block['text']}"
-    return {"type": "text", "text": text}
 
 
 def _tag(value: str) -> str:

@@ -3,7 +3,8 @@
 Tools: `context`, `append`, `fork`, `log`, `tree`, `generate`, `spawn`, `delete`,
 `redact`, `forgotten`, and the memory an agent keeps (`tools_memory`: `show`, `edit`,
 `bookmark`, `tag`, `search`, documents, collections, links and backlinks, pending
-approvals). Resources: `loomdb://trees`, `loomdb://tree/{tree}`, `loomdb://sessions`,
+approvals), and the git verbs (`tools_branches`: `diff`, `merge`, `replay`,
+`fork_fresh`). Resources: `loomdb://trees`, `loomdb://tree/{tree}`, `loomdb://sessions`,
 `loomdb://session/{name}`, `loomdb://documents`, `loomdb://document/{name}`.
 
 The server acts for the local operator, as the CLI does: each tool is one call to the
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import catalog, tools_memory
+from . import catalog, tools_branches, tools_memory
 from .answers import resource, tool
 from .catalog import ADDS, ADDS_ONCE, READS, RUNS_A_TURN, Hints, Tool
 
@@ -112,7 +113,7 @@ def core_tools(me: Callable[[], Door]) -> dict[str, Tool]:
 
 def offered(me: Callable[[], Door]) -> dict[str, Tool]:
     """Every tool the server offers, by name, acting through the operator's door."""
-    return {**core_tools(me), **tools_memory.memory_tools(me)}
+    return {**core_tools(me), **tools_memory.memory_tools(me), **tools_branches.branch_tools(me)}
 
 
 def build(me: Callable[[], Door], tools: Mapping[str, Tool]) -> Any:

@@ -35,6 +35,7 @@ from .base import (
     with_defaults,
 )
 from .config import ModelSpec
+from .forward import Upstream, as_sent
 from .redact import register, shown_url
 from .replies import (
     OpenAIStream,
@@ -43,7 +44,7 @@ from .replies import (
     parse_openai_completion,
 )
 from .requests import openai_chat_request, openai_completion_request
-from .requests_anthropic import anthropic_request
+from .requests_anthropic import anthropic_request, forwarded
 from .served import checked
 
 BlobReader = Callable[[str], bytes]
@@ -258,6 +259,7 @@ class AnthropicClient:
             timeout=spec.timeout,
             max_retries=spec.max_retries,
         )
+        self._upstream: Upstream | None = None  # made on the first forwarded request
 
     def request(
         self,
@@ -291,8 +293,19 @@ class AnthropicClient:
                 "mode", "Anthropic has no completion mode; use an OpenAI-compatible or local model"
             )
         body = self.request(ctx, max_tokens=max_tokens, blob_reader=blob_reader, served=served)
-        betas = with_defaults(ctx, self.spec)["options"].get("anthropic_beta")
+        options = with_defaults(ctx, self.spec)["options"]
+        betas = options.get("anthropic_beta")
         headers = {"anthropic-beta": ",".join(map(str, betas))} if betas else None
+        if forwarded(options):  # a recording proxy: the client's body, without the SDK
+            if self._upstream is None:
+                self._upstream = Upstream(self._sdk, self.spec)
+            up, data = self._upstream, as_sent(body, options["anthropic"], ctx.get("forward"))
+
+            def sent(index: int, callback: StreamCallback | None) -> Completion:
+                return (up.stream(body, index, callback, headers, data) if callback
+                        else up.once(body, headers, data))
+
+            return run_alternatives(n, sent, stream, parallel=True)
 
         def one(index: int, callback: StreamCallback | None) -> Completion:
             if callback:

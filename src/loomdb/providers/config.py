@@ -2,8 +2,9 @@
 
 A thread's options name a model by alias; this module turns the alias into a
 `ModelSpec` (provider kind, base URL, model id, API-key variable, default parameters)
-without touching the network. The file lives where the caller says (the CLI passes
-`$LOOMDB_HOME/providers.toml`); a missing file means built-ins only:
+without touching the network. The file lives where the caller says (the CLI's is
+chosen by the configuration-trust rule, `loomdb.userconfig`); a missing file means
+built-ins only:
 
     default = "milli"                      # optional: the model used when none is named
 

@@ -223,6 +223,12 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def forwarded(options: Mapping[str, Any]) -> bool:
+    """The options carry a client's own Messages body (the gateway as a recording proxy)."""
+    extra = options.get("anthropic")
+    return isinstance(extra, Mapping) and isinstance(extra.get("messages"), list)
+
+
 def anthropic_request(
     ctx: Mapping[str, Any],
     *,
@@ -238,9 +244,7 @@ def anthropic_request(
         raise InvalidInput("options.model", "no model: pass model= or set options.model")
     from ..tool_ids import link_results
 
-    extra = options.get("anthropic")
-    if isinstance(extra, Mapping) and isinstance(extra.get("messages"), list):
-        # the caller's own messages replace the built ones (a recording proxy)
+    if forwarded(options):  # the caller's own messages replace the built ones (a proxy)
         given: dict[str, Any] = {"model": chosen, "max_tokens": int(
             max_tokens or options.get("max_tokens") or DEFAULT_MAX_TOKENS)}
         given.update(_options(options))

@@ -24,6 +24,7 @@ from .page import STATIC, app_page
 from .routes import (
     agents,
     blobs,
+    branches,
     buffer,
     collections,
     documents,
@@ -83,7 +84,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
     for router in (meta.router, trees.router, generate.router, nodes.router, refs.router,
                    buffer.router, documents.router, collections.router, references.router,
                    search.router, gc.router, forget.router, blobs.router,
-                   lineage.router, agents.router, shares.router, live.router,
+                   lineage.router, agents.router, shares.router, live.router, branches.router,
                    shares.page_router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema; its
