@@ -6,7 +6,7 @@ sessions in, trees out.
                   codex|pi] [--paths leaves|sessions] [--cwd DIR] [-o FILE] [--json]
     loomdb watch DIR [--format auto|claude-code|codex|pi] [--interval S] [--json]
 
-The format names (and what each reads) come from `loomdb.interop.formats.REGISTRY`.
+The format names (and what each reads) come from `loomdb.interop.formats.REGISTRY` (through `loomdb.front.formats`).
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
 "errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
@@ -29,12 +29,12 @@ from typing import Any
 import click
 
 from ..errors import InvalidInput
-from ..interop.formats import AGENTS, usage
+from ..front.formats import import_usage, watch_usage
 from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
-_IMPORT_FORMATS = usage(("loomdb (loomdb's own json/jsonl export)",))
-_WATCH_FORMATS = usage(pool=AGENTS) + " (default: each file's lines say)"
+_IMPORT_FORMATS = import_usage(("loomdb (loomdb's own json/jsonl export)",))
+_WATCH_FORMATS = watch_usage() + " (default: each file's lines say)"
 
 
 @app.command("import")
