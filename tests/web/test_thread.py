@@ -435,3 +435,46 @@ def test_an_agents_transcript_folds_its_tool_steps_and_shows_its_context(
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     axe(page)
     shot(page, "thread-transcript")
+
+
+def test_the_outline_lists_the_tree_beside_the_thread(sized_page: Any, served: Any, name: str,
+                                                     axe: Any, shot: Any) -> None:
+    """"Outline": the whole tree, indented at its branch point only, the shown path and
+    its last message marked, the session named; a branch point folds; a filter keeps the
+    user's messages; a line opens its message. Beside the thread on a desktop, above it
+    on a phone, never wider than the screen."""
+    from playwright.sync_api import expect
+
+    page = sized_page
+    talk = grow_talk(served[0], name)
+    opened(page, name, 7)
+    page.get_by_role("button", name="Outline").click()
+    nav = page.get_by_role("navigation", name="Tree outline")
+    lines = nav.get_by_role("listitem")
+    expect(lines).to_have_count(8)  # seven on the path and the other alternative
+    depths = [lines.nth(i).get_attribute("data-depth") for i in range(8)]
+    assert depths == ["0", "1", "1", "1", "1", "1", "1", "1"], depths
+    expect(lines.nth(7)).to_contain_text("Bring fruit instead.")
+    expect(lines.nth(7).locator("a")).not_to_have_css("font-weight", "700")
+    current = nav.locator('a[aria-current="true"]')
+    expect(current).to_have_attribute("href", f"#/thread/{talk.ids[6]}?at={talk.ids[6]}")
+    expect(lines.nth(6)).to_contain_text(f"@{name}")
+    box, thread = nav.bounding_box(), page.get_by_role("region", name="Thread").bounding_box()
+    assert box and thread
+    if page.viewport_size["width"] > 900:
+        assert box["x"] >= thread["x"] + thread["width"]  # beside
+    else:
+        assert box["y"] + box["height"] <= thread["y"] + 1  # above
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    axe(page)
+    shot(page, "thread-outline")
+    nav.get_by_label("User messages only").check()
+    expect(lines).to_have_count(3)
+    nav.get_by_label("User messages only").uncheck()
+    nav.get_by_role("button", name="Fold 2 branches").click()
+    expect(lines).to_have_count(1)
+    expect(lines.first).to_contain_text("7 hidden")
+    nav.get_by_role("button", name="Unfold 2 branches").click()
+    lines.nth(7).locator("a").click()
+    expect(page).to_have_url(re.compile(f"#/thread/{talk.other}\\?at={talk.other}$"))
+    expect(messages(page)).to_have_count(2)
