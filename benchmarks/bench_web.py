@@ -22,6 +22,9 @@ Measures (each its own function; medians of `--runs`):
             first token event, by httpx)
   switch    a click on "Next alternative" to the other answer shown, within the
             session (target <= 150 ms); beside it the switch request alone
+  outline   a 5,000-node tree's outline beside its thread: a click on "Outline" to every
+            line drawn (target <= 500 ms); beside it the tree map's request alone, which
+            the outline reads
 
 Build the app first (`make install`, or `npm ci && npm run build` in web/).
 """
@@ -428,6 +431,57 @@ def switch(url: str, runs: int) -> dict[str, str]:
     return out
 
 
+def outline(url: str, runs: int) -> dict[str, str]:
+    """A click on "Outline" -> the whole outline of a 5,000-node tree drawn; the API alone."""
+    from playwright.sync_api import expect
+
+    with loomdb.open(url) as lm:
+        tree = grow_big(lm, 5_000)
+        analyzed(lm)
+    out: dict[str, str] = {}
+    with server(url) as base:
+        api = []
+        with httpx.Client(base_url=base, timeout=60) as c:
+            c.get(f"/api/trees/{tree}/map?at=big")  # warm, as for the map
+            for _ in range(max(runs, 7)):
+                t0 = time.perf_counter()
+                r = c.get(f"/api/trees/{tree}/map?at=big")
+                api.append(time.perf_counter() - t0)
+                assert r.status_code == 200 and len(r.json()["nodes"]["id"]) == 5_000
+        out["API: the tree map request alone"] = ms(api)
+        shown, lines = [], ""
+        with browser() as b:
+            page, region = thread_page(b, base, "big")
+            button = region.get_by_role("button", name="Outline")
+            nav = page.get_by_role("navigation", name="Tree outline")
+            parts: dict[str, list[float]] = {}
+            for _ in range(runs):
+                # (clicked where it is: a pointer's click would scroll the page to the
+                # header first, and the thread would read its older pages meanwhile)
+                t0 = time.perf_counter()
+                button.evaluate("b => b.click()")
+                expect(nav).to_have_attribute("data-lines", _positive)
+                page.wait_for_function(_OUTLINE_DRAWN)
+                shown.append(time.perf_counter() - t0)
+                for part, seconds in page.evaluate(_OUTLINE_PARTS).items():
+                    parts.setdefault(part, []).append(seconds)
+                lines = nav.get_attribute("data-lines") or ""
+                button.evaluate("b => b.click()")
+                expect(nav).to_have_count(0)
+                page.evaluate("performance.clearMeasures()")
+        out["page: click to the whole outline drawn (target <= 500 ms)"] = ms(shown)
+        for part, seconds in parts.items():
+            out[f"  of which {part}"] = ms(seconds)
+        out["lines drawn (edits fold into their message)"] = lines
+    return out
+
+
+#: the outline's own marks (views/thread/Outline.svelte): its request, and drawn
+_OUTLINE_DRAWN = "() => performance.getEntriesByName('outline: drawn').length > 0"
+_OUTLINE_PARTS = """() => Object.fromEntries(performance.getEntriesByType("measure")
+    .filter((m) => m.name.startsWith("outline: ")).map((m) => [m.name.slice(9), m.duration / 1000]))"""
+
+
 #: the app's start (navigation to the thread's request) and the view's own marks
 #: (see views/Thread.svelte)
 _THREAD_PARTS = """() => {
@@ -441,7 +495,8 @@ _THREAD_PARTS = """() => {
 }"""
 
 MEASURES: dict[str, Callable[[str, int], dict[str, str]]] = {
-    "treemap": treemap, "search": search, "thread": thread, "chat": chat, "switch": switch}
+    "treemap": treemap, "search": search, "thread": thread, "chat": chat, "switch": switch,
+    "outline": outline}
 
 
 def main() -> None:

@@ -169,6 +169,20 @@ class TestStructure:
         head = loom.resolve("import/codex/019a-test")
         assert loom.node(head).content == [{"type": "text", "text": "ok"}]
 
+    def test_the_title_is_the_first_sentence_a_person_wrote(self, loom: Loom,
+                                                              tmp_path: Path) -> None:
+        values = [session(), user("# AGENTS.md instructions for /work\n\n<INSTRUCTIONS>\nBe "
+                                  "terse.\n</INSTRUCTIONS>", 1),
+                  user("<environment_context>\n  <cwd>/work</cwd>\n</environment_context>", 2),
+                  user("<system-reminder>Plan mode.</system-reminder>\nFix the failing parser "
+                       "test please. It breaks on empty lines.", 3), answer("done", 4)]
+        loom.import_file(rollout(tmp_path, values))
+        assert loom.tree(only_tree(loom)).title == "Fix the failing parser test please."
+        again = rollout(tmp_path, [session("019b-test"), user("<environment_context>", 1),
+                                   answer("ok", 2)], "rollout-y.jsonl")
+        loom.import_file(again)  # no words of a person anywhere: the root's words, as before
+        assert {t.title for t in loom.trees()} >= {"<environment_context>"}
+
     def test_pretty_printed_values_and_the_older_layout_without_envelopes(
         self, loom: Loom, tmp_path: Path
     ) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from loomdb import Loom
 from loomdb.agents.config import ToolsConfig, load_tools
 from loomdb.agents.identities import bind_session, set_persona
-from loomdb.agents.loop import run_turn
+from loomdb.agents.loop import Plan, hold, run_turn
 from loomdb.front import Runtime
 from loomdb.users import Owner, User
 from tools_file import tools_toml
@@ -57,6 +57,19 @@ def pause(loom: Loom, tally: Tally, session: str, *, owner: User | None = None,
     turn = run_turn(loom, session, max_steps=1, max_tokens=TOKENS, tools=tally.config)
     assert turn.pending is not None, turn
     return turn.pending
+
+
+def held(loom: Loom, tally: Tally, session: str) -> str:
+    """A tally call waiting for approval, held as the tool loop holds one, without the
+    model (whose part `pause` tests); the turn has no step left, so a decision writes
+    the result and stops there. Answers the waiting node."""
+    set_persona(loom, PERSONA, approve=["tally"])
+    _, root = loom.new_tree("Count one visit.", session=session, options=tally.options())
+    bind_session(loom, session, persona=PERSONA)
+    calls = [{"type": "tool_use", "id": "toolu_1", "name": "tally", "input": {"what": "visit"}}]
+    node = loom.append(session, calls, role="assistant")
+    hold(loom, Plan(root.id, session, PERSONA, max_steps=1, steps=1), node, calls)
+    return node.id
 
 
 def serve_with_tally(backend: str, folder: Path) -> Any:

@@ -1,9 +1,9 @@
 """`loomdb serve` itself runs an agent's tools as its user configured them (issue 32,
 point 13; issue 35, point 2): approving over HTTP a call of the `tally` tool, defined in
 the user's own tools.toml (the configuration-trust rule), runs it once and resumes the
-turn. A real `loomdb serve` process on loopback, one backend: what is tested is the
-command's configuration, which no backend changes (the inbox over both backends is
-tests/server/test_agents_http.py)."""
+turn, and denying another runs nothing. A real `loomdb serve` process on loopback, one
+backend: what is tested is the command's configuration, which no backend changes (the
+inbox over both backends is tests/server/test_agents_http.py)."""
 
 from __future__ import annotations
 
@@ -16,37 +16,24 @@ from pathlib import Path
 
 import httpx
 import pytest
-from agent_calls import PERSONA, Tally
+from agent_calls import Tally, held
 from live import free_port
 
 import loomdb
-from loomdb.agents.identities import bind_session, set_persona
-from loomdb.agents.loop import Plan, hold
 
 pytestmark = pytest.mark.slow  # a `loomdb serve` process
 
 SRC = str(Path(loomdb.__file__).parent.parent)
 
 
-def waiting_call(lm: loomdb.Loom, tally: Tally, session: str) -> str:
-    """A tally call waiting for approval, held as the tool loop holds one (the model's
-    part is tests/server/test_agents_http.py's; here it would only cost time)."""
-    set_persona(lm, PERSONA, approve=["tally"])
-    _, root = lm.new_tree("Count one visit.", session=session, options=tally.options())
-    bind_session(lm, session, persona=PERSONA)
-    calls = [{"type": "tool_use", "id": "toolu_1", "name": "tally", "input": {"what": "visit"}}]
-    node = lm.append(session, calls, role="assistant")
-    hold(lm, Plan(root.id, session, PERSONA, max_steps=1, steps=1), node, calls)
-    return node.id
-
-
-def test_serve_approves_a_call_that_runs_a_configured_tool(tmp_path: Path) -> None:
+def test_serve_approves_and_denies_calls_of_a_configured_tool(tmp_path: Path) -> None:
     xdg = tmp_path / "xdg"
     (xdg / "loomdb").mkdir(parents=True)
     tally = Tally(xdg / "loomdb")  # ~/.config/loomdb/tools.toml
     store = str(tmp_path / "store")
     with loomdb.open(store) as lm:
-        node = waiting_call(lm, tally, "visits")
+        node = held(lm, tally, "visits")
+        refused = held(lm, tally, "errands")
     env = {k: v for k, v in os.environ.items()
            if k not in ("LOOMDB_TOOLS", "LOOMDB_PROVIDERS", "LOOMDB_ALLOW_HOSTS")}
     env.update(PYTHONPATH=SRC, XDG_CONFIG_HOME=str(xdg))
@@ -73,6 +60,12 @@ def test_serve_approves_a_call_that_runs_a_configured_tool(tmp_path: Path) -> No
             [result] = done.json()["nodes"]
             step = http.get(f"/api/agents/turns/{result}").json()["steps"][-1]
             assert step["role"] == "tool" and "tally: 1" in json.dumps(step["content"])
+            no = http.post(f"/api/agents/pending/{refused}/deny", json={"reason": "not today"})
+            assert no.status_code == 200, no.text
+            assert tally.runs() == 1 and no.json()["session"] == "errands"
+            step = http.get(f"/api/agents/turns/{no.json()['nodes'][0]}").json()["steps"][-1]
+            assert "denied: not today" in json.dumps(step["content"])
+            assert http.get("/api/agents/pending").json()["pending"] == []
     finally:
         proc.terminate()
         proc.wait(15)

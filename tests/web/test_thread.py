@@ -39,7 +39,7 @@ def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 class Talk:
     """A session `s` of six messages: a question; an answer with a second alternative
     beside it; a question edited once (two versions); an answer in markdown with a code
-    block; a message with an image; a tool call and its result."""
+    block; a message with an image; a tool call (with words) and its result."""
 
     session: str
     ids: list[str]
@@ -62,7 +62,8 @@ def grow_talk(lm: Loom, name: str) -> Talk:
                            {"type": "image", "data": base64.b64encode(data).decode(),
                             "mime_type": "image/png", "alt_text": "map of the park"}],
                     role="user")
-    tool = lm.append(name, [
+    tool = lm.append(name, [  # (words beside the call: a message of its own, never folded)
+        {"type": "text", "text": "Checking the weather."},
         {"type": "tool_use", "id": "call_1", "name": "weather", "input": {"city": "Lyon"}},
     ], role="assistant")
     result = lm.append(name, [
@@ -373,3 +374,107 @@ def test_a_message_opened_mid_branch_offers_what_follows(page: Any, served: Any,
     expect(page.locator(f'article[data-node="{talk.ids[3]}"]')).to_have_class(
         re.compile(r"\bhighlighted\b"))
     expect(page.get_by_role("button", name="Show what follows")).to_have_count(0)
+
+
+def test_an_agents_transcript_folds_its_tool_steps_and_shows_its_context(
+        sized_page: Any, served: Any, name: str, axe: Any, shot: Any) -> None:
+    """Consecutive tool calls are one line that opens; their output is monospace text as
+    written, a patch is a diff; "Context" shows what the model receives there (an
+    excluded message left out), as stored or as a provider's request."""
+    from playwright.sync_api import expect
+
+    lm, base = served
+    page = sized_page
+    patch = "*** Begin Patch\n*** Update File: parser.py\n@@\n-    return None\n+    return []\n*** End Patch"
+    lm.new_tree("Fix the parser.", session=name)
+    steps: list[tuple[str, Any]] = [
+        ("assistant", [{"type": "tool_use", "id": "b1", "name": "bash", "input": {"command": "ls"}},
+                       {"type": "tool_use", "id": "b2", "name": "bash", "input": {"command": "cat x"}}]),
+        ("tool", [{"type": "tool_result", "tool_use_id": "b1", "name": "bash",
+                   "content": [{"type": "text", "text": "parser.py\ntest_parser.py"}]},
+                  {"type": "tool_result", "tool_use_id": "b2", "name": "bash",
+                   "content": [{"type": "text", "text": "**not bold**"}]}]),
+        ("assistant", [{"type": "tool_use", "id": "r1", "name": "read_file",
+                        "input": {"path": "parser.py"}}]),
+        ("tool", [{"type": "tool_result", "tool_use_id": "r1", "name": "read_file",
+                   "content": [{"type": "text", "text": "def parse(): return None"}]}]),
+        ("assistant", [{"type": "tool_use", "id": "p1", "name": "apply_patch",
+                        "input": {"input": patch}}]),
+        ("tool", [{"type": "tool_result", "tool_use_id": "p1", "name": "apply_patch",
+                   "content": [{"type": "text", "text": "Done!"}]}]),
+        ("assistant", "Fixed: parse returns an empty list."),
+    ]
+    nodes = [lm.append(name, content, role=role) for role, content in steps]
+    lm.exclude(nodes[3].id)  # the file's text is left out of what the model reads
+    opened(page, name, 8)
+    run = page.get_by_test_id("tool-run")
+    line = run.get_by_role("button")
+    expect(line).to_contain_text("Tools: 2 bash, 1 read_file, 1 apply_patch")
+    expect(line).to_have_attribute("aria-expanded", "false")
+    expect(messages(page)).to_have_count(2)  # the question and the answer; the steps folded
+    line.click()
+    expect(messages(page)).to_have_count(8)
+    out = run.get_by_test_id("tool-output")
+    expect(out.first).to_have_text("parser.py\ntest_parser.py")  # lines kept, as written
+    assert out.first.evaluate("e => getComputedStyle(e).fontFamily").startswith("ui-monospace")
+    expect(out.nth(1)).to_have_text("**not bold**")
+    diff = run.get_by_role("figure", name="Patch of apply_patch")
+    expect(diff).to_contain_text("+1 −1")
+    expect(diff.locator("span.add")).to_have_text("+    return []")
+    expect(diff.locator("span.del")).to_have_text("-    return None")
+    shot(page, "thread-tool-steps")
+    page.get_by_role("button", name="Context").click()
+    panel = page.get_by_role("region", name="Context the model receives")
+    sent = httpx.get(f"{base}/api/nodes/{name}/context", timeout=30).json()["messages"]
+    assert len(sent) == 7  # eight messages, one excluded
+    expect(panel).to_contain_text(f"{len(sent)} messages, in order")
+    expect(panel).to_contain_text("Fix the parser.")
+    expect(panel).not_to_contain_text("def parse(): return None")
+    panel.get_by_label("As").select_option("openai")
+    expect(panel.locator("pre")).to_contain_text('"model"')
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    axe(page)
+    shot(page, "thread-transcript")
+
+
+def test_the_outline_lists_the_tree_beside_the_thread(sized_page: Any, served: Any, name: str,
+                                                     axe: Any, shot: Any) -> None:
+    """"Outline": the whole tree, indented at its branch point only, the shown path and
+    its last message marked, the session named; a branch point folds; a filter keeps the
+    user's messages; a line opens its message. Beside the thread on a desktop, above it
+    on a phone, never wider than the screen."""
+    from playwright.sync_api import expect
+
+    page = sized_page
+    talk = grow_talk(served[0], name)
+    opened(page, name, 7)
+    page.get_by_role("button", name="Outline").click()
+    nav = page.get_by_role("navigation", name="Tree outline")
+    lines = nav.get_by_role("listitem")
+    expect(lines).to_have_count(8)  # seven on the path and the other alternative
+    depths = [lines.nth(i).get_attribute("data-depth") for i in range(8)]
+    assert depths == ["0", "1", "1", "1", "1", "1", "1", "1"], depths
+    expect(lines.nth(7)).to_contain_text("Bring fruit instead.")
+    expect(lines.nth(7).locator("a")).not_to_have_css("font-weight", "700")
+    current = nav.locator('a[aria-current="true"]')
+    expect(current).to_have_attribute("href", f"#/thread/{talk.ids[6]}?at={talk.ids[6]}")
+    expect(lines.nth(6)).to_contain_text(f"@{name}")
+    box, thread = nav.bounding_box(), page.get_by_role("region", name="Thread").bounding_box()
+    assert box and thread
+    if page.viewport_size["width"] > 900:
+        assert box["x"] >= thread["x"] + thread["width"]  # beside
+    else:
+        assert box["y"] + box["height"] <= thread["y"] + 1  # above
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    axe(page)
+    shot(page, "thread-outline")
+    nav.get_by_label("User messages only").check()
+    expect(lines).to_have_count(3)
+    nav.get_by_label("User messages only").uncheck()
+    nav.get_by_role("button", name="Fold 2 branches").click()
+    expect(lines).to_have_count(1)
+    expect(lines.first).to_contain_text("7 hidden")
+    nav.get_by_role("button", name="Unfold 2 branches").click()
+    lines.nth(7).locator("a").click()
+    expect(page).to_have_url(re.compile(f"#/thread/{talk.other}\\?at={talk.other}$"))
+    expect(messages(page)).to_have_count(2)

@@ -3,9 +3,14 @@
 
 A decision claims the call by compare-and-swap on its row (`pending` -> `running`),
 committed before any tool runs, so two people approving the same call at once run
-it once: the second finds it no longer pending. The result node and the row's final
-state (`done`) then commit together. A claim whose process dies before that leaves
-the row `running`; it is listed by `pending(..., include_running=True)`.
+it once: the second finds it no longer pending. The claim is taken only when the run
+can start: the thread's tools are resolved first (a tool missing from tools.toml
+fails the approval and leaves the call waiting), and a run that fails before any tool
+ran gives the call back (`running` -> `pending`). The result node and the row's final
+state (`done`) then commit together. A claim whose process dies after a tool ran
+leaves the row `running`; it is listed by `pending(..., include_running=True)`.
+A denial runs nothing, so it never needs the tools: every call of the held step gets
+an error result saying it was denied.
 """
 
 from __future__ import annotations
@@ -18,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput, NotFound
 from ..model import now
 from . import AGENTS
-from .identities import get_persona
+from .identities import Persona, get_persona
 from .loop import Env, Plan, Turn, proceed, run_call, tools_of, write_results
 from .subagents import report_back
 from .threads import turn_context
-from .tools import Result
+from .tools import Result, Toolbox
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -92,6 +97,27 @@ def _claim(loom: Loom, headish: str, by: str, reason: str | None) -> tuple[Pendi
     return _pending(row), Plan(**json.loads(row[3]))
 
 
+def _waiting(loom: Loom, headish: str) -> tuple[Pending, Plan]:
+    """A call still waiting, read without claiming it."""
+    node = _node_id(loom, headish)
+    with loom.unit(AGENTS) as db:
+        row = db.one(f"SELECT {_COLUMNS} FROM agent_tool_calls WHERE node = ?", (node,))
+    if row is None:
+        raise NotFound("pending tool call", headish)
+    found = _pending(row)
+    if found.state != "pending":
+        raise InvalidInput(f"tool call {node}", f"is {found.state}, not pending")
+    return found, Plan(**json.loads(row[3]))
+
+
+def _release(loom: Loom, node: str) -> None:
+    """Give a claimed call back to the people deciding (nothing of it ran)."""
+    with loom.unit(AGENTS) as db:
+        db.execute("UPDATE agent_tool_calls SET state = 'pending', decided_by = NULL, "
+                   "reason = NULL, updated_at = ? WHERE node = ? AND state = 'running'",
+                   (now(), node))
+
+
 def _node_id(loom: Loom, headish: str) -> str:
     if tool_call(loom, headish) is not None:
         return headish
@@ -104,8 +130,11 @@ def approve(
     served: int | None = None,
 ) -> Turn:
     """Run a pending call's tools and resume its turn (`served`: see `loop.Env`)."""
-    call, plan = _claim(loom, node, by or loom.actor, None)
-    return _finish(loom, call, plan, Env.of(loom, config, environ, tools, served), None)
+    env = Env.of(loom, config, environ, tools, served)
+    found, plan = _waiting(loom, node)
+    persona, box = _tools(loom, found, plan, env)  # before the claim: a failure leaves it waiting
+    call, plan = _claim(loom, found.node, by or loom.actor, None)
+    return _finish(loom, call, plan, env, _run(loom, call, plan, env, persona, box), None)
 
 
 def deny(
@@ -113,11 +142,13 @@ def deny(
     config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
     tools: ToolsConfig | None = None, served: int | None = None,
 ) -> Turn:
-    """Refuse a pending call: its tools that need approval get an error result, unrun;
-    the turn resumes so the model can read the refusal."""
+    """Refuse a pending call: every call of its step gets an error result, unrun (so no
+    tool is needed to decide); the turn resumes so the model can read the refusal."""
     call, plan = _claim(loom, node, by or loom.actor, reason)
-    return _finish(loom, call, plan, Env.of(loom, config, environ, tools, served),
-                   reason or "denied")
+    refusal = reason or "denied"
+    results = [(c, Result(f"the call was denied: {refusal}", True)) for c in call.calls]
+    env = Env.of(loom, config, environ, tools, served)
+    return _finish(loom, call, plan, env, results, refusal)
 
 
 #: the most characters of JSON a person's amended input to one call may take
@@ -133,10 +164,10 @@ def amend(
     id -> the input object), then resume its turn. The tool_use node gets a new version
     holding what will run, selected in the turn's session, so the thread and the model
     read what actually ran; the model's own version stays beside it."""
-    found = tool_call(loom, _node_id(loom, node))
-    if found is None:
-        raise NotFound("pending tool call", node)
+    env = Env.of(loom, config, environ, tools, served)
+    found, plan = _waiting(loom, node)
     _check_inputs(inputs, {c["id"] for c in found.calls})
+    persona, box = _tools(loom, found, plan, env)  # before the claim, as approve does
     with loom.unit(AGENTS):  # the claim and the version commit together, before any run
         call, plan = _claim(loom, found.node, by or loom.actor, "amended")
         original = loom.node(call.node)
@@ -152,7 +183,7 @@ def amend(
     amended = Pending(call.node, call.tree, call.session, call.persona,
                       [{**c, "input": inputs.get(c["id"], c["input"])} for c in call.calls],
                       call.state, call.created_at)
-    return _finish(loom, amended, plan, Env.of(loom, config, environ, tools, served), None)
+    return _finish(loom, amended, plan, env, _run(loom, amended, plan, env, persona, box), None)
 
 
 def _check_inputs(inputs: Any, ids: set[str]) -> None:
@@ -167,18 +198,29 @@ def _check_inputs(inputs: Any, ids: set[str]) -> None:
             raise InvalidInput(f"inputs.{cid}", f"is longer than {AMEND_MAX} characters of JSON")
 
 
-def _finish(loom: Loom, call: Pending, plan: Plan, env: Env, refusal: str | None) -> Turn:
-    from .permissions import decide
-
+def _tools(loom: Loom, call: Pending, plan: Plan, env: Env) -> tuple[Persona | None, Toolbox]:
+    """The persona and the toolbox a call runs with (tools.toml resolved, servers listed)."""
     persona = get_persona(loom, plan.persona) if plan.persona else None
-    box = tools_of(loom, turn_context(loom, call.node, persona, plan.options)["options"],
-                   persona, env)
-    results = []
-    for c in call.calls:
-        if refusal is not None and decide(persona, box.key(c["name"])) == "approve":
-            results.append((c, Result(f"the call was denied: {refusal}", True)))
-        else:
+    return persona, tools_of(loom, turn_context(loom, call.node, persona, plan.options)["options"],
+                             persona, env)
+
+
+def _run(loom: Loom, call: Pending, plan: Plan, env: Env, persona: Persona | None,
+         box: Toolbox) -> list[tuple[dict[str, Any], Result]]:
+    """Run a claimed call's tools; a failure before the first tool ran gives it back."""
+    results: list[tuple[dict[str, Any], Result]] = []
+    try:
+        for c in call.calls:
             results.append(run_call(loom, plan, box, persona, c, env, call.node))
+    except BaseException:
+        if not results:
+            _release(loom, call.node)
+        raise
+    return results
+
+
+def _finish(loom: Loom, call: Pending, plan: Plan, env: Env,
+            results: list[tuple[dict[str, Any], Result]], refusal: str | None) -> Turn:
     with loom.unit(AGENTS) as db:
         node = write_results(loom, plan, call.node, results)
         db.execute("UPDATE agent_tool_calls SET state = ?, result_node = ?, updated_at = ? "

@@ -64,6 +64,7 @@ from .model import (
 from .report import Outcome
 from .roundtrip import carried
 from .spawns import Written, spawn_record, spawned_lineage, with_session
+from .titles import first_sentence
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -441,7 +442,8 @@ class _ConversationWriter:
         if self.spawned is not None:
             tree_lineage["spawned"] = self.spawned
         tree = Tree(
-            id=self.tree_id, title=title or C.title_from(node.content), mode=conv.mode,
+            id=self.tree_id, mode=conv.mode,
+            title=title or first_sentence(conv.messages) or C.title_from(node.content),
             created_at=iso(conv.created_at) if conv.created_at else node.created_at,
             updated_at=node.created_at, system=conv.system or None, options={},
             root=node.id, lineage=tree_lineage,

@@ -58,9 +58,11 @@ export const redact = (headish) => post(`/api/nodes/${enc(headish)}/redact`, {})
  *  that follows it) and the `refs` at or below it. @param {string} headish
  *  @returns {Promise<{ids: string[], refs: string[]}>} */
 export const removal = (headish) => del(`/api/nodes/${enc(headish)}?dry_run=true`);
-/** The context a model receives at `headish`. @param {string} headish @param {string} [format] */
-export const context = (headish, format = "normalized") =>
-  get(`/api/nodes/${enc(headish)}/context${query({ format })}`);
+/** The context a model receives at `headish`: normalized, or the request body of a
+ *  provider's format (`model` names the model it is written for).
+ *  @param {string} headish @param {string} [format] @param {string|null} [model] */
+export const context = (headish, format = "normalized", model = null) =>
+  get(`/api/nodes/${enc(headish)}/context${query({ format, model })}`);
 
 /** The deepest first continuation below a node: a branch is shown down to a leaf.
  *  @param {string} node */
