@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
+from .secrets import Finding, Scanner
 from .store import areas
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ class Core(Protocol):
     def _head_of(self, ref: Ref) -> str: ...
     def _move(self, ref: Ref, new: str | None, reason: str) -> Ref: ...
     def check_values(self, **values: Any) -> None: ...
+    def scanner(self) -> Scanner: ...
+    def note_findings(self, found: Sequence[Finding], tree: str, item: str) -> None: ...
 
 
 class Holder(Protocol):
@@ -196,9 +199,20 @@ class Storage:
         self.backend.drafts.set_draft(ref_name, text, now())
 
     # == records =====================================================================
-    def record_generation(self, row: Generation) -> None:
-        """Store one model call's provenance (request, raw response, usage, latency)."""
-        self.backend.provenance.insert_generation(row)
+    def record_generation(self, row: Generation, found: Sequence[Finding] = ()) -> None:
+        """Store one model call's provenance (request, raw response, usage, latency),
+        its texts under the store's secrets policy (a raw response redacted here, after
+        its hash was taken, is noted as redacted: the verifier tells it from tampering)."""
+        scan, more = self._core.scanner(), list[Finding]()
+        if scan.active:
+            row = dict(row)  # type: ignore[assignment]
+            for name in ("request", "provider_request", "raw_response"):
+                row[name] = scan.json_text(row[name], name, more) or row[name]
+        with self.backend.transaction():
+            self.backend.provenance.insert_generation(row)
+            self._core.note_findings([*found, *more], row["tree_id"], row["id"])
+            if any(f.place.startswith("raw_response") and f.action == "redact" for f in more):
+                self.backend.forget.mark_redacted([row["id"]], "generation", now())
 
     def generation(self, gen_id: str) -> Generation | None:
         """A stored generation record by id."""
