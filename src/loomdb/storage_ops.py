@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
@@ -262,7 +263,13 @@ class Storage:
         """Write a tree row as given, inside the caller's transaction (for importers
         that write the root node themselves with `write_node`)."""
         self._core.check_values(**{"tree.options": tree.options, "tree.lineage": tree.lineage})
+        scan, found = self._core.scanner(), list[Finding]()
+        if scan.active:  # an import's title, system prompt and lineage, as content is
+            tree = replace(tree, title=scan.value(tree.title, "title", found),
+                           system=scan.value(tree.system, "system", found),
+                           lineage=scan.value(tree.lineage, "lineage", found))
         self.backend.trees.insert_tree(tree)
+        self._core.note_findings(found, tree.id, tree.id)
 
     # == forgetting (loomdb.forget) ====================================================
     def forgetting(self) -> ForgetStore:

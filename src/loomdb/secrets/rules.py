@@ -56,7 +56,7 @@ RULES: tuple[Rule, ...] = (
        r"|(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{32,}(?:T3BlbkFJ[A-Za-z0-9]{20,})?)\b"),
     _r("aws-access-key", "A[SK]IA|ABIA|ACCA", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     _r("aws-secret-key", "(?i:secret_?access_?key)",
-       r"(?i:aws_?secret_?access_?key|secretaccesskey)[\"']?\s*[=:]\s*[\"']?"
+       r"(?i:aws_?secret_?access_?key|secretaccesskey)(?:\\*[\"'])?\s*[=:]\s*(?:\\*[\"'])?"
        rf"({_B64}{{40}})(?!{_B64})", 1),
     _r("github-token", "gh[pousr]_|github_pat_",
        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
@@ -72,14 +72,15 @@ RULES: tuple[Rule, ...] = (
     _r("npm-token", "npm_", r"\bnpm_[A-Za-z0-9]{36}\b"),
     _r("huggingface-token", "hf_", r"\bhf_[A-Za-z0-9]{34,}\b"),
     _r("azure-storage-key", "AccountKey=", rf"AccountKey=({_B64}{{80,100}}=*)", 1),
-    _r("telegram-bot-token", ":AA", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    _r("telegram-bot-token", ":AA", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
     _r("password-in-url", "://",
        r"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@\"'<>\\]{1,128}:([^\s@/\"'<>\\]{1,256})"
        r"@[A-Za-z0-9\[]", 1),
     _r("authorization-header", "(?i:authorization|bearer)",
-       r"(?i:\b(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?"
+       r"(?i:\b(?:authorization|proxy-authorization)(?:\\*[\"'])?\s*[:=]\s*(?:\\*[\"'])?"
        r"(?:bearer|basic|token|bot)\s+|\bbearer\s+)"
        r"([A-Za-z0-9._~+/-]{20,}=*)", 1),
     _r("password-assignment", "(?i:passw|pwd)",
-       r"(?i:\b(?:[a-z_]*password|passwd|pwd)[\"']?\s*[=:]\s*)([\"'])([^\"'\s]{8,128})\1", 2),
+       r"(?i:\b(?:[a-z_]*password|passwd|pwd)(?:\\*[\"'])?\s*[=:]\s*)(\\*[\"'])"
+       r"([^\"'\s\\]{8,128})\1", 2),
 )
