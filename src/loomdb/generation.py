@@ -160,7 +160,7 @@ def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) ->
     raw = json.dumps(answer.raw_response, ensure_ascii=False, default=str)
     # the store's secrets policy before the hash: the chain covers what is kept
     found: list[Any] = []
-    raw = loom.scanner().json_text(raw, "raw_response", found) or raw
+    raw = storage(loom).scanner().json_text(raw, "raw_response", found) or raw
     response_hash = digest(canonical(json.loads(raw)))
     gen_id = new_id()
     storage(loom).record_generation({

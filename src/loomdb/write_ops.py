@@ -201,7 +201,7 @@ class WriteOps(LoomParts):
         for name, value in (("title", title), ("system", system)):
             C.check_text(value, name)
         found: list[Finding] = []
-        scan = self.scanner()
+        scan = self._scanner()
         if scan.active:  # the title is made from the content: scanned before it is
             blocks = scan.value(blocks, "content", found)
             title = scan.value(title, "title", found)
@@ -219,7 +219,7 @@ class WriteOps(LoomParts):
                 created_at=at, origin=origin, node_id=node_id,
             )
             # (the content's own findings are noted by build_node, which scans it again)
-            self.note_findings([f for f in found if f.place in ("title", "system")],
+            self._note_findings([f for f in found if f.place in ("title", "system")],
                                tree.id, root.id)
             self.backend.trees.insert_tree(replace(tree, root=root.id))
             if session is not None:
@@ -298,7 +298,7 @@ class WriteOps(LoomParts):
             return None
         if parent is None or role not in ROLES or source not in SOURCES:
             return None
-        if self.scanner().spans(text):
+        if self._scanner().spans(text):
             return None  # the general path applies the store's secrets policy
         body = C.text_body(text)
         if len(body) > self.max_content_bytes:
@@ -434,7 +434,7 @@ class WriteOps(LoomParts):
             check_depth(value, self.limits.json_depth, name)
 
     # == the secrets scanner (loomdb.secrets, docs/security.md) ========================
-    def scanner(self) -> Scanner:
+    def _scanner(self) -> Scanner:
         """The store's secrets policy, compiled (read again after POLICY_TTL seconds)."""
         import time
 
@@ -445,11 +445,11 @@ class WriteOps(LoomParts):
             self._scanner_held = held
         return held[1]
 
-    def forget_scanner(self) -> None:
+    def _forget_scanner(self) -> None:
         """Read the policy again on the next write (after this Loom changed it)."""
         self._scanner_held = None
 
-    def note_findings(self, found: Sequence[Finding], tree: str, item: str) -> None:
+    def _note_findings(self, found: Sequence[Finding], tree: str, item: str) -> None:
         """Record findings about `item` (a node or generation id), inside the caller's
         transaction; nothing for none."""
         if found:
@@ -503,7 +503,7 @@ class WriteOps(LoomParts):
         if options or provenance or origin:
             self.check_values(options=options, provenance=provenance, origin=origin)
         found: list[Finding] = []
-        scan = self.scanner()
+        scan = self._scanner()
         if scan.active:  # before anything is hashed or written: content, options, provenance
             blocks = scan.value(blocks, "content", found)
             options = scan.value(options, "options", found)
@@ -541,7 +541,7 @@ class WriteOps(LoomParts):
         flags = (HAS_SELECTIONS if selections else 0) | (HAS_SOURCES if sources else 0)
         if found:
             with self.backend.transaction():
-                self.note_findings(found, tree, nid)
+                self._note_findings(found, tree, nid)
         return node, body, flags
 
     def _source(self, tree: str, spec: str | tuple[str, str]) -> tuple[str, str]:

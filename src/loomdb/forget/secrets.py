@@ -40,7 +40,7 @@ def set_policy(loom: Loom, actions: dict[str, str] | None = None,
         for kind, pattern in (rules or {}).items():
             held.add_rule(kind, pattern)
         forget.set_setting("secrets", _json(held))
-    loom.forget_scanner()
+    storage(loom).forget_scanner()
     return policy(loom)
 
 

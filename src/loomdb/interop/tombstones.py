@@ -70,7 +70,7 @@ def write_secret(loom: Loom, rec: dict[str, Any], fields: dict[str, Any],
 
     node = write(loom, rec, fields)
     storage(loom).forgetting().mark_redacted([node.content_id], "content", now())
-    loom.note_findings(found, node.tree, node.id)
+    storage(loom).note_findings(found, node.tree, node.id)
     return node
 
 

@@ -107,29 +107,26 @@ class Scanner:
 
     def __init__(self, policy: Policy | None = None) -> None:
         self.policy = policy or Policy()
-        extra = tuple(Rule(r["kind"], "", re.compile(r["pattern"]))
-                      for r in self.policy.rules)
+        extra = tuple(Rule(r["kind"], (), re.compile(r["pattern"])) for r in self.policy.rules)
         self.rules = tuple(r for r in (*RULES, *extra) if self.policy.action(r.kind) != "off")
         self._operator = {r.kind for r in extra}
-        if extra:
-            self._pre: re.Pattern[str] | None = None  # an operator's rule has no needle
-        else:
-            needles = "|".join(f"(?:{r.needle})" for r in self.rules)
-            self._pre = re.compile(needles) if needles else re.compile(r"(?!x)x")
+        self._fold = any(r.fold for r in self.rules)
 
     @property
     def active(self) -> bool:
         return bool(self.rules)
 
+    def _candidates(self, text: str) -> list[Rule]:
+        """The rules one of whose needles `text` holds (substring tests, no regex)."""
+        lower = text.lower() if self._fold else text
+        return [r for r in self.rules if not r.needles
+                or any(n in (lower if r.fold else text) for n in r.needles)]
+
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every secret in `text`, in order, not overlapping
         (the first rule to claim a character keeps it)."""
-        if self._pre is not None and self._pre.search(text) is None:
-            return []
         found: list[tuple[int, int, str]] = []
-        for rule in self.rules:
-            if self._pre is not None and not re.search(rule.needle, text):
-                continue
+        for rule in self._candidates(text):
             for m in rule.pattern.finditer(text):
                 start, end = m.span(rule.group)
                 if start == end:
@@ -182,7 +179,7 @@ class Scanner:
 
     def json_text(self, text: str | None, place: str, out: list[Finding]) -> str | None:
         """A stored JSON text with its strings scanned (re-dumped only when changed)."""
-        if not text or (self._pre is not None and self._pre.search(text) is None):
+        if not text or not self._candidates(text):
             return text
         try:
             data = json.loads(text)
