@@ -358,3 +358,30 @@ def test_under_refuse_nothing_is_written(blank: tuple[Loom, Path]) -> None:
     assert [(f["kind"], f["action"]) for f in _findings(lm)] == [
         ("jwt", "redact"), ("aws-access-key", "warn")]
     S.set_policy(lm, {"all": "redact"})
+
+
+def test_a_lossless_export_holding_a_secret_arrives_redacted_and_verifies(
+        blank: tuple[Loom, Path], tmp_path: Path) -> None:
+    """A store that kept a secret (`warn`) exports it; a store that redacts imports the
+    export: that node arrives as a redaction leaves it (its content id and chain hash
+    cannot change under it), the rest as it was, and `verify` passes there."""
+    from loomdb.forget import secrets as S
+
+    lm, _ = blank
+    S.set_policy(lm, {"all": "warn"})
+    tree, _ = lm.new_tree("kept as it came", session="w")
+    leaked = lm.append("w", "the key is " + CORPUS[3][2])
+    clean = lm.append("w", "and this is plain")
+    S.set_policy(lm, {"all": "redact"})
+    path = tmp_path / "export.json"
+    lm.export_file(path, target=tree.id)
+    with loomdb.open(tmp_path / "other") as other:
+        report = other.import_file(path)
+        assert not report.errors, report.errors
+        assert other.node(leaked.id).content == [{"type": "text", "text": "[redacted]"}]
+        assert other.node(clean.id).content == clean.content
+        assert other.verify().ok
+        assert [(f["kind"], f["item"]) for f in _findings(other)] == [
+            ("aws-access-key", leaked.id)]
+        assert CORPUS[3][2].encode() not in b"".join(
+            p.read_bytes() for p in (tmp_path / "other").rglob("*") if p.is_file())

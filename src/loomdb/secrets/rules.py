@@ -60,7 +60,7 @@ RULES: tuple[Rule, ...] = (
     _r("aws-secret-key", "secret",
        r"(?i:aws_?secret_?access_?key|secretaccesskey)(?:\\*[\"'])?\s*[=:]\s*(?:\\*[\"'])?"
        rf"({_B64}{{40}})(?!{_B64})", 1, fold=True),
-    _r("github-token", "gh github_pat_",
+    _r("github-token", "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",
        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
     _r("gitlab-token", "glpat-", r"\bglpat-[A-Za-z0-9_-]{20,}"),
     _r("slack-token", "xox", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),

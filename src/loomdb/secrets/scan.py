@@ -110,7 +110,11 @@ class Scanner:
         extra = tuple(Rule(r["kind"], (), re.compile(r["pattern"])) for r in self.policy.rules)
         self.rules = tuple(r for r in (*RULES, *extra) if self.policy.action(r.kind) != "off")
         self._operator = {r.kind for r in extra}
-        self._fold = any(r.fold for r in self.rules)
+        # every rule's literals in one flat list each (cased, folded): a plain text
+        # costs one substring test per literal and nothing else
+        self._cased = [(n, i) for i, r in enumerate(self.rules) if not r.fold for n in r.needles]
+        self._folded = [(n, i) for i, r in enumerate(self.rules) if r.fold for n in r.needles]
+        self._always = [i for i, r in enumerate(self.rules) if not r.needles]
 
     @property
     def active(self) -> bool:
@@ -118,9 +122,13 @@ class Scanner:
 
     def _candidates(self, text: str) -> list[Rule]:
         """The rules one of whose needles `text` holds (substring tests, no regex)."""
-        lower = text.lower() if self._fold else text
-        return [r for r in self.rules if not r.needles
-                or any(n in (lower if r.fold else text) for n in r.needles)]
+        hits = [i for n, i in self._cased if n in text]
+        if self._folded:
+            lower = text.lower()
+            hits += [i for n, i in self._folded if n in lower]
+        if not hits and not self._always:
+            return []
+        return [self.rules[i] for i in sorted({*hits, *self._always})]
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every secret in `text`, in order, not overlapping
