@@ -357,6 +357,8 @@ def test_under_refuse_nothing_is_written(blank: tuple[Loom, Path]) -> None:
     assert CORPUS[3][2] in text and "[redacted:jwt]" in text
     assert [(f["kind"], f["action"]) for f in _findings(lm)] == [
         ("jwt", "redact"), ("aws-access-key", "warn")]
+    warned, _ = lm.new_tree(CORPUS[3][1])  # a new tree's content: listed once
+    assert [f["kind"] for f in S.findings(lm, tree=warned.id)] == ["aws-access-key"]
     S.set_policy(lm, {"all": "redact"})
 
 
@@ -385,3 +387,25 @@ def test_a_lossless_export_holding_a_secret_arrives_redacted_and_verifies(
             ("aws-access-key", leaked.id)]
         assert CORPUS[3][2].encode() not in b"".join(
             p.read_bytes() for p in (tmp_path / "other").rglob("*") if p.is_file())
+
+
+def test_the_command_sets_the_policy_and_lists_findings_never_the_secret(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from loomdb.cli import main
+
+    def run(*args: str) -> Any:
+        with pytest.raises(SystemExit) as done:
+            main(["--db", str(tmp_path / "store"), *args, "--json"])
+        out = capsys.readouterr().out
+        assert done.value.code in (0, None), out
+        return json.loads(out)
+
+    kept = run("secrets", "--set", "jwt=warn", "--rule", "acme-token=acme_[0-9a-f]{16}")
+    assert kept["default"] == "redact" and kept["kinds"] == {"jwt": "warn"}
+    assert kept["rules"] == [{"kind": "acme-token", "pattern": "acme_[0-9a-f]{16}"}]
+    run("new", "--text", "use acme_0123456789abcdef and " + CORPUS[0][1])
+    found = run("secrets")
+    assert sorted((f["kind"], f["action"], f["rule"]) for f in found) == [
+        ("acme-token", "redact", "operator"), ("openai-api-key", "redact", "loomdb")]
+    assert CORPUS[0][2] not in json.dumps(found)
+    assert run("secrets", "--policy")["known"] == [r.kind for r in RULES]

@@ -218,9 +218,9 @@ class WriteOps(LoomParts):
                 source=source, options=node_options, cache=cache, kind="message",
                 created_at=at, origin=origin, node_id=node_id,
             )
-            # (the content's own findings are noted by build_node, which scans it again)
-            self._note_findings([f for f in found if f.place in ("title", "system")],
-                               tree.id, root.id)
+            # (what a warning kept in the content build_node finds and notes again)
+            self._note_findings([f for f in found if f.place in ("title", "system")
+                                 or f.action != "warn"], tree.id, root.id)
             self.backend.trees.insert_tree(replace(tree, root=root.id))
             if session is not None:
                 self.create_ref(session, "session", tree.id, root.id, {}, {"created": "new"})
