@@ -6,7 +6,8 @@ prefilter finds none of the rules' literals: one pass), on a turn holding a URL 
 `password =` (the prefilter hits; the rules named by what it found run), and on a
 turn holding a key (redacted: the general append path); then the everyday text
 append with the scanner off (`loomdb secrets --set all=off`) and on (the default),
-median of seven interleaved runs of N appends each, each on its own session.
+median of nine interleaved runs of N appends each (in either order by turns),
+each on its own session.
 
     python benchmarks/bench_secrets.py [--quick]
 """
@@ -30,6 +31,9 @@ from loomdb.secrets import Scanner
 URLISH = (TEXT[:300] + " See https://docs.example.com/setup#install and set password = "
           "os.environ['DB_PASSWORD'] before running.")
 KEYED = TEXT[:300] + " export OPENAI_API_KEY=sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+
+
+RUNS = 9
 
 
 def per_call(fn, n: int) -> float:  # type: ignore[no-untyped-def]
@@ -56,14 +60,16 @@ def appends(lm: loomdb.Loom, n: int, text: str, run: int) -> float:
 
 def compared(lm: loomdb.Loom, n: int) -> tuple[float, float, float]:
     """Median µs per append with the scanner off, on, and on with a URL-holding turn:
-    runs interleaved, so the machine's drift falls on both sides alike."""
-    off, on, url = [], [], []
-    for run in range(7):
-        S.set_policy(lm, {"all": "off"})
-        off.append(appends(lm, n, TEXT, run))
-        S.set_policy(lm, {"all": "redact"})
-        on.append(appends(lm, n, TEXT, run))
-        url.append(appends(lm, n, URLISH, run))
+    runs interleaved, in either order by turns, so the machine's drift and the
+    store's growth fall on both sides alike."""
+    off: list[float] = []
+    on: list[float] = []
+    url: list[float] = []
+    for run in range(RUNS):
+        sides = [("off", off, TEXT), ("redact", on, TEXT), ("redact", url, URLISH)]
+        for policy, into, text in sides if run % 2 else sides[::-1]:  # either order
+            S.set_policy(lm, {"all": policy})
+            into.append(appends(lm, n, text, run))
     return statistics.median(off), statistics.median(on), statistics.median(url)
 
 
@@ -78,7 +84,7 @@ def main() -> None:
                              ("a key (redacted)", KEYED))]
     with tempfile.TemporaryDirectory() as d, loomdb.open(Path(d) / "store") as lm:
         off, on, on_url = compared(lm, n)
-    table = Table(title=f"secrets scanner (SQLite, {n} appends a run, median of 7)")
+    table = Table(title=f"secrets scanner (SQLite, {n} appends a run, median of {RUNS})")
     table.add_column("what")
     table.add_column("µs per message", justify="right")
     for label, us in rows:
@@ -86,7 +92,11 @@ def main() -> None:
     table.add_row("text append, scanner off", f"{off:.1f}")
     table.add_row("text append, scanner on (default policy)", f"{on:.1f}")
     table.add_row("text append with a URL, scanner on", f"{on_url:.1f}")
-    table.add_row("overhead on a plain-text turn (goal ≤ 20%)", f"{100 * (on - off) / off:.1f}%")
+    table.add_row("overhead on a plain-text turn, measured (goal ≤ 20%)",
+                  f"{100 * (on - off) / off:.1f}%")
+    # the appends' difference is within a loaded machine's noise; the scanner's own
+    # time beside the append is the steadier figure
+    table.add_row("scanner alone / text append (scanner off)", f"{100 * rows[0][1] / off:.1f}%")
     Console().print(table)
 
 

@@ -82,6 +82,6 @@ RULES: tuple[Rule, ...] = (
        r"(?:bearer|basic|token|bot)\s+|\bbearer\s+)"
        r"([A-Za-z0-9._~+/-]{20,}=*)", 1, fold=True),
     _r("password-assignment", "passw pwd",
-       r"(?i:\b(?:[a-z_]*password|passwd|pwd)(?:\\*[\"'])?\s*[=:]\s*)(\\*[\"'])"
+       r"(?i:(?:passw(?:or)?d|pwd)(?:\\*[\"'])?\s*[=:]\s*)(\\*[\"'])"
        r"([^\"'\s\\]{8,128})\1", 2, fold=True),
 )
