@@ -160,6 +160,9 @@ def store(loom: Loom, pos: Position, ctx: Mapping[str, Any], answers: Sequence[C
 def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) -> dict[str, Any]:
     """Store one generation's provenance; return the node's provenance fields."""
     raw = json.dumps(answer.raw_response, ensure_ascii=False, default=str)
+    # the store's secrets policy before the hash: the chain covers what is kept
+    found: list[Any] = []
+    raw = storage(loom).scanner().json_text(raw, "raw_response", found) or raw
     response_hash = digest(canonical(json.loads(raw)))
     gen_id = new_id()
     storage(loom).record_generation({
@@ -170,7 +173,7 @@ def record(loom: Loom, tree: str, ctx: Mapping[str, Any], answer: Completion) ->
         "usage": None if answer.usage is None else json.dumps(answer.usage),
         "latency_ms": answer.latency_ms,
         "status": "incomplete" if answer.incomplete else "complete",
-    })
+    }, found)
     prov: dict[str, Any] = {
         "generation": gen_id, "response_hash": response_hash, "provider": answer.provider,
         "model": answer.model, "alias": answer.alias, "usage": answer.usage,

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import Anchor, Edge, Meta, Node, Ref, RefMove, Tree, now
+from .secrets import Finding, Scanner
 from .store import areas
 
 if TYPE_CHECKING:
@@ -43,6 +45,9 @@ class Core(Protocol):
     def _head_of(self, ref: Ref) -> str: ...
     def _move(self, ref: Ref, new: str | None, reason: str) -> Ref: ...
     def check_values(self, **values: Any) -> None: ...
+    def _scanner(self) -> Scanner: ...
+    def _forget_scanner(self) -> None: ...
+    def _note_findings(self, found: Sequence[Finding], tree: str, item: str) -> None: ...
 
 
 class Holder(Protocol):
@@ -196,9 +201,20 @@ class Storage:
         self.backend.drafts.set_draft(ref_name, text, now())
 
     # == records =====================================================================
-    def record_generation(self, row: Generation) -> None:
-        """Store one model call's provenance (request, raw response, usage, latency)."""
-        self.backend.provenance.insert_generation(row)
+    def record_generation(self, row: Generation, found: Sequence[Finding] = ()) -> None:
+        """Store one model call's provenance (request, raw response, usage, latency),
+        its texts under the store's secrets policy (a raw response redacted here, after
+        its hash was taken, is noted as redacted: the verifier tells it from tampering)."""
+        scan, more = self._core._scanner(), list[Finding]()
+        if scan.active:
+            row = dict(row)  # type: ignore[assignment]
+            for name in ("request", "provider_request", "raw_response"):
+                row[name] = scan.json_text(row[name], name, more) or row[name]
+        with self.backend.transaction():
+            self.backend.provenance.insert_generation(row)
+            self._core._note_findings([*found, *more], row["tree_id"], row["id"])
+            if any(f.place.startswith("raw_response") and f.action == "redact" for f in more):
+                self.backend.forget.mark_redacted([row["id"]], "generation", now())
 
     def generation(self, gen_id: str) -> Generation | None:
         """A stored generation record by id."""
@@ -248,7 +264,27 @@ class Storage:
         """Write a tree row as given, inside the caller's transaction (for importers
         that write the root node themselves with `write_node`)."""
         self._core.check_values(**{"tree.options": tree.options, "tree.lineage": tree.lineage})
+        scan, found = self._core._scanner(), list[Finding]()
+        if scan.active:  # an import's title, system prompt and lineage, as content is
+            tree = replace(tree, title=scan.value(tree.title, "title", found),
+                           system=scan.value(tree.system, "system", found),
+                           lineage=scan.value(tree.lineage, "lineage", found))
         self.backend.trees.insert_tree(tree)
+        self._core._note_findings(found, tree.id, tree.id)
+
+    # == the secrets scanner (loomdb.secrets, docs/security.md) =======================
+    def scanner(self) -> Scanner:
+        """The store's secrets policy, compiled, as every write applies it."""
+        return self._core._scanner()
+
+    def forget_scanner(self) -> None:
+        """Read the secrets policy again on the next write (after it changed)."""
+        self._core._forget_scanner()
+
+    def note_findings(self, found: Sequence[Finding], tree: str, item: str) -> None:
+        """Record the scanner's findings about a node or generation record (inside the
+        caller's transaction)."""
+        self._core._note_findings(found, tree, item)
 
     # == forgetting (loomdb.forget) ====================================================
     def forgetting(self) -> ForgetStore:

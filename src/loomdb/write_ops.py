@@ -37,6 +37,7 @@ from .model import (
     now,
 )
 from .ref_ops import LoomParts
+from .secrets import Finding, Policy, Scanner
 from .store import areas
 from .store.base import HAS_SELECTIONS, HAS_SOURCES
 from .tool_options import check as check_tool_options
@@ -49,6 +50,9 @@ ContentLike = str | list[dict[str, Any]]
 POLICIES = ("retry", "fail")
 _FULL_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _CAS_RETRIES = 100
+#: how long a Loom keeps the store's secrets policy before reading it again (seconds):
+#: a policy set by another process is in force within this
+POLICY_TTL = 2.0
 
 
 class WriteOps(LoomParts):
@@ -59,6 +63,7 @@ class WriteOps(LoomParts):
     max_content_bytes: int
     _recent: dict[str, Node]
     _anchors: dict[str, Anchor]
+    _scanner_held: tuple[float, Scanner] | None = None
 
     if TYPE_CHECKING:
         def _resolve(self, headish: str, names: Any = None) -> tuple[Position, Node]: ...
@@ -195,6 +200,12 @@ class WriteOps(LoomParts):
             R.check_name(session)
         for name, value in (("title", title), ("system", system)):
             C.check_text(value, name)
+        found: list[Finding] = []
+        scan = self._scanner()
+        if scan.active:  # the title is made from the content: scanned before it is
+            blocks = scan.value(blocks, "content", found)
+            title = scan.value(title, "title", found)
+            system = scan.value(system, "system", found)
         at = created_at or now()
         tree = Tree(
             id=tree_id or new_id(), title=title or C.title_from(blocks), mode=mode,
@@ -207,6 +218,9 @@ class WriteOps(LoomParts):
                 source=source, options=node_options, cache=cache, kind="message",
                 created_at=at, origin=origin, node_id=node_id,
             )
+            # (what a warning kept in the content build_node finds and notes again)
+            self._note_findings([f for f in found if f.place in ("title", "system")
+                                 or f.action != "warn"], tree.id, root.id)
             self.backend.trees.insert_tree(replace(tree, root=root.id))
             if session is not None:
                 self.create_ref(session, "session", tree.id, root.id, {}, {"created": "new"})
@@ -284,6 +298,8 @@ class WriteOps(LoomParts):
             return None
         if parent is None or role not in ROLES or source not in SOURCES:
             return None
+        if self._scanner().spans(text):
+            return None  # the general path applies the store's secrets policy
         body = C.text_body(text)
         if len(body) > self.max_content_bytes:
             return None  # the general path says why
@@ -417,6 +433,31 @@ class WriteOps(LoomParts):
         for name, value in values.items():
             check_depth(value, self.limits.json_depth, name)
 
+    # == the secrets scanner (loomdb.secrets, docs/security.md) ========================
+    def _scanner(self) -> Scanner:
+        """The store's secrets policy, compiled (read again after POLICY_TTL seconds)."""
+        import time
+
+        held = self._scanner_held
+        clock = time.monotonic()
+        if held is None or clock - held[0] > POLICY_TTL:
+            held = (clock, Scanner(Policy.parse(self.backend.forget.setting("secrets"))))
+            self._scanner_held = held
+        return held[1]
+
+    def _forget_scanner(self) -> None:
+        """Read the policy again on the next write (after this Loom changed it)."""
+        self._scanner_held = None
+
+    def _note_findings(self, found: Sequence[Finding], tree: str, item: str) -> None:
+        """Record findings about `item` (a node or generation id), inside the caller's
+        transaction; nothing for none."""
+        if found:
+            at = now()
+            self.backend.forget.add_findings(
+                [(at, tree, item, f.kind, f.place, f.start, f.end, f.action, f.rule)
+                 for f in found])
+
     def write_node(self, **fields: Any) -> Node:
         """Insert one node with its chain hash, inside the caller's transaction.
 
@@ -461,6 +502,12 @@ class WriteOps(LoomParts):
             raise InvalidInput("options", "must be a JSON object")
         if options or provenance or origin:
             self.check_values(options=options, provenance=provenance, origin=origin)
+        found: list[Finding] = []
+        scan = self._scanner()
+        if scan.active:  # before anything is hashed or written: content, options, provenance
+            blocks = scan.value(blocks, "content", found)
+            options = scan.value(options, "options", found)
+            provenance = scan.value(provenance, "provenance", found)
         cid, body = C.encode(blocks, self.max_content_bytes)
         selections = selections or {}
         wanted = [s for s, _ in sources] + list(selections.values())
@@ -492,6 +539,9 @@ class WriteOps(LoomParts):
             provenance=provenance, origin=origin, sources=tuple(sources), selections=selections,
         )
         flags = (HAS_SELECTIONS if selections else 0) | (HAS_SOURCES if sources else 0)
+        if found:
+            with self.backend.transaction():
+                self._note_findings(found, tree, nid)
         return node, body, flags
 
     def _source(self, tree: str, spec: str | tuple[str, str]) -> tuple[str, str]:

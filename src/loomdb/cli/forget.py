@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import InvalidInput
 from . import JSON, emit, loom
 from . import root as app
 
@@ -50,3 +51,43 @@ def forgotten(ctx: click.Context, tree: str | None, limit: int, as_json: bool) -
         f" ({len(e['ids'])} node(s){'; refs ' + ', '.join(e['refs']) if e['refs'] else ''})"
         f"{': ' + e['reason'] if e['reason'] else ''}" for e in lines)
     emit(as_json, lines, text or "nothing forgotten")
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    out = {}
+    for v in values:
+        kind, sep, rest = v.partition("=")
+        if not sep or not kind or not rest:
+            raise InvalidInput(option, f"{v!r} is not KIND=VALUE")
+        out[kind] = rest
+    return out
+
+
+@app.command()
+@click.option("--tree", help="Only this tree's findings.")
+@click.option("--limit", type=int, default=1000, help="At most this many (1-10000).")
+@click.option("--set", "actions", multiple=True, metavar="KIND=ACTION",
+              help="Set the policy for a kind (`all`: every kind not named): redact, "
+                   "refuse, warn or off; then show the policy.")
+@click.option("--rule", "rules", multiple=True, metavar="KIND=REGEX",
+              help="Add an operator rule: the regex's whole match is a secret of KIND.")
+@click.option("--policy", "show_policy", is_flag=True, help="Show the policy.")
+@JSON
+@click.pass_context
+def secrets(ctx: click.Context, tree: str | None, limit: int, actions: tuple[str, ...],
+            rules: tuple[str, ...], show_policy: bool, as_json: bool) -> None:
+    """What the secrets scanner found as content came in: kind, node, place, what was
+    done (never the secret); or the store's policy (docs/security.md)."""
+    me = loom(ctx).forget
+    if actions or rules or show_policy:
+        kept = (me.set_secrets_policy(_pairs(actions, "--set"), _pairs(rules, "--rule"))
+                if actions or rules else me.secrets_policy())
+        kinds = ", ".join(f"{k}={v}" for k, v in sorted(kept["kinds"].items()))
+        own = ", ".join(r["kind"] for r in kept["rules"])
+        emit(as_json, kept, f"default: {kept['default']}" + (f"; {kinds}" if kinds else "")
+             + (f"; operator rules: {own}" if own else ""))
+        return
+    found = me.secrets(tree=tree, limit=limit)
+    text = "\n".join(f"{f['at']} {f['action']} {f['kind']} in {f['item']} {f['place']}"
+                     f"[{f['start']}:{f['end']}] (tree {f['tree']})" for f in found)
+    emit(as_json, found, text or "no secrets found")

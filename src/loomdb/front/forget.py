@@ -54,6 +54,34 @@ class Forget(AreaDoor):
         """The record of forgetting, newest first (the lines about trees the caller sees)."""
         return F.log(self.loom, limit=limit, tree=tree, within=self._within())
 
+    def secrets(self, *, tree: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """The secrets scanner's findings, newest first: kind, node, place, span, action
+        (never the secret). A user of a shared store names one of their trees."""
+        from ..forget import secrets as S
+
+        if self.sight.shared:
+            if tree is None:
+                self.sight.operator_only("the findings of every tree are the operator's; "
+                                         "name one of your trees")
+            else:
+                tree = self.sight.tree(tree).id
+        return S.findings(self.loom, tree=tree, limit=limit)
+
+    def secrets_policy(self) -> dict[str, Any]:
+        """The store's secrets policy: {default, kinds, rules, known}."""
+        from ..forget import secrets as S
+
+        return S.policy(self.loom)
+
+    def set_secrets_policy(self, actions: dict[str, str] | None = None,
+                           rules: dict[str, str] | None = None) -> dict[str, Any]:
+        """Set the action per kind (`all`: the default) and operator rules (kind ->
+        regex); the policy kept. The operator's alone."""
+        from ..forget import secrets as S
+
+        self.sight.operator_only("the store's secrets policy is the operator's to set")
+        return S.set_policy(self.loom, actions, rules)
+
     def _within(self) -> F.Within | None:
         return self.sight.visible if self.sight.shared else None
 

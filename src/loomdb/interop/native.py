@@ -448,7 +448,10 @@ def _write_node(loom: Loom, tid: str, rec: dict[str, Any], nodes: dict[str, Node
         selections=dict(rec.get("selections") or {}),
         edited_from=get(rec.get("edited_from")), node_id=nid, **extra,
     )
-    if rec.get("redacted") is True and blocks == T.BLOCKS:
+    found: list[Any] = []
+    if storage(loom).scanner().value(blocks, "content", found) is not blocks:
+        node = T.write_secret(loom, rec, fields, found)  # the node as a redaction leaves it
+    elif rec.get("redacted") is True and blocks == T.BLOCKS:
         node = T.write(loom, rec, fields)
     else:
         node = loom.write_node(**fields)

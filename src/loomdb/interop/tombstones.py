@@ -60,6 +60,20 @@ def write(loom: Loom, rec: dict[str, Any], fields: dict[str, Any]) -> Node:
     return node
 
 
+def write_secret(loom: Loom, rec: dict[str, Any], fields: dict[str, Any],
+                 found: list[Any]) -> Node:
+    """A node of an export holding a secret the store redacts: its content cannot
+    change under its exported content id and chain hash, so the node is stored as a
+    redaction leaves it (the tombstone, its content noted as erased: `verify` tells it
+    from tampering), and the findings are noted."""
+    from ..model import now
+
+    node = write(loom, rec, fields)
+    storage(loom).forgetting().mark_redacted([node.content_id], "content", now())
+    storage(loom).note_findings(found, node.tree, node.id)
+    return node
+
+
 def record_generation(loom: Loom, rec: dict[str, Any]) -> None:
     """A generation record, noted as redacted when it was exported so."""
     redacted = rec.pop("redacted", None) is True

@@ -424,6 +424,9 @@ class _ConversationWriter:
         if known is None:
             where = f"message {m.source_id!r}"
             blocks = self.loom.prepare(self._blocks(m.content, where), f"{where}.content")
+            # as the store will keep it (its secrets policy applied), so a re-import of
+            # a message holding a redacted secret finds it the same
+            blocks = storage(self.loom).scanner().value(blocks, "content", [])
             known = blocks, C.encode(blocks, self.loom.max_content_bytes)[0]
             self.prepared[m.source_id] = known
         return known

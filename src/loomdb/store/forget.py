@@ -295,6 +295,22 @@ class ForgetStore(ABC):
             self._run("INSERT INTO forget_settings (name, value) VALUES (?, ?) ON CONFLICT"
                       " (name) DO UPDATE SET value = excluded.value", (name, value))
 
+    # -- the secrets scanner's findings (docs/security.md) -----------------------------
+    def add_findings(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Note findings: (at, tree, item, kind, place, start, end, action, rule) each."""
+        for row in rows:
+            self._run("INSERT INTO secret_findings (at, tree_id, item, kind, place, span_start,"
+                      " span_end, action, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+
+    def findings(self, *, limit: int, tree: str | None = None) -> list[dict[str, Any]]:
+        """The newest findings, newest first (`tree`: that tree's)."""
+        where, args = ("WHERE tree_id = ? ", [tree]) if tree else ("", [])
+        rows = self._run("SELECT seq, at, tree_id, item, kind, place, span_start, span_end,"
+                         f" action, rule FROM secret_findings {where}ORDER BY seq DESC LIMIT ?",
+                         [*args, limit])
+        keys = ("seq", "at", "tree", "item", "kind", "place", "start", "end", "action", "rule")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
     # -- copying a store (`loomdb migrate`) ----------------------------------------------
     #: the record's tables and their columns, as a copy carries them
     RECORD = {
@@ -303,6 +319,8 @@ class ForgetStore(ABC):
         "forgotten": ("id", "kind", "tree_id", "at"),
         "redactions": ("item", "kind", "at"),
         "forget_settings": ("name", "value"),
+        "secret_findings": ("seq", "at", "tree_id", "item", "kind", "place", "span_start",
+                            "span_end", "action", "rule"),
     }
 
     def record_rows(self) -> dict[str, list[tuple[Any, ...]]]:
@@ -317,9 +335,10 @@ class ForgetStore(ABC):
                 self._run(f"INSERT INTO {table} ({', '.join(cols)}) VALUES"
                           f" ({', '.join('?' * len(cols))}) ON CONFLICT DO NOTHING", row)
                 count += 1
-        if self.dialect == "postgres" and rows.get("forget_log"):
-            self._run("SELECT setval(pg_get_serial_sequence('forget_log', 'seq'),"
-                      " (SELECT max(seq) FROM forget_log))")
+        for table in ("forget_log", "secret_findings"):
+            if self.dialect == "postgres" and rows.get(table):
+                self._run(f"SELECT setval(pg_get_serial_sequence('{table}', 'seq'),"
+                          f" (SELECT max(seq) FROM {table}))")
         return count
 
     # -- around the work ----------------------------------------------------------------

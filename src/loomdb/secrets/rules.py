@@ -1,0 +1,87 @@
+"""What the scanner looks for: loomdb's own rules, one per kind of secret.
+
+Each rule names a kind (the marker a redaction leaves is `[redacted:<kind>]`), a
+pattern, and the group that is the secret itself (0: the whole match; a header or an
+assignment keeps its name, a URL its user and host, only the secret goes). The rules
+are written for what an agent transcript holds often: provider API keys pasted into a
+prompt or printed by `env`, cloud and forge tokens in a tool's output, private keys
+read by `cat`, JWTs in `curl` lines, DSNs with a password in a config file.
+
+A rule is kept narrow on purpose: a scanner that flags ordinary prose is turned off.
+Every rule has literals one of which its matches must contain (`needles`): a rule
+runs only on a text holding one (a substring test), so a plain-text turn costs a
+few dozen substring tests and no regular expression at all.
+
+Adding a rule: an `_r(kind, needles, pattern, group)` in `RULES` below, a planted
+sample in tests/test_secrets.py, and a line in docs/security.md. An operator adds
+rules without a release through the store's settings (`loomdb secrets --rule`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of secret: `needles` (literals one of which every match contains: a
+    text holding none is not searched; `fold`: looked for in the lower-cased text),
+    `pattern`, and the `group` of the pattern that is the secret."""
+
+    kind: str
+    needles: tuple[str, ...]
+    pattern: re.Pattern[str]
+    group: int = 0
+    fold: bool = False
+
+
+def _r(kind: str, needles: str, pattern: str, group: int = 0, fold: bool = False) -> Rule:
+    return Rule(kind, tuple(needles.split()), re.compile(pattern), group, fold)
+
+
+_B64 = r"[A-Za-z0-9+/]"
+#: passwords in URLs and assignments that are placeholders, not secrets
+PLACEHOLDER = re.compile(
+    r"^(?:\*+|x+|\.+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%\(?\w+\)?s?|"
+    r"(?i:password|passwd|pass|secret|changeme|example|redacted|your[_-]?password|"
+    r"user|username|pw|pwd|test|\[redacted:[a-z0-9-]+\]))$")
+
+RULES: tuple[Rule, ...] = (
+    _r("private-key", "PRIVATE",
+       r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+       r"(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+       r"|(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\[nrt])*)"),
+    _r("anthropic-api-key", "sk-ant-", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    _r("openai-api-key", "sk-",
+       r"\bsk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"
+       r"|(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{32,}(?:T3BlbkFJ[A-Za-z0-9]{20,})?)\b"),
+    _r("aws-access-key", "AKIA ASIA", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    _r("aws-secret-key", "secret",
+       r"(?i:aws_?secret_?access_?key|secretaccesskey)(?:\\*[\"'])?\s*[=:]\s*(?:\\*[\"'])?"
+       rf"({_B64}{{40}})(?!{_B64})", 1, fold=True),
+    _r("github-token", "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",
+       r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+    _r("gitlab-token", "glpat-", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    _r("slack-token", "xox", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    _r("slack-webhook", "hooks.slack.com",
+       r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
+    _r("stripe-key", "_live_ _test_", r"\b(?:sk|rk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _r("google-api-key", "AIza", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _r("jwt", "eyJ", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _r("sendgrid-key", "SG.", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    _r("twilio-key", "SK", r"\bSK[0-9a-f]{32}\b"),
+    _r("npm-token", "npm_", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _r("huggingface-token", "hf_", r"\bhf_[A-Za-z0-9]{34,}\b"),
+    _r("azure-storage-key", "AccountKey=", rf"AccountKey=({_B64}{{80,100}}=*)", 1),
+    _r("telegram-bot-token", ":AA", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+    _r("password-in-url", "://",
+       r"://[^\s:/@\"'<>\\]{1,128}:([^\s@/\"'<>\\]{1,256})@[A-Za-z0-9\[]", 1),
+    _r("authorization-header", "authorization bearer",
+       r"(?i:\b(?:authorization|proxy-authorization)(?:\\*[\"'])?\s*[:=]\s*(?:\\*[\"'])?"
+       r"(?:bearer|basic|token|bot)\s+|\bbearer\s+)"
+       r"([A-Za-z0-9._~+/-]{20,}=*)", 1, fold=True),
+    _r("password-assignment", "passw pwd",
+       r"(?i:(?:passw(?:or)?d|pwd)(?:\\*[\"'])?\s*[=:]\s*)(\\*[\"'])"
+       r"([^\"'\s\\]{8,128})\1", 2, fold=True),
+)

@@ -1,0 +1,206 @@
+"""The scanner: find spans, apply a store's policy to them, walk content and JSON.
+
+A policy maps a kind to an action: `redact` (the span is replaced by
+`[redacted:<kind>]` before anything is written), `refuse` (the write fails with one
+line naming the place and the kind, nothing written), `warn` (kept, and listed in
+the findings), `off` (not looked for). Kinds not named take the policy's default,
+`redact`. A finding says what kind, where (a path into the value such as
+`content[1].input.command`, and the character span in that string) and what was
+done, never the secret itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidInput
+from .rules import PLACEHOLDER, RULES, Rule
+
+ACTIONS = ("redact", "refuse", "warn", "off")
+#: rules whose secret group is a free-form value: a placeholder there is no secret
+_CHECK_PLACEHOLDER = {"password-in-url", "password-assignment", "authorization-header"}
+_KIND = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+
+
+def marker(kind: str) -> str:
+    """What a redacted span becomes."""
+    return f"[redacted:{kind}]"
+
+
+class SecretRefused(InvalidInput):
+    """A write holding a secret of a kind the store refuses: nothing was written."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret found: its kind, where (`place`, and `start`/`end` in that string of
+    the value as it came in), and the action taken."""
+
+    kind: str
+    place: str
+    start: int
+    end: int
+    action: str
+    rule: str = "loomdb"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "place": self.place, "start": self.start,
+                "end": self.end, "action": self.action, "rule": self.rule}
+
+
+@dataclass
+class Policy:
+    """The action per kind (`default` for kinds not named) and operator rules."""
+
+    default: str = "redact"
+    kinds: dict[str, str] = field(default_factory=dict)
+    rules: list[dict[str, Any]] = field(default_factory=list)
+
+    def action(self, kind: str) -> str:
+        return self.kinds.get(kind, self.default)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"default": self.default, "kinds": dict(self.kinds), "rules": list(self.rules)}
+
+    @classmethod
+    def parse(cls, text: str | None) -> Policy:
+        """The policy a store keeps (JSON), or the default one."""
+        if not text:
+            return cls()
+        data = json.loads(text)
+        return cls(data.get("default", "redact"), dict(data.get("kinds", {})),
+                   list(data.get("rules", [])))
+
+    def set(self, kind: str, action: str) -> None:
+        """Set `kind`'s action (`all`: the default for every kind)."""
+        if action not in ACTIONS:
+            raise InvalidInput("secrets policy", f"{action!r} is not one of {', '.join(ACTIONS)}")
+        if kind == "all":
+            self.default, self.kinds = action, {}
+            return
+        check_kind(kind)
+        self.kinds[kind] = action
+
+    def add_rule(self, kind: str, pattern: str) -> None:
+        """An operator's rule: a regex whose whole match is a secret of `kind`."""
+        check_kind(kind)
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise InvalidInput("secrets rule", f"not a valid regular expression: {exc}") from None
+        self.rules = [r for r in self.rules if r["kind"] != kind] + [
+            {"kind": kind, "pattern": pattern}]
+
+
+def check_kind(kind: str) -> None:
+    if not _KIND.fullmatch(kind):
+        raise InvalidInput("secret kind", f"{kind!r} is not a kind name (a-z, 0-9, -)")
+
+
+class Scanner:
+    """A policy's compiled rules: `text` finds and applies, `blocks` and `json_text`
+    walk a value. Stateless once built; one per policy."""
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy or Policy()
+        extra = tuple(Rule(r["kind"], (), re.compile(r["pattern"])) for r in self.policy.rules)
+        self.rules = tuple(r for r in (*RULES, *extra) if self.policy.action(r.kind) != "off")
+        self._operator = {r.kind for r in extra}
+        # every rule's literals in one flat list each (cased, folded): a plain text
+        # costs one substring test per literal and nothing else
+        self._cased = [(n, i) for i, r in enumerate(self.rules) if not r.fold for n in r.needles]
+        self._folded = [(n, i) for i, r in enumerate(self.rules) if r.fold for n in r.needles]
+        self._always = [i for i, r in enumerate(self.rules) if not r.needles]
+
+    @property
+    def active(self) -> bool:
+        return bool(self.rules)
+
+    def _candidates(self, text: str) -> list[Rule]:
+        """The rules one of whose needles `text` holds (substring tests, no regex)."""
+        hits = [i for n, i in self._cased if n in text]
+        if self._folded:
+            lower = text.lower()
+            hits += [i for n, i in self._folded if n in lower]
+        if not hits and not self._always:
+            return []
+        return [self.rules[i] for i in sorted({*hits, *self._always})]
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, kind) of every secret in `text`, in order, not overlapping
+        (the first rule to claim a character keeps it)."""
+        found: list[tuple[int, int, str]] = []
+        for rule in self._candidates(text):
+            for m in rule.pattern.finditer(text):
+                start, end = m.span(rule.group)
+                if start == end:
+                    continue
+                if rule.kind in _CHECK_PLACEHOLDER and PLACEHOLDER.match(m.group(rule.group)):
+                    continue
+                if any(s < end and start < e for s, e, _ in found):
+                    continue
+                found.append((start, end, rule.kind))
+        found.sort()
+        return found
+
+    def text(self, text: str, place: str, out: list[Finding]) -> str:
+        """`text` with the policy applied; findings appended to `out`. Raises
+        SecretRefused when a kind found is refused."""
+        spans = self.spans(text)
+        if not spans:
+            return text
+        pieces: list[str] = []
+        last = 0
+        for start, end, kind in spans:
+            action = self.policy.action(kind)
+            rule = "operator" if kind in self._operator else "loomdb"
+            if action == "refuse":
+                raise SecretRefused(place, f"holds a secret ({kind}, characters {start}-{end})"
+                                    " and this store refuses them (`loomdb secrets` policy);"
+                                    " nothing was written")
+            out.append(Finding(kind, place, start, end, action, rule))
+            if action == "redact":
+                pieces += [text[last:start], marker(kind)]
+                last = end
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+    def value(self, value: Any, place: str, out: list[Finding]) -> Any:
+        """A JSON-like value with every string in it (not keys) scanned; the same object
+        when nothing was redacted."""
+        if isinstance(value, str):
+            return self.text(value, place, out)
+        if isinstance(value, list):
+            new = [self.value(v, f"{place}[{i}]", out) for i, v in enumerate(value)]
+            return value if all(a is b for a, b in zip(new, value, strict=True)) else new
+        if isinstance(value, dict):
+            changed = {k: self.value(v, f"{place}.{k}", out) for k, v in value.items()
+                       if k not in ("ref", "type", "mime_type")}
+            if all(changed[k] is value[k] for k in changed):
+                return value
+            return {k: changed.get(k, v) for k, v in value.items()}
+        return value
+
+    def json_text(self, text: str | None, place: str, out: list[Finding]) -> str | None:
+        """A stored JSON text with its strings scanned (re-dumped only when changed)."""
+        if not text or not self._candidates(text):
+            return text
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return self.text(text, place, out)
+        new = self.value(data, place, out)
+        return text if new is data else json.dumps(new, ensure_ascii=False)
+
+
+def findings_summary(findings: Iterable[Finding]) -> dict[str, int]:
+    """How many findings of each kind."""
+    out: dict[str, int] = {}
+    for f in findings:
+        out[f.kind] = out.get(f.kind, 0) + 1
+    return out
+
