@@ -39,6 +39,11 @@ def test_delete_redact_verify_and_the_record(cli: Cli) -> None:  # noqa: F811
     assert cli("forgotten", "--tree", made["tree"], "--limit", "1")[0]["action"] == "delete"
     fails(cli.db, "forgotten", "--limit", "0")
     fails(cli.db, "delete", "tree:NOSUCH")
+    fails(cli.db, "delete", a1, "--now")
+    put = cli("delete", f"tree:{made['tree']}", "--reason", "tidy")
+    assert put["rule"] == "delete" and cli("trees")["trees"] == []
+    done = cli("delete", f"tree:{made['tree']}", "--now")
+    assert done["trees_deleted"] == [made["tree"]] and cli("trash") == []
     fails(cli.db, "redact", "nosuchref")
 
 
@@ -53,12 +58,21 @@ def test_retention_deletes_only_trees_not_touched(cli: Cli) -> None:  # noqa: F8
     plan = cli("gc", "--older-than", "365d", "--dry-run")
     assert [t["id"] for t in plan["retention"]["trees"]] == [old["id"]]
     assert {t["id"] for t in cli("trees")["trees"]} == {old["id"], fresh}
-    assert cli("gc", "--older-than", "365d", "--tree", fresh)["retention"]["deleted"] == 0
+    assert cli("gc", "--older-than", "365d", "--tree", fresh)["retention"]["trashed"] == 0
     done = cli("gc", "--older-than", "365d")
-    assert done["retention"]["deleted"] == 1
+    assert done["retention"]["trashed"] == 1 and done["purged"] == []
     assert [t["id"] for t in cli("trees")["trees"]] == [fresh]
+    assert [e["id"] for e in cli("trash")] == [old["id"]]
+    assert cli("restore", old["id"])["id"] == old["id"]
+    assert cli("hold", f"tree:{old['id']}")["tree"] == old["id"]
+    assert cli("gc", "--older-than", "365d")["retention"]["held"] == [old["id"]]
+    cli("hold", f"tree:{old['id']}", "--remove")
+    assert cli("gc", "--trash-for", "0s") == {"trash_for": "0s"}
+    done = cli("gc", "--older-than", "365d", "--export-to", str(Path(cli.db).parent / "out"))
+    assert [e["id"] for e in done["purged"]] == [old["id"]]
+    assert (Path(cli.db).parent / "out" / f"{old['id']}.json").exists()
     assert cli("forgotten")[0]["action"] == "retention"
-    assert cli("verify")["ok"]
+    assert cli("trash") == [] and cli("verify")["ok"]
 
 
 def test_a_kept_default_applies_to_plain_gc(cli: Cli) -> None:  # noqa: F811
