@@ -52,6 +52,9 @@ def test_delete_tree_goes_to_the_trash_with_its_sessions_and_comes_back(loom: Lo
     hits = loom.search("trash-me")
     assert hits == []
     assert {r.name for r in loom.refs(tree=tree)} == {"main", "a-view"}  # untouched
+    door = loom.as_(loom.operator)
+    assert {r.name for r in door.refs.list()} == {"other"}  # hidden with their tree
+    assert {r.name for r in door.refs.list(tree=tree)} == {"main", "a-view"}
     assert loom.forget.restore(tree)["id"] == tree
     assert tree in listed(loom) and loom.forget.trash() == []
     assert {h["tree"] for h in loom.search("trash-me")} == {tree}
