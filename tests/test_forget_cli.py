@@ -1,6 +1,7 @@
 """The forgetting commands on both backends, as processes: delete (exit 2 and nothing
 written when refs are in the way), redact, verify after it (exit 0, the redaction
-listed), the record, and retention (`gc --older-than`, a store's default)."""
+listed), the record, and retention (`gc --older-than`, a store's default) through the
+trash: restore, hold, purge with an export first."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def test_delete_redact_verify_and_the_record(cli: Cli) -> None:  # noqa: F811
     fails(cli.db, "redact", "nosuchref")
 
 
-def test_retention_deletes_only_trees_not_touched(cli: Cli) -> None:  # noqa: F811
+def test_retention_trashes_only_trees_not_touched_then_purges(cli: Cli) -> None:  # noqa: F811
     cli("import", str(FIXTURE))
     old = cli("trees")["trees"][0]
     assert old["updated_at"] < "2025"  # the conversation's own times
@@ -79,7 +80,8 @@ def test_a_kept_default_applies_to_plain_gc(cli: Cli) -> None:  # noqa: F811
     cli("import", str(FIXTURE))
     fresh = cli("new", "--text", "today", "--session", "today")["tree"]
     fails(cli.db, "gc", "--retention", "forever")
-    assert cli("gc", "--retention", "365d") == {"retention": "365d"}
+    assert cli("gc", "--retention", "365d") == {"retention": "365d", "will_trash": 1,
+                                                "held": 0}
     assert "retention" in cli("gc")
     assert [t["id"] for t in cli("trees")["trees"]] == [fresh]
     assert cli("gc", "--retention", "off") == {"retention": None}

@@ -39,7 +39,15 @@ def gc(ctx: click.Context, dry_run: bool, grace: float | None, older_than: str |
     me = loom(ctx).gc
     if retention is not None:
         kept = me.set_retention(retention)
-        emit(as_json, {"retention": kept}, f"retention: {kept or 'off'}")
+        if kept is None:
+            emit(as_json, {"retention": kept}, "retention: off")
+            return
+        plan = me.sweep(kept, dry_run=True)  # what its first run will do, said now
+        n, held = len(plan["trees"]), len(plan["held"])
+        emit(as_json, {"retention": kept, "will_trash": n, "held": held},
+             f"retention: {kept}; the next gc moves {n} tree(s) not touched since "
+             f"{plan['cutoff']} to the trash for {plan['keep_for']}"
+             f"{f' ({held} held, kept)' if held else ''}; `gc --dry-run` lists them")
         return
     if trash_for is not None:
         kept = me.set_trash_for(trash_for)
