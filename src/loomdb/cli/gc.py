@@ -73,7 +73,7 @@ def gc(ctx: click.Context, dry_run: bool, grace: float | None, older_than: str |
     if swept is not None:
         out["retention"] = swept
         n = len(swept["trees"])
-        held = f" ({len(swept['held'])} held, kept)" if swept["held"] else ""
+        kept_by = f" ({len(swept['held'])} held, kept)" if swept["held"] else ""
         text = (f"{'would move' if dry_run else 'moved'} {n} tree(s) not touched since "
-                f"{swept['cutoff']} to the trash for {swept['keep_for']}{held}; " + text)
+                f"{swept['cutoff']} to the trash for {swept['keep_for']}{kept_by}; " + text)
     emit(as_json, out, text)
