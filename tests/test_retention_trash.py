@@ -81,8 +81,12 @@ def test_retention_trashes_then_purges_after_the_grace_with_its_rule(
     assert loom.gc.purge() == []  # its 30 days are not over
     (line,) = loom.forget.trash()
     assert line["rule"] == "retention 365d" and "not touched since" in line["reason"]
+    assert line["nodes"] == 2
     assert loom.gc.set_trash_for("0s") == "0s" and loom.gc.trash_for() == "0s"
+    (line,) = loom.forget.trash()  # what the trash holds has the new grace too
+    assert line["purge_after"] == line["trashed_at"]
     loom.gc.set_trash_for("30d")
+    assert loom.forget.trash()[0]["purge_after"] > line["trashed_at"]
     with pytest.raises(InvalidInput):
         loom.gc.set_trash_for("soon")
     # the grace ends: the next gc purges, exporting first

@@ -40,7 +40,7 @@ COMMANDS = {
     "buffer": "buffer", "import": "interop", "export": "interop", "watch": "interop",
     "migrate": "admin",
     "backup": "admin", "backlinks": "references", "search": "search", "gc": "gc",
-    **dict.fromkeys(("delete", "redact", "forgotten"), "forget"),
+    **dict.fromkeys(("delete", "redact", "forgotten", "trash", "restore", "hold"), "forget"),
     **dict.fromkeys(("pending", "approve", "deny", "route", "spawn", "propose", "inbox",
                      "reject", "amend"), "agents"),
     "serve": "serve", "gateway": "gateway", "mcp": "mcp", "share": "shares", "trust": "trust",

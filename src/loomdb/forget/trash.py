@@ -41,12 +41,23 @@ def keep_for(loom: Loom) -> str:
 
 
 def set_keep_for(loom: Loom, value: str) -> str:
-    """Keep `value` (a duration such as 30d; 0s purges on the next gc) as the store's."""
-    if value != "0s":
-        RT.parse(value, "--trash-for")
+    """Keep `value` (a duration such as 30d; 0s purges on the next gc) as the store's
+    grace; the trees in the trash have it too, counted from when each went there."""
+    span = _span(value)
     with storage(loom).transaction():
         storage(loom).forgetting().set_setting("trash", value)
+        if loom.has_area(RETENTION):  # what the trash holds keeps the new grace too
+            with loom.unit(RETENTION) as db:
+                for tid, at in db.execute("SELECT tree_id, trashed_at FROM trash"):
+                    db.execute("UPDATE trash SET purge_after = ? WHERE tree_id = ?",
+                               (_after(at, span), tid))
     return value
+
+
+def _after(at: str, span: float) -> str:
+    """The time `span` seconds after the ISO time `at`."""
+    start = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    return iso(datetime.fromtimestamp(start.timestamp() + span, UTC))
 
 
 def _span(value: str) -> float:
@@ -70,12 +81,12 @@ def put(loom: Loom, tree_id: str, *, rule: str, actor: str | None = None,
     tree = storage(loom).tree_by_id(tree_id)
     if tree is None:
         raise NotFound("tree", tree_id)
-    at = datetime.now(UTC)
-    until = iso(datetime.fromtimestamp(at.timestamp() + _span(keep_for(loom)), UTC))
+    at = iso(datetime.now(UTC))
+    until = _after(at, _span(keep_for(loom)))
     with loom.unit(RETENTION) as db:
         db.execute("INSERT INTO trash (tree_id, trashed_at, purge_after, rule, actor, reason)"
                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tree_id) DO NOTHING",
-                   (tree_id, iso(at), until, rule, actor or loom.actor, reason))
+                   (tree_id, at, until, rule, actor or loom.actor, reason))
     return entry(loom, tree_id)
 
 
@@ -99,7 +110,7 @@ def listing(loom: Loom, within: F.Within | None = None) -> list[dict[str, Any]]:
     held = held_trees(loom)
     out = []
     for tid, at, until, rule, actor, reason in rows:
-        tree = storage(loom).tree_by_id(tid) if tid in mine else None
+        tree = storage(loom).tree_by_id(tid, stats=True) if tid in mine else None
         if tree is None:
             continue
         out.append({"id": tid, "title": tree.title, "nodes": tree.nodes,
