@@ -134,6 +134,15 @@ def test_a_hold_keeps_a_tree_from_retention_and_purges(loom: Loom) -> None:
         loom.forget.unhold(f"tree:{trees[0]}")
     assert [e["id"] for e in loom.gc.purge()] == [trees[0]]
     assert [h["name"] for h in loom.forget.holds()] == ["keep-me"]
+    # a tree written to while in the trash comes back out at the purge, not purged
+    again = thread(loom, ["used again"], session="again")
+    loom.forget.trash_tree(tree_of(loom, again[0]))
+    with loom.backend.transaction():
+        loom.backend.execute("UPDATE trash SET trashed_at = '2022-01-01T00:00:00.000000Z'")
+    grace_over(loom)
+    loom.append("again", "one more", role="assistant")
+    assert loom.gc.purge() == [] and loom.forget.trash() == []
+    assert tree_of(loom, again[0]) in listed(loom)
     assert loom.tree(trees[1]).nodes == 1  # (its times were aged: no verify here)
 
 

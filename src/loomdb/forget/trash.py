@@ -163,12 +163,17 @@ def export(loom: Loom, tree_id: str, folder: str) -> str:
 def purge_due(loom: Loom, *, actor: str | None = None, export_to: str | None = None,
               dry_run: bool = False) -> list[dict[str, Any]]:
     """Purge every tree whose grace period has passed and that no hold keeps (with
-    `dry_run`, list them); each in its own transaction, its record naming its rule."""
+    `dry_run`, list them); each in its own transaction, its record naming its rule. A
+    tree written to since it went to the trash is taken out of it instead."""
     at = now()
     held = held_trees(loom)
     due = [e for e in listing(loom) if e["purge_after"] <= at and e["id"] not in held]
+    written = [e for e in due if e["updated_at"] > e["trashed_at"]]
+    due = [e for e in due if e not in written]
     if dry_run:
         return due
+    for e in written:  # written to while in the trash: someone still uses it
+        restore(loom, e["id"])
     for e in due:
         by = e["actor"] or "the operator"
         why = (f"{e['rule']}: in the trash since {e['trashed_at']} (by {by}), grace ended "
