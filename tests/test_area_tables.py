@@ -176,14 +176,15 @@ def test_the_areas_migrations_name_only_their_tables_but_the_shipped_hand_over()
 
 
 def test_the_scan_sees_each_areas_sql() -> None:
-    """The areas' SQL is found (the scan is not blind), gc and forget hold none."""
+    """The areas' SQL is found (the scan is not blind), gc holds none (forget's is its
+    trash and holds, the retention area)."""
     seen = {p: sum(len(tables_named(t)) for path in _folder(p).rglob("*.py")
                    for t in module_strings(path)) for p in PACKAGES}
     assert all(seen[p] >= 4 for p in ("documents", "collections", "references", "search",
-                                      "users", "agents", "exchanges", "shares",
+                                      "users", "agents", "exchanges", "shares", "forget",
                                       "integrations.langgraph",
                                       "integrations.claude_agent_sdk")), seen
-    assert seen["gc"] == seen["forget"] == 0
+    assert seen["gc"] == 0
     assert {"nodes", "trees", "ref_log"} <= core_tables()
     assert {"doc_contents", "search_entries", "ref_links", "user_trees"} <= every_table()
 

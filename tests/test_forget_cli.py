@@ -1,6 +1,7 @@
 """The forgetting commands on both backends, as processes: delete (exit 2 and nothing
 written when refs are in the way), redact, verify after it (exit 0, the redaction
-listed), the record, and retention (`gc --older-than`, a store's default)."""
+listed), the record, and retention (`gc --older-than`, a store's default) through the
+trash: restore, hold, purge with an export first."""
 
 from __future__ import annotations
 
@@ -39,10 +40,15 @@ def test_delete_redact_verify_and_the_record(cli: Cli) -> None:  # noqa: F811
     assert cli("forgotten", "--tree", made["tree"], "--limit", "1")[0]["action"] == "delete"
     fails(cli.db, "forgotten", "--limit", "0")
     fails(cli.db, "delete", "tree:NOSUCH")
+    fails(cli.db, "delete", a1, "--now")
+    put = cli("delete", f"tree:{made['tree']}", "--reason", "tidy")
+    assert put["rule"] == "delete" and cli("trees")["trees"] == []
+    done = cli("delete", f"tree:{made['tree']}", "--now")
+    assert done["trees_deleted"] == [made["tree"]] and cli("trash") == []
     fails(cli.db, "redact", "nosuchref")
 
 
-def test_retention_deletes_only_trees_not_touched(cli: Cli) -> None:  # noqa: F811
+def test_retention_trashes_only_trees_not_touched_then_purges(cli: Cli) -> None:  # noqa: F811
     cli("import", str(FIXTURE))
     old = cli("trees")["trees"][0]
     assert old["updated_at"] < "2025"  # the conversation's own times
@@ -53,19 +59,29 @@ def test_retention_deletes_only_trees_not_touched(cli: Cli) -> None:  # noqa: F8
     plan = cli("gc", "--older-than", "365d", "--dry-run")
     assert [t["id"] for t in plan["retention"]["trees"]] == [old["id"]]
     assert {t["id"] for t in cli("trees")["trees"]} == {old["id"], fresh}
-    assert cli("gc", "--older-than", "365d", "--tree", fresh)["retention"]["deleted"] == 0
+    assert cli("gc", "--older-than", "365d", "--tree", fresh)["retention"]["trashed"] == 0
     done = cli("gc", "--older-than", "365d")
-    assert done["retention"]["deleted"] == 1
+    assert done["retention"]["trashed"] == 1 and done["purged"] == []
     assert [t["id"] for t in cli("trees")["trees"]] == [fresh]
+    assert [e["id"] for e in cli("trash")] == [old["id"]]
+    assert cli("restore", old["id"])["id"] == old["id"]
+    assert cli("hold", f"tree:{old['id']}")["tree"] == old["id"]
+    assert cli("gc", "--older-than", "365d")["retention"]["held"] == [old["id"]]
+    cli("hold", f"tree:{old['id']}", "--remove")
+    assert cli("gc", "--trash-for", "0s") == {"trash_for": "0s"}
+    done = cli("gc", "--older-than", "365d", "--export-to", str(Path(cli.db).parent / "out"))
+    assert [e["id"] for e in done["purged"]] == [old["id"]]
+    assert (Path(cli.db).parent / "out" / f"{old['id']}.json").exists()
     assert cli("forgotten")[0]["action"] == "retention"
-    assert cli("verify")["ok"]
+    assert cli("trash") == [] and cli("verify")["ok"]
 
 
 def test_a_kept_default_applies_to_plain_gc(cli: Cli) -> None:  # noqa: F811
     cli("import", str(FIXTURE))
     fresh = cli("new", "--text", "today", "--session", "today")["tree"]
     fails(cli.db, "gc", "--retention", "forever")
-    assert cli("gc", "--retention", "365d") == {"retention": "365d"}
+    assert cli("gc", "--retention", "365d") == {"retention": "365d", "will_trash": 1,
+                                                "held": 0}
     assert "retention" in cli("gc")
     assert [t["id"] for t in cli("trees")["trees"]] == [fresh]
     assert cli("gc", "--retention", "off") == {"retention": None}

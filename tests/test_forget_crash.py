@@ -110,3 +110,36 @@ def test_a_forget_killed_at_any_statement_leaves_before_or_after(
             assert seen["before"] and seen["after"], seen
             return
         seen["after" if gone else "before"] += 1
+
+
+def test_a_purge_from_the_trash_killed_at_any_statement_leaves_it_whole_or_gone(
+        store_url: str) -> None:
+    """A purge of a tree whose time in the trash is over, killed at each statement of
+    its delete: the tree is whole and still in the trash, or gone with its trash row
+    and its record line (the row goes in the delete's own transaction). Once a kill
+    finds it gone, the rest land after the commit (the scrub): the rounds stop there.
+    The checking store stays open across rounds (the killed writer opens its own)."""
+    from loomdb.forget import trash as T
+
+    whole = 0
+    with loomdb.open(store_url) as loom:
+        for k in range(1, 400):
+            ids = thread(loom, [f"p{k} q0", f"p{k} a1"], session=f"p{k}")
+            tree = loom.resolve(ids[0]).tree
+            T.put(loom, tree, rule="retention 1d")
+            loom.backend.execute("UPDATE trash SET purge_after = '2000-01-01T00:00:00Z'")
+            before = state(loom, tree)
+            killed = killed_at(store_url, k, lambda lm: T.purge_due(lm))
+            now = state(loom, tree)
+            aside = tree in T.trashed(loom)
+            if now == before:
+                assert killed and aside and not F.log(loom, tree=tree), k
+                assert loom.verify(tree).ok
+                T.restore(loom, tree)  # (the next round makes its own tree)
+                whole += 1
+                continue
+            assert now == (frozenset(), frozenset(), ()) and not aside, (k, now)
+            assert [e["action"] for e in F.log(loom, tree=tree)] == ["retention"]
+            assert loom.verify().ok and whole >= 10, (k, whole)
+            return
+    raise AssertionError("the purge never finished")

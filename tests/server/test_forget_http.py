@@ -30,9 +30,18 @@ def test_delete_redact_and_the_record(http: httpx.Client, shared_loom: Loom, nam
     lines = http.get("/api/forgotten", params={"tree": made["tree"]}).json()
     assert [(e["action"], e["reason"]) for e in lines] == [("delete", "gone"), ("redact", "pii")]
     assert shared_loom.verify(made["tree"]).ok
-    r = http.delete(f"/api/trees/{made['tree']}", params={"force": "true"})
-    assert r.status_code == 200 and r.json()["trees_deleted"] == [made["tree"]]
+    r = http.delete(f"/api/trees/{made['tree']}")
+    assert r.status_code == 200 and r.json()["rule"] == "delete"
     assert made["tree"] not in {t["id"] for t in http.get("/api/trees").json()["trees"]}
+    assert made["tree"] in {e["id"] for e in http.get("/api/trash").json()}
+    assert http.post(f"/api/trash/{made['tree']}/restore").status_code == 200
+    assert made["tree"] in {t["id"] for t in http.get("/api/trees").json()["trees"]}
+    r = http.post("/api/holds", json={"target": f"tree:{made['tree']}"})
+    assert r.status_code == 200 and r.json()["tree"] == made["tree"]
+    assert http.delete(f"/api/trees/{made['tree']}", params={"now": "true"}).status_code == 400
+    assert http.delete(f"/api/holds/tree:{made['tree']}").status_code == 200
+    r = http.delete(f"/api/trees/{made['tree']}", params={"now": "true"})
+    assert r.status_code == 200 and r.json()["trees_deleted"] == [made["tree"]]
 
 
 def test_bad_input_is_one_line_never_a_500(http: httpx.Client, name: str) -> None:

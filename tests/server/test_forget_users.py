@@ -30,11 +30,22 @@ def test_another_users_things_are_404_and_untouched(world: World) -> None:
         for r in (a.delete(f"/api/nodes/{b['reply']}", params={"force": "true"}),
                   a.delete(f"/api/nodes/{q(b['session'])}", params={"force": "true"}),
                   a.post(f"/api/nodes/{b['reply']}/redact", json={}),
-                  a.delete(f"/api/trees/{b['tree']}", params={"force": "true"})):
+                  a.delete(f"/api/trees/{b['tree']}", params={"force": "true"}),
+                  a.delete(f"/api/trees/{b['tree']}", params={"now": "true"}),
+                  a.post(f"/api/trash/{b['tree']}/restore"),
+                  a.post("/api/holds", json={"target": f"tree:{b['tree']}"}),
+                  a.post("/api/holds", json={"target": b["session"]})):
             assert is_hidden(r), r.text
         assert all(b["tree"] not in e["trees"] for e in a.get("/api/forgotten").json())
     with world.http("b") as bc:
         assert bc.get(f"/api/nodes/{b['reply']}").json()["content"][0]["text"] == "ok"
+        assert bc.delete(f"/api/trees/{b['tree']}").status_code == 200  # to b's trash
+        assert [e["id"] for e in bc.get("/api/trash").json()] == [b["tree"]]
+    with world.http("a") as a:
+        assert a.get("/api/trash").json() == [] and a.get("/api/holds").json() == []
+        assert is_hidden(a.post(f"/api/trash/{b['tree']}/restore"))
+    with world.http("b") as bc:
+        assert bc.post(f"/api/trash/{b['tree']}/restore").status_code == 200
 
 
 def test_a_redaction_acts_on_the_callers_own_copies_only(world: World) -> None:

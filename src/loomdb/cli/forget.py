@@ -13,12 +13,32 @@ from . import root as app
 @click.argument("address")
 @click.option("--force", is_flag=True, help="Also delete the refs at or below it (logged).")
 @click.option("--reason", help="Why (kept in the record of forgetting).")
+@click.option("--now", is_flag=True, help="tree:ID: purge it for good now, not to the trash.")
+@click.option("--export-to", metavar="DIR", help="With --now: first write the tree "
+              "there (native export, DIR/ID.json).")
 @JSON
 @click.pass_context
-def delete(ctx: click.Context, address: str, force: bool, reason: str | None,
-           as_json: bool) -> None:
-    """Delete a node and everything created from it, or tree:ID, for real."""
-    done = loom(ctx).forget.delete(address, force=force, reason=reason)
+def delete(ctx: click.Context, address: str, force: bool, reason: str | None, now: bool,
+           export_to: str | None, as_json: bool) -> None:
+    """Delete a node and everything created from it, for real; or tree:ID whole, with
+    its sessions and views, to the trash (`loomdb restore` brings it back; --now: for
+    real)."""
+    me = loom(ctx).forget
+    if (now or export_to) and not address.startswith("tree:"):
+        raise InvalidInput("--now" if now else "--export-to", "goes with tree:ID")
+    if export_to is not None and not now:
+        raise InvalidInput("--export-to", "goes with --now (a purge from the trash "
+                           "exports with `loomdb gc --export-to`)")
+    if address.startswith("tree:") and not now:
+        put = me.trash_tree(address[len("tree:"):], reason=reason)
+        emit(as_json, put, f"moved tree {put['id']} to the trash until {put['purge_after']}"
+                           f" (`loomdb restore {put['id']}` brings it back)")
+        return
+    if address.startswith("tree:"):
+        done = me.purge_tree(address[len("tree:"):], reason=reason, force=force,
+                             export_to=export_to)
+    else:
+        done = me.delete(address, force=force, reason=reason)
     refs = f"; refs deleted: {', '.join(done.refs)}" if done.refs else ""
     emit(as_json, done.to_json(), f"deleted {len(done.ids)} node(s) in "
                                   f"{', '.join(done.trees)}{refs}")
@@ -91,3 +111,53 @@ def secrets(ctx: click.Context, tree: str | None, limit: int, actions: tuple[str
     text = "\n".join(f"{f['at']} {f['action']} {f['kind']} in {f['item']} {f['place']}"
                      f"[{f['start']}:{f['end']}] (tree {f['tree']})" for f in found)
     emit(as_json, found, text or "no secrets found")
+
+
+@app.command()
+@JSON
+@click.pass_context
+def trash(ctx: click.Context, as_json: bool) -> None:
+    """The trees in the trash, first purged first: when they go, by which rule."""
+    lines = loom(ctx).forget.trash()
+    text = "\n".join(
+        f"{e['id']} {e['title']!r} ({e['nodes']} node(s)) trashed {e['trashed_at']} by "
+        f"{e['rule']}; purged after {e['purge_after']}{' (held)' if e['held'] else ''}"
+        for e in lines)
+    emit(as_json, lines, text or "the trash is empty")
+
+
+@app.command()
+@click.argument("tree")
+@JSON
+@click.pass_context
+def restore(ctx: click.Context, tree: str, as_json: bool) -> None:
+    """Take a tree out of the trash: it lists and searches again, as it was."""
+    done = loom(ctx).forget.restore(tree[len("tree:"):] if tree.startswith("tree:") else tree)
+    emit(as_json, done, f"restored tree {done['id']}")
+
+
+@app.command()
+@click.argument("target", required=False)
+@click.option("--remove", is_flag=True, help="Remove the hold instead.")
+@click.option("--reason", help="Why (kept with the hold).")
+@JSON
+@click.pass_context
+def hold(ctx: click.Context, target: str | None, remove: bool, reason: str | None,
+         as_json: bool) -> None:
+    """Hold a tree (tree:ID) or a session: retention never takes it and no purge does;
+    without TARGET, list the holds."""
+    me = loom(ctx).forget
+    if target is None:
+        if remove or reason:
+            raise InvalidInput("TARGET", "is needed with --remove or --reason")
+        found = me.holds()
+        emit(as_json, found, "\n".join(f"{h['kind']} {h['name']} (tree {h['tree']}) since "
+                                       f"{h['at']}{': ' + h['reason'] if h['reason'] else ''}"
+                                       for h in found) or "no holds")
+        return
+    if remove:
+        done = me.unhold(target)
+        emit(as_json, done, f"removed the hold on {done['kind']} {done['name']}")
+        return
+    done = me.hold(target, reason=reason)
+    emit(as_json, done, f"holding {done['kind']} {done['name']} (tree {done['tree']})")

@@ -201,7 +201,7 @@ def tree(ctx: click.Context, tree: str, as_json: bool) -> None:
 def trees(ctx: click.Context, archived: bool, as_json: bool) -> None:
     """All trees, newest first, with node counts."""
     lm = loom(ctx)
-    found = lm.trees(archived=archived)
+    found = lm.as_(lm.operator).trees.list(archived=archived)  # (not the trash)
     forks: dict[str, list[Any]] = {}
     for ref in lm.refs():
         if ref.forked_from:

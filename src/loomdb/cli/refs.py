@@ -49,7 +49,7 @@ def fork(ctx: click.Context, headish: str, name: str, fresh: bool, summary: str 
 def list_refs(ctx: click.Context, kind: str, tree: str | None, as_json: bool) -> None:
     """List the refs of one kind (of one tree), as `session list` and `view list` do."""
     lm = loom(ctx)
-    refs = lm.refs(kind, lm.tree(tree).id if tree else None)
+    refs = lm.as_(lm.operator).refs.list(kind, tree)  # (not those of the trash's trees)
     rows = [{"name": r.name, "node": r.node, "tree": r.tree, "updated_at": r.updated_at}
             for r in refs]
     emit(as_json, {f"{kind}s": rows},

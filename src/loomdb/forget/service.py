@@ -84,12 +84,13 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
            dry_run: bool = False) -> Forgotten:
     """Delete a node and everything created from it, or `tree:ID` whole; see the module
     docstring. Refs at or below what goes make it refuse (RefConflict, nothing
-    written) unless `force`, which deletes them too. `node`: the node id the caller
+    written) unless `force`, which deletes them too; a tree deleted whole takes its
+    own refs (its sessions and views) without it. `node`: the node id the caller
     already resolved (an edge that resolved `address` against its user); `within`:
     which of some trees the caller may change (a delete reaching others is refused).
     `dry_run`: what would go (its ids, the refs it would take), nothing written, so a
     page can say how many messages before it asks."""
-    _check_reason(reason)
+    check_reason(reason)
     fs = storage(loom).forgetting()
     with storage(loom).transaction():
         fs.begin()
@@ -101,6 +102,7 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
             gone = {r.id for r in rows}
             trees = {tree.id: rows}
             target = address
+            own = tree.id
         else:
             start = node or loom.resolve(address).node
             found = storage(loom).anchor(start)
@@ -110,12 +112,13 @@ def delete(loom: Loom, address: str, *, force: bool = False, actor: str | None =
             trees = {found.tree: rows}
             gone = _closure(fs, found.tree, rows, {start})
             target = start
+            own = None
         _outside(fs, trees, gone)
         _allowed(within, trees)
         if dry_run:
             return Forgotten(action, target, sorted(trees), sorted(gone),
                              refs=sorted(r.name for r in _refs_hit(loom, trees, gone)))
-        done = _delete(loom, fs, trees, gone, target=target, force=force)
+        done = _delete(loom, fs, trees, gone, target=target, force=force, own=own)
         done.action = action
         done.seq = fs.log({"at": now(), "actor": actor or loom.actor, "action": action,
                            "target": target, "trees": done.trees, "ids": done.ids,
@@ -167,10 +170,11 @@ def _named(fs: ForgetStore, tree: str, gone: set[str]) -> set[str]:
 
 
 def _delete(loom: Loom, fs: ForgetStore, trees: dict[str, list[TreeRow]], gone: set[str],
-            *, target: str, force: bool) -> Forgotten:
+            *, target: str, force: bool, own: str | None) -> Forgotten:
+    """`own`: the tree deleted whole, whose own sessions and views go with it."""
     refs = _refs_hit(loom, trees, gone)
-    if refs and not force:
-        raise RefsInTheWay(target, [r.name for r in refs])
+    if not force and any(r.tree != own for r in refs):
+        raise RefsInTheWay(target, [r.name for r in refs if r.tree != own])
     for ref in refs:
         loom.delete_ref(ref.name)
     ids = sorted(gone)
@@ -233,7 +237,7 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
     nodes of their trees holding the content; anyone else's node, and any document,
     keeps it. What it does and answers is then the same whoever else holds the text,
     so a redaction never tells a user whether another holds the same words."""
-    _check_reason(reason)
+    check_reason(reason)
     fs = storage(loom).forgetting()
     start = node or loom.resolve(headish).node
     with storage(loom).transaction():
@@ -434,6 +438,6 @@ def _allowed(within: Within | None, trees: Iterable[str]) -> None:
                            "operator can do it with `loomdb delete` / `loomdb redact`")
 
 
-def _check_reason(reason: str | None) -> None:
+def check_reason(reason: str | None) -> None:
     if reason is not None and (not isinstance(reason, str) or len(reason) > 1000):
         raise InvalidInput("reason", "must be text of at most 1000 characters")

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..forget import service as F
+from ..forget import trash as T
 from ..gc import service as G
 from .base import AreaDoor
 
@@ -43,6 +44,44 @@ class Forget(AreaDoor):
         address = f"tree:{self.sight.tree(tree).id}" if self.sight.shared else f"tree:{tree}"
         return F.delete(self.loom, address, force=force, reason=reason,
                         actor=self.sight.actor, within=self._within(), dry_run=dry_run)
+
+    def trash_tree(self, tree: str, *, reason: str | None = None) -> dict[str, Any]:
+        """Set a whole tree aside in the trash (hidden, restorable, purged by `gc` once
+        its grace period ends); its line of the trash."""
+        tid = self.sight.tree(tree).id if self.sight.shared else tree
+        return T.put(self.loom, tid, rule="delete", actor=self.sight.actor, reason=reason)
+
+    def purge_tree(self, tree: str, *, reason: str | None = None, force: bool = False,
+                   export_to: str | None = None) -> F.Forgotten:
+        """Delete a whole tree for good now, in the trash or not (a held one is
+        refused); `export_to`: write it there first (native export)."""
+        tid = self.sight.tree(tree).id if self.sight.shared else tree
+        if export_to is not None:
+            self.sight.operator_only("an export to a folder writes on the server: "
+                                     "the store's operator runs it")
+        return T.purge(self.loom, tid, actor=self.sight.actor, reason=reason,
+                       export_to=export_to, within=self._within(), force=force)
+
+    def trash(self) -> list[dict[str, Any]]:
+        """What the trash holds (the caller's trees), first purged first."""
+        return T.listing(self.loom, within=self._within())
+
+    def restore(self, tree: str) -> dict[str, Any]:
+        """Take a tree out of the trash (the caller's own)."""
+        return T.restore(self.loom, tree, within=self._within())
+
+    def hold(self, target: str, *, reason: str | None = None) -> dict[str, Any]:
+        """Hold a tree (`tree:ID` or its id) or a session: retention never takes it."""
+        return T.hold(self.loom, target, actor=self.sight.actor, reason=reason,
+                      within=self._within())
+
+    def unhold(self, target: str) -> dict[str, Any]:
+        """Remove the hold on a tree or a session."""
+        return T.unhold(self.loom, target, within=self._within())
+
+    def holds(self) -> list[dict[str, Any]]:
+        """Every hold on the caller's trees and sessions."""
+        return T.holds(self.loom, within=self._within())
 
     def redact(self, headish: str, *, reason: str | None = None) -> F.Forgotten:
         """Erase a node's content everywhere it is stored; it stays as a tombstone."""
@@ -121,6 +160,24 @@ class Gc(AreaDoor):
                                  "the store's operator runs `loomdb gc --older-than`")
         return RT.sweep(self.loom, older_than, tree=tree, dry_run=dry_run,
                         actor=self.sight.actor)
+
+    def purge(self, *, dry_run: bool = False,
+              export_to: str | None = None) -> list[dict[str, Any]]:
+        """Purge (or with `dry_run`, list) the trees whose time in the trash is over and
+        that no hold keeps; `export_to`: write each there first (native export)."""
+        self.sight.operator_only("a purge sees every user's trash: the store's operator "
+                                 "runs `loomdb gc`")
+        return T.purge_due(self.loom, actor=self.sight.actor, export_to=export_to,
+                           dry_run=dry_run)
+
+    def trash_for(self) -> str:
+        """How long the trash keeps a tree (default 30d)."""
+        return T.keep_for(self.loom)
+
+    def set_trash_for(self, value: str) -> str:
+        """Keep `value` (a duration; 0s: purge on the next gc) as the trash's grace."""
+        self.sight.operator_only("the trash's grace period is the operator's to set")
+        return T.set_keep_for(self.loom, value)
 
 
 __all__ = ["DEFAULT_GRACE", "MAX_GRACE", "MAX_LOG", "Forget", "Gc"]

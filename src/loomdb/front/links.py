@@ -55,7 +55,12 @@ class Search(AreaDoor):
         collections, `Sight.scope`) goes into the query itself, so only their entries
         are ranked and a page holds `q.limit` of theirs whenever they have that many."""
         if not self.sight.shared:
-            return S.search(self.loom, q)
+            aside = self.sight.trashed()
+            if not aside:
+                return S.search(self.loom, q)
+            # the trash is hidden: ask for as many more as it may hold, then drop them
+            found = S.search(self.loom, replace(q, limit=max(q.limit, min(q.limit * 4, S.MAX_LIMIT))))
+            return [h for h in found if h.get("tree") not in aside][:q.limit]
         if q.tree is not None:
             q = replace(q, tree=self.sight.tree(q.tree).id)
         return S.search(self.loom, q, self.sight.scope())

@@ -35,6 +35,7 @@ from ..collections import service as K
 from ..documents import service as D
 from ..documents.storage import Document
 from ..errors import InvalidInput, LoomError, NotFound, Unauthorized
+from ..forget import trash as T
 from ..headish import Position
 from ..loom import Loom
 from ..model import Ref, Tree
@@ -113,7 +114,13 @@ class Sight:
         return self.who.visible(tree_ids)
 
     def trees(self, archived: bool = False) -> list[Tree]:
-        return self.who.trees(archived=archived)
+        """The caller's trees (or archived ones), but for those in the trash."""
+        aside = self.trashed()
+        return [t for t in self.who.trees(archived=archived) if t.id not in aside]
+
+    def trashed(self) -> set[str]:
+        """Ids of the trees in the trash (hidden from listings and search)."""
+        return T.trashed(self.loom)
 
     def every_tree(self) -> list[Tree]:
         """The caller's trees, archived ones too."""
@@ -124,7 +131,7 @@ class Sight:
 
     def scope(self) -> Scope:
         """What a search by the caller may rank: their trees, documents, collections."""
-        return Scope(frozenset(self.who.tree_ids()), frozenset(self.my_documents()),
+        return Scope(frozenset(self.who.tree_ids() - self.trashed()), frozenset(self.my_documents()),
                      frozenset(self.my_collections()))
 
     # -- documents ------------------------------------------------------------------

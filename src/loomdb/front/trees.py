@@ -212,9 +212,12 @@ class Refs(AreaDoor):
     """Sessions, views and bookmarks: a user's are those on their trees."""
 
     def list(self, kind: str | None = None, tree: str | None = None) -> builtins.list[Ref]:
-        """The caller's refs (of one kind, of one tree)."""
+        """The caller's refs (of one kind, of one tree); without a tree, those of the
+        trees in the trash are left out, as the trees are."""
         tree_id = self.sight.tree(tree).id if tree else None
-        return self.sight.who.refs(kind, tree_id)
+        found = self.sight.who.refs(kind, tree_id)
+        aside = set() if tree_id else self.sight.trashed()
+        return [r for r in found if r.tree not in aside] if aside else found
 
     def get(self, name: str) -> Ref:
         """Where a ref points."""

@@ -69,6 +69,7 @@ BUILTIN = {
     "gateway": "loomdb.exchanges.paths:GATEWAY",
     "langgraph": "loomdb.integrations.langgraph.area:LANGGRAPH",
     "references": "loomdb.references:REFERENCES",
+    "retention": "loomdb.forget:RETENTION",
     "search": "loomdb.search:SEARCH",
     "semantic": "loomdb.search.semantic:SEMANTIC",
     "shares": "loomdb.shares:SHARES",

@@ -19,8 +19,8 @@ export const rename = (tree, title) => patch(`/api/trees/${enc(tree)}`, { title 
 export const archive = (tree, on) => patch(`/api/trees/${enc(tree)}`, { archived: on });
 /** What deleting the tree would take (its messages, its refs), nothing written. @param {string} tree */
 export const removal = (tree) => del(`/api/trees/${enc(tree)}?dry_run=true`);
-/** Delete a tree and its refs. @param {string} tree */
-export const remove = (tree) => del(`/api/trees/${enc(tree)}?force=true`);
+/** Delete a tree and its refs for good (the page asks first; without `now` it would go to the trash). @param {string} tree */
+export const remove = (tree) => del(`/api/trees/${enc(tree)}?now=true&force=true`);
 /** The whole tree as the map draws it. @param {string} tree @param {string|null} [at] */
 export const map = (tree, at) => get(`/api/trees/${enc(tree)}/map${query({ at })}`);
 

@@ -35,13 +35,55 @@ def delete_node(headish: str, force: bool = False, dry_run: bool = False,
 
 
 @router.delete("/trees/{tree_id}")
-def delete_tree(tree_id: str, force: bool = False, dry_run: bool = False,
+def delete_tree(tree_id: str, force: bool = False, dry_run: bool = False, now: bool = False,
                 reason: str | None = Query(None, max_length=1000),
                 me: Door = Depends(door)) -> dict[str, Any]:
-    """Delete a whole tree (its refs too with `force=true`; `dry_run=true`: what would
-    go, nothing written)."""
-    return me.forget.delete_tree(tree_id, force=force, reason=reason,
-                                 dry_run=dry_run).to_json()
+    """Move a whole tree, with its sessions and views, to the trash (its line of the
+    trash: restorable until `purge_after`); `now=true` deletes it for good at once (refs
+    of other trees it reaches too with `force=true`); `dry_run=true`: what would go,
+    nothing written."""
+    if dry_run:
+        return me.forget.delete_tree(tree_id, force=force, reason=reason,
+                                     dry_run=True).to_json()
+    if now:
+        return me.forget.purge_tree(tree_id, force=force, reason=reason).to_json()
+    return me.forget.trash_tree(tree_id, reason=reason)
+
+
+@router.get("/trash")
+def trash(me: Door = Depends(door)) -> list[dict[str, Any]]:
+    """The trees of yours in the trash, first purged first (`loomdb trash`)."""
+    return me.forget.trash()
+
+
+@router.post("/trash/{tree_id}/restore")
+def restore(tree_id: str, me: Door = Depends(door)) -> dict[str, Any]:
+    """Take a tree of yours out of the trash: it lists and searches again."""
+    return me.forget.restore(tree_id)
+
+
+class HoldIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    target: str = Field(..., min_length=1, max_length=300)
+    reason: str | None = Field(None, max_length=1000)
+
+
+@router.get("/holds")
+def holds(me: Door = Depends(door)) -> list[dict[str, Any]]:
+    """The holds on your trees and sessions (`loomdb hold`)."""
+    return me.forget.holds()
+
+
+@router.post("/holds")
+def hold(body: HoldIn, me: Door = Depends(door)) -> dict[str, Any]:
+    """Hold a tree (`tree:ID`) or a session of yours: retention never takes it."""
+    return me.forget.hold(body.target, reason=body.reason)
+
+
+@router.delete("/holds/{target:path}")
+def unhold(target: str, me: Door = Depends(door)) -> dict[str, Any]:
+    """Remove a hold on a tree (`tree:ID`) or a session of yours."""
+    return me.forget.unhold(target)
 
 
 @router.post("/nodes/{headish:path}/redact")
