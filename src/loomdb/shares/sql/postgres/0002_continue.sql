@@ -1,14 +1,12 @@
--- A link may let a signed-in reader continue the shared path in a tree of their own
--- (`allow_continue`). Each such fork keeps its grant here, made with the fork: the exact
--- node it continues from, which the fork's context reads through this row (not the
--- link's), so revoking the link leaves forks already made.
-ALTER TABLE shares ADD COLUMN allow_continue INTEGER NOT NULL DEFAULT 0;
+-- Whether a link lets a signed-in reader continue the shared path, and one grant per
+-- fork made so (see the sqlite script: the fork reads the path through this row).
+ALTER TABLE shares ADD COLUMN allow_continue integer NOT NULL DEFAULT 0;
 CREATE TABLE share_forks (
-  tree_id TEXT PRIMARY KEY,
-  share_id TEXT NOT NULL,
-  source_tree TEXT NOT NULL,
-  source_node TEXT NOT NULL,
-  user_id TEXT,
-  created_at TEXT NOT NULL
+  tree_id text PRIMARY KEY,
+  share_id text NOT NULL,
+  source_tree text NOT NULL,
+  source_node text NOT NULL,
+  user_id text,
+  created_at text NOT NULL
 );
 CREATE INDEX share_forks_share ON share_forks (share_id);
