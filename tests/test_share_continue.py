@@ -6,12 +6,16 @@ count and never the fork; the path's blobs are the fork's to read."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from loomdb import Loom
 from loomdb.errors import InvalidInput, NotFound
+from loomdb.front import Runtime
+from loomdb.providers.config import parse_config
 from loomdb.users import Owner, add_user
+from loopback_json import json_server
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
 
@@ -76,3 +80,29 @@ def test_the_operator_continues_and_bad_input_says_what(loom: Loom) -> None:
         loom.shares.fork(token, "mine", "once more")
     with pytest.raises(NotFound):
         loom.shares.fork("not-a-token", "other", "x")
+
+
+def _model(path: str, headers: Any, asked: Any) -> tuple[int, Any]:
+    """An OpenAI-compatible model answering with every text it was sent, joined."""
+    said = [m["content"] if isinstance(m["content"], str) else
+            "".join(p.get("text", "") for p in m["content"]) for m in asked["messages"]]
+    return 200, {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+                 "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                     "role": "assistant", "content": " | ".join(said)}}],
+                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+def test_a_fork_is_answered_with_the_shared_path(loom: Loom) -> None:
+    loom.new_tree("the shared question", session="main")
+    loom.append("main", "the shared answer", role="assistant")
+    _, token = loom.shares.create("main", allow_continue=True)
+    loom.shares.fork(token, "mine", "my follow-up")
+    with json_server(_model) as port:
+        config = parse_config({"models": {"stub": {
+            "provider": "openai", "model": "m", "api_key_env": "LOOMDB_TEST_KEY",
+            "max_retries": 0, "base_url": f"http://127.0.0.1:{port}/v1", "timeout": 5}}})
+        me = loom.as_(loom.operator,
+                      runtime=Runtime(config=config).with_environ({"LOOMDB_TEST_KEY": "k"}))
+        done = me.nodes.generate("mine", models=["stub"])
+    assert texts({"messages": [{"content": done.nodes[0].content}]}) == [
+        "the shared question | the shared answer | my follow-up"]
