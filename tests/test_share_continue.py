@@ -82,6 +82,24 @@ def test_the_operator_continues_and_bad_input_says_what(loom: Loom) -> None:
         loom.shares.fork("not-a-token", "other", "x")
 
 
+def test_forgetting_either_end_takes_the_grant(loom: Loom) -> None:
+    from loomdb.shares import SHARES
+
+    me = loom.as_(loom.operator)
+    shared, _ = loom.new_tree("shared words", session="main")
+    _, token = loom.shares.create("main", allow_continue=True)
+    first, _ = loom.shares.fork(token, "one", "first fork")
+    second, _ = loom.shares.fork(token, "two", "second fork")
+    assert [s.forks for s in loom.shares.list()] == [2]
+    me.forget.delete_tree(first.id, force=True)
+    assert [s.forks for s in loom.shares.list()] == [1]
+    me.forget.delete_tree(shared.id, force=True)
+    assert texts(me.nodes.context("two")) == ["second fork"]
+    with loom.unit(SHARES) as db:
+        assert db.one("SELECT count(*) FROM share_forks WHERE tree_id IN (?, ?)",
+                      (first.id, second.id)) == (0,)
+
+
 def _model(path: str, headers: Any, asked: Any) -> tuple[int, Any]:
     """An OpenAI-compatible model answering with every text it was sent, joined."""
     said = [m["content"] if isinstance(m["content"], str) else
