@@ -80,6 +80,12 @@ def test_the_operator_continues_and_bad_input_says_what(loom: Loom) -> None:
         loom.shares.fork(token, "mine", "once more")
     with pytest.raises(NotFound):
         loom.shares.fork("not-a-token", "other", "x")
+    # the MCP tool is the same door call
+    from loomdb.mcp.tools_branches import branch_tools
+
+    tool = branch_tools(lambda: loom.as_(loom.operator))["share_continue"]
+    out = tool.fn(token=token, session="by-mcp", text="over MCP")
+    assert out["session"] == "by-mcp" and loom.tree(out["tree"]).lineage["shared"]["share"]
 
 
 def test_forgetting_either_end_takes_the_grant(loom: Loom) -> None:
