@@ -38,6 +38,8 @@ def test_a_reader_continues_a_shared_path(loom: Loom) -> None:
     with pytest.raises(InvalidInput, match="read-only"):
         reader.shares.fork(read_only, "r", "and then?")
     made, token = maker.shares.create("m", live=True, allow_continue=True)
+    assert reader.shares.open(token).info()["allow_continue"] is True
+    assert reader.shares.open(read_only).thread()["share"]["allow_continue"] is False
     before = len(loom.tree_nodes(tree.id))
 
     fork, root = reader.shares.fork(token, "r", "and then?")

@@ -182,12 +182,14 @@ class Shared:
         return self.loom.resolve(session.name, names=lambda _base: (session.node, session))
 
     def info(self) -> dict[str, Any]:
-        """What the link shows: its kind, its tree's title, where it is now."""
+        """What the link shows: its kind, its tree's title, where it is now, and
+        whether a signed-in reader may continue it."""
         who = self._maker()
         pos = self.head(who)
         tree = self.loom.tree(pos.tree)
         return {"kind": self.share.kind, "head": pos.node, "session": self.share.session,
                 "created_at": self.share.created_at,
+                "allow_continue": self.share.allow_continue,
                 "tree": {"id": tree.id, "title": tree.title, "mode": tree.mode}}
 
     def stamp(self) -> dict[str, Any]:
@@ -219,7 +221,8 @@ class Shared:
         if out.get("ref") is not None:
             ref = out["ref"]
             out["ref"] = {**ref, "selections": {}, "origin": None}
-        out["share"] = {"kind": self.share.kind, "session": self.share.session}
+        out["share"] = {"kind": self.share.kind, "session": self.share.session,
+                        "allow_continue": self.share.allow_continue}
         return out
 
     def blob(self, node: str, ref: str) -> tuple[bytes, str]:
