@@ -22,11 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import loomdb
+from format_samples import made, missing
 from helpers import row_counts, thread
 from loomdb import Loom, LoomError
 from loomdb.content import validate_blocks
 from loomdb.headish import parse
 from loomdb.interop.export import export
+from loomdb.interop.formats import REGISTRY
 from loomdb.interop.importer import import_file
 from loomdb.providers.config import load_config, parse_config
 
@@ -39,9 +41,10 @@ UNTYPED = re.compile(r"^[A-Z][A-Za-z]*(Error|Exception|Warning)\b")
 
 
 def samples(tmp: Path) -> dict[str, bytes]:
-    """One real or hand-made sample per importer (and the native export)."""
-    out = {f.name.split("_")[0]: f.read_bytes() for f in sorted(FIXTURES.iterdir())
-           if f.suffix in (".json", ".jsonl")}
+    """One real or hand-made sample per format of the registry (and the native export)."""
+    out = {fmt: path.read_bytes() for fmt, path in made(tmp / "made").items()}
+    out.update({f.name.split("_")[0]: f.read_bytes() for f in sorted(FIXTURES.iterdir())
+                if f.suffix in (".json", ".jsonl")})
     out["openai_jsonl"] = (json.dumps({"messages": [
         {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi?"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
@@ -112,8 +115,14 @@ def sample_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     return samples(tmp_path_factory.mktemp("samples"))
 
 
-FORMATS = ["chatgpt", "claude", "librechat", "oasst", "openwebui", "sharegpt",
-           "openai_jsonl", "loom", "loomdb"]
+#: formats whose samples are JSON lines
+LINES = {"oasst", "openai_jsonl", "claude_code", "codex", "pi"}
+#: every format of the registry, and loomdb's own export
+FORMATS = [f.name for f in REGISTRY] + ["loomdb"]
+
+
+def test_every_format_has_a_sample(sample_files: dict[str, bytes]) -> None:
+    assert not missing(set(sample_files))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -125,7 +134,7 @@ class TestImporters:
         @FUZZ
         @given(cut=st.integers(0, len(data) - 1), auto=st.booleans())
         def check(cut: int, auto: bool) -> None:
-            path = tmp_path / f"cut.{'jsonl' if fmt in ('oasst', 'openai_jsonl') else 'json'}"
+            path = tmp_path / f"cut.{'jsonl' if fmt in LINES else 'json'}"
             path.write_bytes(data[:cut])
             import_checked(store, path, "auto" if auto else fmt)
 
@@ -216,3 +225,76 @@ class TestProvidersConfig:
             load_config(path)
         except LoomError:
             pass
+
+
+# -- wrong types, lone surrogates and long references, on both backends (issue 32, item 10)
+_WRONG = JSON | st.sampled_from([[], {}, "x", 0, None, True])
+_NATIVE_TREE = st.fixed_dictionaries({"loomdb_export": st.just(1), "tree": _WRONG}, optional={
+    "nodes": _WRONG | st.lists(st.dictionaries(st.sampled_from(
+        ["id", "parent", "role", "content", "created_at"]), _WRONG, max_size=4), max_size=2),
+    "refs": _WRONG, "meta": _WRONG, "edges": _WRONG, "blobs": _WRONG})
+_LONE = st.sampled_from(["\udcff", "\ud800", "a\udfffb"])
+_SHAREGPT = st.fixed_dictionaries({"conversations": st.lists(st.fixed_dictionaries(
+    {"from": st.sampled_from(["human", "gpt", "system"]),
+     "value": st.text(max_size=6) | _LONE}), min_size=1, max_size=3)},
+    optional={"id": st.text(max_size=6) | _LONE})
+_REFERENCE = st.integers(60_000, 200_000).map(lambda n: "Z" * n) | st.sampled_from(
+    ["%%%%", "____", "%_%_", "ZZZZ%"])
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def either(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loom]:
+    """One store per backend for the class (each test checks its own writes)."""
+    from pg import store_of
+
+    folder = tmp_path_factory.mktemp(f"shapes-{request.param}")
+    with store_of(request.param, str(folder / "store")) as url, loomdb.open(url) as loom:
+        yield loom
+
+
+class TestWrongShapes:
+    def test_native_trees_of_wrong_types(self, either: Loom, tmp_path: Path) -> None:
+        @FUZZ
+        @given(trees=st.lists(_NATIVE_TREE, min_size=1, max_size=3))
+        def check(trees: list[Any]) -> None:
+            path = tmp_path / "export.json"
+            path.write_text(json.dumps({"loomdb_export": 1, "exported_at": "x",
+                                        "trees": trees}))
+            import_checked(either, path, "auto")
+
+        check()
+
+    def test_sharegpt_with_lone_surrogates(self, either: Loom, tmp_path: Path) -> None:
+        @FUZZ
+        @given(records=st.lists(_SHAREGPT, min_size=1, max_size=3), lines=st.booleans())
+        def check(records: list[Any], lines: bool) -> None:
+            path = tmp_path / ("chats.jsonl" if lines else "chats.json")
+            path.write_text("\n".join(json.dumps(r) for r in records) if lines
+                            else json.dumps(records))
+            import_checked(either, path, "sharegpt")
+
+        check()
+
+    def test_long_and_wildcard_references(self, either: Loom) -> None:
+        from loomdb.collections import service as K
+        from loomdb.documents import service as D
+
+        D.new(either, "notes", "words\n")
+        K.new(either, "reading", "list")
+        K.add(either, "reading", "doc:notes")
+
+        @FUZZ
+        @given(ref=_REFERENCE)
+        def check(ref: str) -> None:
+            for call in (lambda: D.show(either, f"notes@{ref}"),
+                         lambda: K.add(either, "reading", "doc:notes", after=ref),
+                         lambda: K.add(either, "reading", f"coll:reading/{ref}")):
+                before = row_counts(either)
+                try:
+                    call()
+                except LoomError as exc:
+                    assert len(str(exc)) < 2000 and "\n" not in str(exc)
+                    assert row_counts(either) == before
+
+        check()

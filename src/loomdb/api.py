@@ -347,13 +347,15 @@ class Loom(CoreLoom):
                            on_spawn=lambda spawned: record_imported(self, spawned),
                            files=BESIDE if files == "beside" else files, in_unit=in_unit)
 
-    def watcher(self, folder: str | os.PathLike[str]) -> Watcher:
+    def watcher(self, folder: str | os.PathLike[str], format: str = "auto") -> Watcher:
         """A follower of a folder of agent session files: each `step()` imports the
-        files that changed (see `loomdb.interop.watch`)."""
+        files that changed (see `loomdb.interop.watch`); `format` an agent format's
+        name, or "auto" (each file's lines say)."""
         from .agents.subagents import record_imported
         from .interop.watch import Watcher
 
-        return Watcher(self, folder, on_spawn=lambda spawned: record_imported(self, spawned))
+        return Watcher(self, folder, on_spawn=lambda spawned: record_imported(self, spawned),
+                       format=format)
 
     def export(
         self, out: TextIO, *, target: str | None = None, format: str = "json",

@@ -95,12 +95,15 @@ def generate(
     options: dict[str, Any] | None = None,
     mode: str | None = None,
     lock: AbstractContextManager[Any] = nullcontext(),
+    served: int | None = None,
     context: dict[str, Any] | None = None,
 ) -> Generated:
     """N alternatives per model at `at`, stored as sibling nodes with their provenance;
     `lock` is held while the models are asked (one in-process model call at a time in
-    a server), never while the store is written. `context` is what the models are sent
-    when a layer above assembles more than `at`'s own path (default: `loom.context`)."""
+    a server), never while the store is written. `served`: the caller is over HTTP,
+    and every provider body is held to the allow-list (`providers.served.served_body`).
+    `context` is what the models are sent when a layer above assembles more than
+    `at`'s own path (default: `loom.context`)."""
     environ = loom.settings.environ if environ is None else environ
     from .errors import InvalidInput
     from .providers.clients import complete_many
@@ -116,7 +119,7 @@ def generate(
         results = complete_many(
             [(spec, ctx) for spec in specs], n, max_tokens=max_tokens, stream=stream,
             blob_reader=loom.blob, environ=environ, return_exceptions=True, mode=mode,
-        )
+            served=served)
     answers: list[Completion] = []
     errors: list[ProviderError] = []
     for result in results:

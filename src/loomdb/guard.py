@@ -151,13 +151,15 @@ class Guard:
                     (k, v) for k, v in SECURITY_HEADERS if k not in have]
             await send(message)
 
+        body = _Tracked(receive)
         try:
-            receive = await self._admit(scope, receive)
-            await self.app(scope, receive, send_with_headers)
+            admitted = await self._admit(scope, body.receive)
+            await self.app(scope, admitted, send_with_headers)
         except Refused as no:
             if started:
                 raise
-            await refuse(send_with_headers, no, openai=scope["path"].startswith("/v1/"))
+            await refuse(send_with_headers, no, openai=scope["path"].startswith("/v1/"),
+                         unread=None if body.done else body.receive)
 
     async def _admit(self, scope: Scope, receive: Receive) -> Receive:
         """Check the request; returns how the app is to read its body."""
@@ -211,8 +213,13 @@ def too_large(upload: bool, limit: int) -> str:
     return f"{what} may hold {limit} bytes at most (LOOMDB_LIMIT_{var})"
 
 
-async def refuse(send: Send, no: Refused, *, openai: bool = False) -> None:
-    """The refusal, in the API's error shape, or OpenAI's on the gateway's `/v1`."""
+async def refuse(send: Send, no: Refused, *, openai: bool = False,
+                 unread: Receive | None = None) -> None:
+    """The refusal, in the API's error shape, or OpenAI's on the gateway's `/v1`. When
+    the client is still sending (`unread`: a body over the limit), the answer goes out
+    first and the rest of the body is then read and dropped (`drain`) before the
+    connection closes: closed with bytes unread, the system resets it, and a client
+    still sending sees the reset instead of the refusal."""
     error: dict[str, Any] = {"type": no.kind, "message": no.message}
     if openai:
         error = {"message": no.message, "type": "invalid_request_error", "param": None,
@@ -222,7 +229,51 @@ async def refuse(send: Send, no: Refused, *, openai: bool = False) -> None:
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()),
                             (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": body})
+    if unread is None:
+        await send({"type": "http.response.body", "body": body})
+        return
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+    await drain(unread)
+    await send({"type": "http.response.body", "body": b""})
+
+
+#: what is read and dropped of a refused body before the connection closes anyway
+DRAIN_BYTES = 256 * 1024 * 1024
+DRAIN_SECONDS = 30.0
+
+
+async def drain(receive: Receive, most: int = DRAIN_BYTES,
+                seconds: float = DRAIN_SECONDS) -> None:
+    """Read and drop the rest of a request body, up to `most` bytes or `seconds`."""
+    import asyncio
+    import time
+
+    deadline, size = time.monotonic() + seconds, 0
+    while size <= most:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        try:
+            message = await asyncio.wait_for(receive(), left)
+        except (TimeoutError, Refused):
+            return
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+        size += len(message.get("body", b""))
+
+
+class _Tracked:
+    """A request's receive that knows whether the whole body has been read."""
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+        self.done = False
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            self.done = True
+        return message
 
 
 def _headers(scope: Scope) -> dict[str, str]:

@@ -50,6 +50,16 @@ class Limits:
     alternatives: int = 16
     #: seconds a configured tool process may run
     tool_seconds: float = 60.0
+    #: tokens one answer may take for a caller over HTTP whose request names no maximum
+    #: (the alias's own `params.max_tokens` wins; a thread's options never raise it)
+    answer_tokens: int = 8192
+    #: seconds one uploaded file's import may take (`POST /api/import`); past it the
+    #: import is refused and nothing of it stays
+    import_seconds: float = 300.0
+    #: messages read from another tool's database (simonw/llm's logs.db), and trees
+    #: (root messages) in it: read once into maps, refused past these
+    foreign_messages: int = 1_000_000
+    foreign_roots: int = 100_000
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], base: Limits | None = None) -> Limits:
@@ -85,4 +95,17 @@ def _parse(var: str, raw: str, kind: type) -> int | float:
 
 DEFAULT = Limits()
 
-__all__ = ["DEFAULT", "GB", "KB", "Limits", "MB"]
+#: characters of a name or reference taken in (a document or collection name, a
+#: revision, an item, a branch): longer names nothing here and is refused at once
+NAME_CHARS = 1000
+
+
+def check_reference(where: str, text: str) -> str:
+    """`text` when it may name something (at most `NAME_CHARS` characters), else an
+    InvalidInput saying so (one line: the name itself is not quoted)."""
+    if len(text) > NAME_CHARS:
+        raise InvalidInput(where, f"is {len(text)} characters long; a name or reference "
+                           f"holds at most {NAME_CHARS}")
+    return text
+
+__all__ = ["DEFAULT", "GB", "KB", "NAME_CHARS", "Limits", "MB", "check_reference"]

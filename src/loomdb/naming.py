@@ -14,7 +14,7 @@ def check_name(what: str, name: str) -> str:
     """Refuse a name an address could not carry unambiguously."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidInput(
-            f"{what} name {name!r}",
+            f"{what} name {name[:100]!r}",
             "use 1-100 letters, digits, '_', '.', '-', starting with a letter, digit or '_'",
         )
     return name

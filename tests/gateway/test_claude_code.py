@@ -134,8 +134,8 @@ def _imported(gw: Gateway, file: Path) -> list[tuple[str, str]]:
     from loomdb.settings import Settings
 
     with loomdb.open(str(gw.home / f"imported-{file.stem}"), settings=Settings()) as lm:
-        report = lm.import_file(file, format="claude-code")
-        assert not report.errors, report.errors
+        report = lm.import_file(file)  # today's files are told from their lines
+        assert report.format == "claude_code" and not report.errors, report.errors
         tree = lm.trees()[0]
         head = max(lm.leaves(tree.id), key=lambda leaf: len(lm.path(leaf)))
         return [(n.role, texts(n)) for n in lm.nodes(lm.path(head))]

@@ -1,5 +1,6 @@
-"""The real Codex CLI and pi (the npm devDependencies of tests/clients) read what
-`export --format codex | pi` writes, offline, and what they add comes back as a branch.
+"""The real Codex CLI and pi (the npm devDependencies of tests/clients) and Claude Code
+(the binary the claude-agent-sdk wheel bundles) read what `export --format codex | pi |
+claude-code` writes, offline, and what they add comes back as a branch.
 
 - Codex: `codex exec resume ID "and now?"` finds the exported rollout under CODEX_HOME,
   loads it and appends its turn to it before asking a model; the model is a provider
@@ -115,3 +116,49 @@ def test_pi_reads_the_exported_session_and_upgrades_an_old_one_in_place(
     again = loom.import_file(old)
     assert again.errors == [] and (again.nodes, again.trees) == (0, [])
     assert len(loom.trees()) == 2
+
+
+def test_claude_code_resumes_the_exported_session_and_its_turn_lands_below_the_path(
+    loom: Loom, tmp_path: Path
+) -> None:
+    """`claude --resume ID -p` (the binary the claude-agent-sdk wheel bundles) finds the
+    exported session under its project folder (--cwd), appends the turn, and the file
+    comes back as a branch below the exported answer. The API is a closed port: Claude
+    Code writes the prompt before asking, and the test stops it once it is written."""
+    import claude_agent_sdk
+
+    claude = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    assert claude.is_file(), "claude-agent-sdk ships no claude binary"
+    _, answer, _ = _coding_tree(loom)
+    work = tmp_path / "work"
+    work.mkdir()
+    staged = tmp_path / "session.jsonl"
+    loom.export_file(staged, target=answer.id, format="claude-code", cwd=str(work))
+    session = json.loads(staged.read_text("utf-8").splitlines()[0])["sessionId"]
+    project = tmp_path / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(work))
+    project.mkdir(parents=True)
+    session_file = project / f"{session}.jsonl"
+    staged.rename(session_file)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "LANG": "C.UTF-8", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+           "ANTHROPIC_API_KEY": "unused", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
+    run = subprocess.Popen([str(claude), "--resume", session, "-p", "and now?"], env=env,
+                           cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "and now?" not in session_file.read_text("utf-8"):
+            assert run.poll() is None, run.stdout.read().decode()[-2000:] if run.stdout else ""
+            assert time.monotonic() < deadline, "claude did not resume the session"
+            time.sleep(0.1)
+    finally:
+        os.killpg(run.pid, signal.SIGTERM)
+        run.wait(timeout=30)
+    trees = [t.id for t in loom.trees()]
+    report = loom.import_file(session_file)
+    assert report.errors == [] and report.nodes >= 1
+    assert [t.id for t in loom.trees()] == trees  # no copy: the exported tree grew
+    ask = next(n for n in loom.tree_nodes(answer.tree)
+               if n.content == [{"type": "text", "text": "and now?"}])
+    assert answer.id in loom.path(ask.id)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from store_counts import Counts, store_counts
 
+from format_samples import llm_tables
 from loomdb import Loom
 from loomdb.errors import InvalidInput
 
@@ -242,15 +243,7 @@ def test_a_crafted_database_whose_hashes_loop_is_refused_not_followed(
 ) -> None:
     path = tmp_path / "crafted.db"
     with sqlite3.connect(path) as db:  # llm's tables without their keys: a hash twice
-        db.execute("CREATE TABLE messages (hash TEXT, parent_hash TEXT, role TEXT, "
-                   "provider_metadata TEXT)")
-        db.execute("CREATE TABLE parts (id INTEGER PRIMARY KEY, message_hash TEXT, "
-                   "position INTEGER, type TEXT, tool_name TEXT, text TEXT, payload TEXT)")
-        db.execute("CREATE TABLE threads (id TEXT, name TEXT, tip_message_hash TEXT, "
-                   "forked_from TEXT, datetime_utc TEXT)")
-        db.execute("CREATE TABLE turns (id TEXT, thread_id TEXT, parent_message_hash TEXT, "
-                   "tip_message_hash TEXT, model TEXT, resolved_model TEXT, options_json TEXT, "
-                   "input_tokens INT, output_tokens INT, duration_ms INT, datetime_utc TEXT)")
+        llm_tables(db)
         db.executemany("INSERT INTO messages VALUES (?, ?, ?, NULL)",
                        [("r", None, "user"), ("x", "r", "assistant"), ("r", "x", "user")])
     report = loom.import_file(path)

@@ -212,3 +212,69 @@ def test_gateway_malformed_bodies_and_strings(live: tuple[Loom, str]) -> None:
           "byte strings, no 500")
     assert len(lm.trees()) == before  # no body reached a model that answered: nothing written
     assert httpx.get(f"{base}/api/health").status_code == 200
+
+
+# -- uploads and references the schema's strategies do not reach (issue 32, item 10) ----
+_WRONG = st.one_of(_SCALAR, st.lists(_SCALAR, max_size=3), st.dictionaries(
+    st.sampled_from(["id", "root", "mode", "lineage", "x"]), _SCALAR, max_size=3))
+_NATIVE = st.fixed_dictionaries({"loomdb_export": st.just(1), "tree": _WRONG}, optional={
+    "nodes": _WRONG, "refs": _WRONG, "meta": _WRONG, "edges": _WRONG, "blobs": _WRONG,
+    "generations": _WRONG})
+_LONE = st.sampled_from(["\udcff", "\ud800", "a\udfffb", "\udbff\udbff"])
+_TEXT = st.one_of(st.text(max_size=8), _LONE)
+_SHAREGPT = st.fixed_dictionaries({"conversations": st.lists(st.fixed_dictionaries({
+    "from": st.sampled_from(["human", "gpt", "system", "x"]), "value": _TEXT}),
+    min_size=1, max_size=3)}, optional={"id": _TEXT, "system": _TEXT})
+_REF = st.one_of(st.integers(1000, 200_000).map(lambda n: "Z" * n),
+                 st.sampled_from(["%%%%", "____", "%_%_", "\\%\\_", "ZZZZ%", "00000000%"]))
+upload_counts = {"native": 0, "sharegpt": 0, "references": 0}
+#: examples per backend: each sends two uploads and a reference (about a second)
+UPLOADS = 15
+
+
+def _answered(answer: httpx.Response, what: str) -> None:
+    """No 500, no traceback, an error in one line."""
+    assert "Traceback" not in answer.text, answer.text[:300]
+    assert answer.status_code < 500, (what, answer.status_code, answer.text[:300])
+    if answer.status_code >= 400:
+        assert "\n" not in answer.json()["error"]["message"], answer.text[:300]
+
+
+@given(native=st.lists(_NATIVE, min_size=1, max_size=3), sharegpt=st.lists(
+    _SHAREGPT, min_size=1, max_size=3), lines=st.booleans(), ref=_REF,
+    route=st.sampled_from(["checkout", "branch", "after", "doc", "coll"]))
+@settings(max_examples=UPLOADS, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+def _upload_case(base: str, native: list[Any], sharegpt: list[Any], lines: bool, ref: str,
+                 route: str) -> None:
+    headers = {"Host": base.removeprefix("http://")}
+    raw = {**headers, "Content-Type": "application/octet-stream"}
+    doc = {"loomdb_export": 1, "exported_at": "2026-01-01T00:00:00Z", "trees": native}
+    upload_counts["native"] += 1
+    _answered(httpx.post(f"{base}/api/import", content=json.dumps(doc).encode(), timeout=60,
+                         params={"filename": "export.json"}, headers=raw), "native")
+    text = ("\n".join(json.dumps(r) for r in sharegpt) if lines else json.dumps(sharegpt))
+    upload_counts["sharegpt"] += 1
+    _answered(httpx.post(f"{base}/api/import", content=text.encode(), timeout=60, headers=raw,
+                         params={"filename": "chats.jsonl" if lines else "chats.json",
+                                 "format": "sharegpt"}), "sharegpt")
+    path, body = {
+        "checkout": ("/api/documents/main/checkout", {"target": ref}),
+        "branch": ("/api/documents/main/branches", {"name": "b", "at": ref}),
+        "after": ("/api/collections/main/items", {"entity": "doc:main", "after": ref}),
+        "doc": ("/api/collections/main/items", {"entity": f"doc:main@{ref}"}),
+        "coll": ("/api/collections/main/items", {"entity": f"coll:main/{ref}"}),
+    }[route]
+    upload_counts["references"] += 1
+    _answered(httpx.post(base + path, json=body, headers=headers, timeout=60), route)
+
+
+def test_uploads_and_references_of_wrong_shapes(live: tuple[Loom, str]) -> None:
+    lm, base = live
+    upload_counts.update(dict.fromkeys(upload_counts, 0))
+    _upload_case(base)
+    print(f"\nuploads and references: {upload_counts['native']} native exports of wrong "
+          f"types, {upload_counts['sharegpt']} ShareGPT uploads with lone surrogates, "
+          f"{upload_counts['references']} long or wildcard references, no 500")
+    assert lm.verify().ok
+    assert httpx.get(f"{base}/api/health").status_code == 200

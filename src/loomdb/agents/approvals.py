@@ -101,21 +101,23 @@ def _node_id(loom: Loom, headish: str) -> str:
 def approve(
     loom: Loom, node: str, *, by: str | None = None, config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
+    served: int | None = None,
 ) -> Turn:
-    """Run a pending call's tools and resume its turn."""
+    """Run a pending call's tools and resume its turn (`served`: see `loop.Env`)."""
     call, plan = _claim(loom, node, by or loom.actor, None)
-    return _finish(loom, call, plan, Env.of(loom, config, environ, tools), None)
+    return _finish(loom, call, plan, Env.of(loom, config, environ, tools, served), None)
 
 
 def deny(
     loom: Loom, node: str, *, reason: str | None = None, by: str | None = None,
     config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
-    tools: ToolsConfig | None = None,
+    tools: ToolsConfig | None = None, served: int | None = None,
 ) -> Turn:
     """Refuse a pending call: its tools that need approval get an error result, unrun;
     the turn resumes so the model can read the refusal."""
     call, plan = _claim(loom, node, by or loom.actor, reason)
-    return _finish(loom, call, plan, Env.of(loom, config, environ, tools), reason or "denied")
+    return _finish(loom, call, plan, Env.of(loom, config, environ, tools, served),
+                   reason or "denied")
 
 
 #: the most characters of JSON a person's amended input to one call may take
@@ -125,7 +127,7 @@ AMEND_MAX = 256 * 1024
 def amend(
     loom: Loom, node: str, inputs: Mapping[str, Any], *, by: str | None = None,
     config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
-    tools: ToolsConfig | None = None,
+    tools: ToolsConfig | None = None, served: int | None = None,
 ) -> Turn:
     """Run a pending call with a person's inputs instead of the model's (`inputs`: call
     id -> the input object), then resume its turn. The tool_use node gets a new version
@@ -150,7 +152,7 @@ def amend(
     amended = Pending(call.node, call.tree, call.session, call.persona,
                       [{**c, "input": inputs.get(c["id"], c["input"])} for c in call.calls],
                       call.state, call.created_at)
-    return _finish(loom, amended, plan, Env.of(loom, config, environ, tools), None)
+    return _finish(loom, amended, plan, Env.of(loom, config, environ, tools, served), None)
 
 
 def _check_inputs(inputs: Any, ids: set[str]) -> None:

@@ -82,13 +82,18 @@ class Env:
     config: ProvidersConfig | None = None
     environ: Mapping[str, str] | None = None
     tools: ToolsConfig | None = None
+    #: a run for a caller over HTTP: every provider body held to the allow-list
+    #: (`providers.served.served_body`), this the answer's token ceiling
+    served: int | None = None
 
     @classmethod
     def of(cls, loom: Loom, config: ProvidersConfig | None = None,
-           environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None) -> Env:
+           environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
+           served: int | None = None) -> Env:
         """A run's needs, the environment being the call's own or else the one the
         store was opened with (`loom.settings`: API keys, the local model's threads)."""
-        return cls(config, loom.settings.environ if environ is None else environ, tools)
+        return cls(config, loom.settings.environ if environ is None else environ, tools,
+                   served)
 
 
 def check_steps(max_steps: int) -> int:
@@ -102,7 +107,7 @@ def run_turn(
     max_steps: int = DEFAULT_MAX_STEPS, persona: str | None = None,
     max_tokens: int | None = None, options: dict[str, Any] | None = None,
     config: ProvidersConfig | None = None, environ: Mapping[str, str] | None = None,
-    tools: ToolsConfig | None = None,
+    tools: ToolsConfig | None = None, served: int | None = None,
 ) -> Turn:
     """Run an agent's turn at `at` (a session moves with it) until it answers,
     pauses for an approval, or takes `max_steps` model steps. The tools and servers
@@ -115,7 +120,7 @@ def run_turn(
         get_persona(loom, name)
     plan = Plan(pos.node, pos.session, name, list(models), max_steps, max_tokens, options,
                 bound.agent)
-    return proceed(loom, plan, pos.node, Env.of(loom, config, environ, tools), [])
+    return proceed(loom, plan, pos.node, Env.of(loom, config, environ, tools, served), [])
 
 
 def proceed(loom: Loom, plan: Plan, last: str, env: Env, written: list[Node]) -> Turn:
@@ -178,7 +183,7 @@ def _ask(loom: Loom, plan: Plan, ctx: dict[str, Any], env: Env) -> Completion:
     names = plan.models or ([persona_model] if persona_model else [])
     [spec] = pick_models(loom, names[:1], ctx, env.config, env.environ)
     [result] = complete_many([(spec, ctx)], 1, max_tokens=plan.max_tokens, environ=env.environ,
-                             blob_reader=loom.blob)
+                             blob_reader=loom.blob, served=env.served)
     assert not isinstance(result, Exception)
     return result[0]
 
@@ -264,5 +269,5 @@ def spawn_tool(loom: Loom, plan: Plan, args: dict[str, Any], env: Env, at: str) 
         return Result(str(exc), True)
     turn = run_turn(loom, session, models=plan.models, max_steps=plan.max_steps,
                     max_tokens=plan.max_tokens, config=env.config, environ=env.environ,
-                    tools=env.tools)
+                    tools=env.tools, served=env.served)
     return Result(summary_of(loom, turn), spawned=tree)

@@ -43,7 +43,7 @@ def spawn(
     max_steps: int = DEFAULT_MAX_STEPS, models: list[str] | tuple[str, ...] = (),
     max_tokens: int | None = None, config: ProvidersConfig | None = None,
     environ: Mapping[str, str] | None = None, tools: ToolsConfig | None = None,
-    on_child: Callable[[str], None] | None = None,
+    on_child: Callable[[str], None] | None = None, served: int | None = None,
 ) -> Spawned:
     """Run `task` in a child of the thread at `at`; its summary is appended there when
     the child is done (a session named as `at` moves to it). A child that stops for an
@@ -53,7 +53,7 @@ def spawn(
     check_steps(max_steps)
     tree, session = start_child(loom, at, task, persona, on_child)
     turn = run_turn(loom, session, models=models, max_steps=max_steps, max_tokens=max_tokens,
-                    config=config, environ=environ, tools=tools)
+                    config=config, environ=environ, tools=tools, served=served)
     report = report_back(loom, turn)
     return Spawned(tree, session, summary_of(loom, turn),
                    report.id if report is not None else None, turn)

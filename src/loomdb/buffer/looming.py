@@ -35,6 +35,7 @@ def generate(
     keep_partial: bool = False,
     options: dict[str, Any] | None = None,
     mode: str | None = None,
+    served: int | None = None,
 ) -> Generated:
     """Commit the draft (if any) as a human node, then ask for N continuations of the
     document, stored as N sibling nodes under it; the ref moves to the first.
@@ -60,7 +61,7 @@ def generate(
     result = G.generate(
         loom, pos, models=models, n=n, max_tokens=max_tokens, stream=stream, config=config,
         environ=environ, keep_partial=keep_partial, options=options,
-        mode=mode or "completion",
+        mode=mode or "completion", served=served,
     )
     moved = result.moved
     if ref is not None and not moved:
@@ -95,7 +96,10 @@ def next_tokens(
     """Single-token looming: the `top` likeliest next tokens of the document (path text
     + draft), best first, each `{"token", "logprob", "probability"}`. One model call of
     one token with its logprobs; nothing is written (a person picks one and it goes
-    into the draft). A model that gives no logprobs is refused."""
+    into the draft). A model that gives no logprobs is refused. The probe's body is
+    always held to the allow-list of a caller over HTTP with a ceiling of one token
+    (`providers.served.served_body`), so no option of the thread (`n`, a token maximum,
+    a provider table) turns it into a full generation."""
     environ = loom.settings.environ if environ is None else environ
     import math
 
@@ -117,7 +121,7 @@ def next_tokens(
     [spec] = G.pick_models(loom, list(models)[:1], ask, config, environ)
     with lock:
         [answers] = complete_many([(spec, ask)], 1, max_tokens=1, environ=environ,
-                                  blob_reader=loom.blob, mode="completion")
+                                  blob_reader=loom.blob, mode="completion", served=1)
     assert not isinstance(answers, Exception)
     found = extract(answers[0].raw_response)
     if found is None or not found["top"]:

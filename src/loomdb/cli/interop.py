@@ -1,12 +1,12 @@
 """`loomdb import`, `loomdb export` and `loomdb watch`: other tools' exports and agent
 sessions in, trees out.
 
-    loomdb import FILE|FOLDER [--format auto|chatgpt|claude|claude-code|openwebui|librechat|
-                        loom|oasst|openai-jsonl|sharegpt|chatbot-ui|codex|pi|llm|loomdb]
-                        [--stop-on-error] [--json]
+    loomdb import FILE|FOLDER [--format auto|FORMAT|loomdb] [--stop-on-error] [--json]
     loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt|claude-code|
                   codex|pi] [--paths leaves|sessions] [--cwd DIR] [-o FILE] [--json]
-    loomdb watch DIR [--interval S] [--json]
+    loomdb watch DIR [--format auto|claude-code|codex|pi] [--interval S] [--json]
+
+The format names (and what each reads) come from `loomdb.interop.formats.REGISTRY` (through `loomdb.front.formats`).
 
 `import` prints a summary (`--json`: exactly `{"trees", "nodes", "blobs", "skipped",
 "errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
@@ -29,12 +29,12 @@ from typing import Any
 import click
 
 from ..errors import InvalidInput
+from ..front.formats import import_usage, watch_usage
 from . import JSON, PATH, argument, emit, loom
 from . import root as app
 
-_IMPORT_FORMATS = ("auto|chatgpt|claude|claude-code|openwebui|librechat|loom|oasst|openai-jsonl|"
-                   "sharegpt|chatbot-ui|codex|pi|llm|"
-                   "loomdb (loomdb's own json/jsonl export)")
+_IMPORT_FORMATS = import_usage(("loomdb (loomdb's own json/jsonl export)",))
+_WATCH_FORMATS = watch_usage() + " (default: each file's lines say)"
 
 
 @app.command("import")
@@ -144,17 +144,19 @@ def export(ctx: click.Context, tree: str | None, all_trees: bool, format: str, p
 @argument("folder", type=PATH,
           help="A Claude Code projects folder (~/.claude/projects), one project's folder, "
           "or another agent's sessions folder.")
+@click.option("--format", default="auto", help=_WATCH_FORMATS)
 @click.option("--interval", default=0.25, show_default=True, type=click.FloatRange(0.05, 60),
               help="Seconds between passes over the folder.")
 @JSON
 @click.pass_context
-def watch(ctx: click.Context, folder: Path, interval: float, as_json: bool) -> None:
+def watch(ctx: click.Context, folder: Path, format: str, interval: float,
+          as_json: bool) -> None:
     """Follow a folder of agent session files: each new line becomes a node within a
     pass, a growing session extends its tree and moves its session. Started again, it
     resumes without importing anything twice. Ctrl-C stops it."""
     import time
 
-    watcher = loom(ctx).watcher(folder)
+    watcher = loom(ctx).watcher(folder, format)
     click.echo(f"watching {folder} (Ctrl-C stops)", err=True)
     try:
         while True:

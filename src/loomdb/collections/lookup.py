@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import NotFound
+from ..limits import check_reference
 from ..store.areas import Unit
 from . import COLLECTIONS
 from . import storage as S
@@ -51,7 +52,7 @@ def collections(loom: Loom) -> list[Collection]:
 
 
 def _item(db: Unit, coll: Collection, spec: str) -> Item:
-    found = S.item(db, coll.id, spec)
+    found = S.item(db, coll.id, check_reference(f"item of coll:{coll.name}", spec))
     if found is None and len(spec) >= 4:
         ids = S.item_ids_like(db, coll.id, spec)
         if len(ids) > 1:

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 from ..store.areas import Unit
 
+#: characters of an id (a ULID): a longer prefix names nothing
+ID_CHARS = 26
+
 
 @dataclass(frozen=True)
 class Collection:
@@ -55,8 +58,8 @@ def by_id(db: Unit, coll_id: str) -> Collection | None:
 
 def names_like(db: Unit, name: str) -> list[str]:
     return [r[0] for r in db.execute(
-        "SELECT name FROM coll_collections WHERE name LIKE ? ORDER BY name LIMIT 10",
-        (name[:3] + "%",))]
+        "SELECT name FROM coll_collections WHERE name >= ? AND name < ? ORDER BY name LIMIT 10",
+        (name[:3], name[:3] + "\uffff"))]
 
 
 def insert(db: Unit, coll: Collection) -> None:
@@ -75,9 +78,14 @@ def item_anywhere(db: Unit, item_id: str) -> Item | None:
 
 
 def item_ids_like(db: Unit, coll_id: str, prefix: str) -> list[str]:
+    """Item ids starting with `prefix` (a range, never a LIKE pattern: `%` and `_` in
+    it are characters, and no length makes SQLite's pattern too complex)."""
+    if len(prefix) > ID_CHARS:
+        return []
+    start = prefix.upper()
     return [r[0] for r in db.execute(
-        "SELECT id FROM coll_items WHERE collection_id = ? AND id LIKE ? ORDER BY id LIMIT 1001",
-        (coll_id, prefix.upper() + "%"))]
+        "SELECT id FROM coll_items WHERE collection_id = ? AND id >= ? AND id < ?"
+        " ORDER BY id LIMIT 1001", (coll_id, start, start + "\uffff"))]
 
 
 def items(db: Unit, coll_id: str) -> list[Item]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import content as C
 from .. import hooks
 from ..errors import InvalidInput, MergeConflict, MissingExtra, NotFound
+from ..limits import check_reference
 from ..model import new_id, now
 from ..naming import check_name
 from ..store.areas import Unit
@@ -275,6 +276,7 @@ def resolve_revision(db: Unit, doc: Document, spec: str | None) -> Revision:
     """A revision from a branch name, a revision id or unique prefix, or None (current)."""
     if spec is None:
         spec = doc.current_rev or doc.current_branch or MAIN
+    check_reference(f"branch or revision of doc:{doc.name}", spec)
     head = S.branch_head(db, doc.id, spec)
     rid = head or spec
     rev = S.revision(db, doc.id, rid)

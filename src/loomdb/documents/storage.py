@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from ..errors import NotFound, RefConflict
 from ..store.areas import Unit
 
+#: characters of an id (a ULID): a longer prefix names nothing
+ID_CHARS = 26
+
 
 @dataclass(frozen=True)
 class Document:
@@ -47,8 +50,8 @@ def document(db: Unit, name: str) -> Document:
     doc = find_document(db, name)
     if doc is None:
         near = [r[0] for r in db.execute(
-            "SELECT name FROM doc_documents WHERE name LIKE ? ORDER BY name LIMIT 10",
-            (name[:3] + "%",))]
+            "SELECT name FROM doc_documents WHERE name >= ? AND name < ? ORDER BY name LIMIT 10",
+            (name[:3], name[:3] + "\uffff"))]
         raise NotFound("document", name, near)
     return doc
 
@@ -95,9 +98,14 @@ def revision(db: Unit, doc_id: str, rev_id: str) -> Revision | None:
 
 
 def revision_ids_like(db: Unit, doc_id: str, prefix: str) -> list[str]:
+    """Revision ids starting with `prefix` (a range, never a LIKE pattern: `%` and `_`
+    in it are characters, and no length makes SQLite's pattern too complex)."""
+    if len(prefix) > ID_CHARS:
+        return []
+    start = prefix.upper()
     return [r[0] for r in db.execute(
-        "SELECT id FROM doc_revisions WHERE document_id = ? AND id LIKE ? ORDER BY id LIMIT 1001",
-        (doc_id, prefix.upper() + "%"))]
+        "SELECT id FROM doc_revisions WHERE document_id = ? AND id >= ? AND id < ?"
+        " ORDER BY id LIMIT 1001", (doc_id, start, start + "\uffff"))]
 
 
 def revisions(db: Unit, doc_id: str) -> dict[str, Revision]:

@@ -59,7 +59,7 @@ def complete(gw: Gateway, body: Any, session: str | None) -> dict[str, Any]:
         options.update(logprobs=True, top_logprobs=int(body["logprobs"]))
     ctx = {"messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}],
            "options": options}
-    answers = gw.client(spec).complete(ctx, n=n, mode="completion")
+    answers = gw.client(spec).complete(ctx, n=n, mode="completion", served=gw.served(ctx))
     with gw.lock:
         nodes = record(gw.loom, prompt, answers, body, session)
     return {

@@ -166,10 +166,17 @@ class Gateway:
 
         ctx = fitted(ex.ctx, ex.spec)
         ex.capped = ctx["options"].get("max_tokens") != ex.ctx["options"].get("max_tokens")
-        answers = ex.client.complete(ctx, n=ex.n, stream=stream, blob_reader=blob)
+        answers = ex.client.complete(ctx, n=ex.n, stream=stream, blob_reader=blob,
+                                     served=self.served(ctx))
         if len(answers) != ex.n:
             raise InvalidInput("n", f"the model gave {len(answers)} answers, not {ex.n}")
         return answers
+
+    def served(self, ctx: Mapping[str, Any]) -> int:
+        """Every gateway caller is over HTTP: its provider body is held to the allow-list
+        (`providers.served.served_body`), its answer to the request's own maximum."""
+        own = (ctx.get("options") or {}).get("max_tokens")
+        return own if type(own) is int and own > 0 else self.limits.answer_tokens
 
     def record(self, ex: Exchange, answers: list[Completion], session: str | None) -> Recorded:
         with self.lock:

@@ -38,7 +38,7 @@ class Agents(AreaDoor):
         steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
         return run_turn(self.loom, self._at(at), models=models, max_steps=steps,
                         persona=persona, max_tokens=max_tokens, config=rt.config,
-                        environ=rt.environ, tools=rt.tools)
+                        environ=rt.environ, tools=rt.tools, served=self._served())
 
     def spawn(self, at: str, task: str, *, persona: str | None = None,
               max_steps: int | None = None, max_tokens: int | None = None,
@@ -54,7 +54,14 @@ class Agents(AreaDoor):
         claim = self._claim if self.sight.shared else None
         return spawn(self.loom, self._at(at), task, persona=persona, max_steps=steps,
                      models=models, max_tokens=max_tokens, config=rt.config,
-                     environ=rt.environ, tools=rt.tools, on_child=claim)
+                     environ=rt.environ, tools=rt.tools, on_child=claim,
+                     served=self._served())
+
+    def _served(self) -> int | None:
+        """For a caller over HTTP, the ceiling every model call of a turn is held to
+        (`providers.served.served_body`); None in process."""
+        rt = self.runtime
+        return (rt.limits or self.loom.limits).answer_tokens if rt.served_only else None
 
     def _claim(self, tree: str) -> None:
         self.sight.claim([tree])
@@ -82,7 +89,8 @@ class Agents(AreaDoor):
 
         rt = self.runtime
         return A.approve(self.loom, self._call(node), by=by or self.sight.actor,
-                         config=rt.config, environ=rt.environ, tools=rt.tools)
+                         config=rt.config, environ=rt.environ, tools=rt.tools,
+                         served=self._served())
 
     def amend_call(self, node: str, inputs: dict[str, Any], *,
                    by: str | None = None) -> Turn:
@@ -92,7 +100,8 @@ class Agents(AreaDoor):
 
         rt = self.runtime
         return A.amend(self.loom, self._call(node), inputs, by=by or self.sight.actor,
-                       config=rt.config, environ=rt.environ, tools=rt.tools)
+                       config=rt.config, environ=rt.environ, tools=rt.tools,
+                       served=self._served())
 
     def deny(self, node: str, *, reason: str | None = None, by: str | None = None) -> Turn:
         """Refuse a pending call; the turn resumes so the model reads the refusal."""
@@ -100,7 +109,8 @@ class Agents(AreaDoor):
 
         rt = self.runtime
         return A.deny(self.loom, self._call(node), reason=reason, by=by or self.sight.actor,
-                      config=rt.config, environ=rt.environ, tools=rt.tools)
+                      config=rt.config, environ=rt.environ, tools=rt.tools,
+                      served=self._served())
 
     def steps(self, node: str) -> dict[str, Any]:
         """The turn through `node` (a node the caller sees), step by step as written so

@@ -145,16 +145,19 @@ class Nodes(AreaDoor):
         from ..generation import generate, generate_at
 
         pos, rt, lm = self.find(headish), self.runtime, self.loom
+        served = None
         if rt.served_only:
             from ..providers.served import check_request
 
             check_request(models, n, lm.context(pos, options)["options"], rt.config,
                           rt.limits or lm.limits)
+            served = (rt.limits or lm.limits).answer_tokens
         if stop is not None and stream is not None:
             stream, keep_partial = _stoppable(stream, stop), True
         common: dict[str, Any] = dict(models=models, n=n, max_tokens=max_tokens,
                                       stream=stream, config=rt.config, environ=rt.environ,
-                                      keep_partial=keep_partial, options=options)
+                                      keep_partial=keep_partial, options=options,
+                                      served=served)
         if storage(lm).tree_settings(pos.tree).mode == "buffer":
             result = generate_at(lm, pos, **common)
         else:

@@ -106,17 +106,37 @@ class Trees(AreaDoor):
         are not read, each a warning) and is held to the store's upload limit. Each
         conversation's trees are recorded as the caller's inside that conversation's
         own transaction; a file that would grow another user's tree is refused before
-        anything is written, and one that grew meanwhile rolls its conversation back."""
+        anything is written, and one that grew meanwhile rolls its conversation back.
+
+        The whole import (the check above included) has `limits.import_seconds` of wall
+        clock: past it the upload is refused in one line (TooLarge), the conversation
+        being written rolls back and the trees the import had created are deleted
+        again, so nothing of it stays."""
+        from ..interop import budget
+
         lm = self.loom
         if os.path.getsize(path) > lm.limits.upload:
             raise TooLarge("upload", f"over the limit of {lm.limits.upload} bytes "
                            "(LOOMDB_LIMIT_UPLOAD); nothing was imported")
-        if self.sight.shared:
-            self._refuse_foreign(trees_in_file(path, format, lm))
-        report = lm_import(lm, path, format, self._claiming())
+        try:
+            with budget.within(lm.limits.import_seconds):
+                if self.sight.shared:
+                    self._refuse_foreign(trees_in_file(path, format, lm))
+                report = lm_import(lm, path, format, self._claiming())
+        except budget.OverBudget as exc:
+            self._undo(exc.report)
+            raise TooLarge("upload", exc.why) from None
         with self.sight.atomic():
             self.sight.who.record_import(filename, report.to_json())
         return report
+
+    def _undo(self, report: ImportReport | None) -> None:
+        """Delete the trees an import refused for time had created (each whole)."""
+        from ..forget import service as F
+
+        for tree in report.trees if report is not None else []:
+            F.delete(self.loom, f"tree:{tree}", force=True, actor=self.sight.actor,
+                     reason="its upload ran past the import's time budget; undone")
 
     def _claiming(self) -> Callable[[Outcome], None]:
         """Run inside each imported conversation's transaction: a new tree becomes the
@@ -168,17 +188,24 @@ def trees_in_file(path: str, format: str, lm: Any) -> set[str]:
     Read as an upload is: no file besides it, within the store's limits."""
     from ..interop import native
     from ..interop.detect import FORMATS
-    from ..interop.importer import NATIVE, open_export
+    from ..interop.importer import NATIVE, guarded_units, open_export
     from ..interop.model import ParseError
     from ..interop.writer import tree_id_for
 
     fmt, inp = open_export(path, format, files=None, limits=lm.limits)
     if fmt == NATIVE:
-        return {str(doc["tree"]["id"]) for _, doc in native.read_units(inp)
+        return {str(doc["tree"]["id"]) for _, doc in guarded_units(native.read_units(inp), "")
                 if isinstance(doc, dict) and isinstance(doc.get("tree"), dict)
                 and isinstance(doc["tree"].get("id"), str)}
-    return {tree_id_for(conv) for conv in FORMATS[fmt](inp)
-            if not isinstance(conv, ParseError) and conv.messages}
+    found: set[str] = set()
+    for _, conv in guarded_units(((".", c) for c in FORMATS[fmt](inp)), ""):
+        if isinstance(conv, ParseError) or not getattr(conv, "messages", None):
+            continue  # refused again, and reported, by the import itself
+        try:
+            found.add(tree_id_for(conv))
+        except Exception:  # noqa: BLE001 - a conversation the import will refuse
+            continue
+    return found
 
 
 class Refs(AreaDoor):

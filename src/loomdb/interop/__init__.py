@@ -5,7 +5,8 @@
 Formats: chatgpt, claude, claude_code (Claude Code session files and project folders),
 openwebui, librechat, loom (socketteer/loom saves), oasst, openai_jsonl, sharegpt,
 chatbot_ui; agent sessions besides Claude Code: codex (Codex CLI rollouts), pi, llm
-(simonw/llm's logs.db). Each parser yields one item per conversation, so a broken
+(simonw/llm's logs.db); each a value of the registry `formats.REGISTRY` (its name,
+how its content is told, its parser, an agent's session files). Each parser yields one item per conversation, so a broken
 conversation becomes a ParseError while the good ones still come through (a
 conversation with no messages is an EmptyConversation, the ParseError the importer
 counts as skipped rather than failed); problems with the whole file (not JSON,

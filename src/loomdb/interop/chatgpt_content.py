@@ -14,8 +14,11 @@ import json
 import mimetypes
 import posixpath
 import re
+from collections import OrderedDict
 from typing import Any
 
+from ..errors import TooLarge
+from . import budget
 from .model import AttachmentSet, as_str, expect, text_block
 from .stream import Input
 
@@ -29,11 +32,21 @@ Meta = dict[str, Any]
 
 
 class AssetIndex:
-    """Files of a ChatGPT export zip, found by the file id their names start with."""
+    """Files of a ChatGPT export zip, found by the file id their names start with.
+
+    Each member is decompressed at most once per import while it fits the cache
+    (`limits.blob` bytes of decoded members, least recently used out first): an export
+    that points at one file many times reads it once. What is decompressed in all
+    (a member pushed out of the cache and pointed at again counts again) is bounded by
+    `limits.zip_total`, past which the rest is refused (TooLarge)."""
 
     def __init__(self, inp: Input) -> None:
         self._inp = inp
         self._by_id: dict[str, str] = {}
+        self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._cached = 0
+        self.decoded = 0  # bytes decompressed so far (repeats included)
+        self.decodes = 0  # member reads so far
         for name in inp.zip_names():
             match = _FILE_ID.match(posixpath.basename(name))
             if match:
@@ -43,7 +56,28 @@ class AssetIndex:
         member = self._by_id.get(file_id)
         if member is None:
             return None, None
-        return posixpath.basename(member), self._inp.read_zip_member(member)
+        return posixpath.basename(member), self._read(member)
+
+    def _read(self, member: str) -> bytes:
+        data = self._cache.get(member)
+        if data is not None:
+            self._cache.move_to_end(member)
+            return data
+        budget.check()
+        limits = self._inp.limits
+        if self.decoded >= limits.zip_total:
+            raise TooLarge(f"{self._inp.path.name}:{member}",
+                           f"the export's files decompressed past the zip_total limit of "
+                           f"{limits.zip_total} bytes; nothing more was read")
+        data = self._inp.read_zip_member(member)
+        self.decodes += 1
+        self.decoded += len(data)
+        self._cache[member] = data
+        self._cached += len(data)
+        while self._cached > limits.blob and len(self._cache) > 1:
+            _, old = self._cache.popitem(last=False)
+            self._cached -= len(old)
+        return data
 
 
 class ContentBuilder:

@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,7 @@ from .claude_code_lines import (
 from .model import ImportedConversation, ParseError, guarded
 from .stream import Input, as_input
 
-__all__ = ["FORMAT", "is_project_folder", "is_projects_folder", "looks_like", "parse",
-           "parse_entries", "session_files"]
+__all__ = ["FORMAT", "looks_like", "parse", "parse_entries", "projects", "session_files"]
 
 _AGENT = re.compile(r"^agent-([A-Za-z0-9_-]{1,128})\.jsonl$")
 _SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,200}\.jsonl$")
@@ -64,26 +64,6 @@ def looks_like(record: Any) -> bool:
         return True
     return record.get("type") in ("file-history-snapshot", "permission-mode", "summary") or (
         "sessionId" in record and record.get("type") in ("user", "assistant", "system"))
-
-
-def is_project_folder(path: Path) -> bool:
-    """A folder holding Claude Code session files (`*.jsonl` with session lines)."""
-    import json
-
-    for file in session_files(path)[:3]:
-        with open(file, "rb") as fh:
-            line = fh.readline(64 * 1024)
-        try:
-            if looks_like(json.loads(line)):
-                return True
-        except ValueError:
-            continue
-    return False
-
-
-def is_projects_folder(path: Path) -> bool:
-    """A folder of project folders (`~/.claude/projects`)."""
-    return any(is_project_folder(sub) for sub in _projects(path)[:20])
 
 
 def session_files(folder: Path) -> list[Path]:
@@ -137,7 +117,7 @@ def parse(
     inp = as_input(source)
     path = inp.path
     opts = _Options(limits or Limits(), complete_only)
-    folders = [path] if path.is_dir() and session_files(path) else _projects(path)
+    folders = [path] if path.is_dir() and session_files(path) else projects(path)
     files = [f for folder in folders for f in session_files(folder)]
     if not files and path.is_dir():
         return
@@ -196,7 +176,7 @@ def entry_lines(entries: Sequence[Any], name: str, limits: Limits) -> list[Line]
     return out
 
 
-def _projects(path: Path) -> list[Path]:
+def projects(path: Path) -> list[Path]:
     """The project folders of a projects folder (`~/.claude/projects`), by name."""
     if not path.is_dir() or path.is_symlink():
         return []
@@ -234,22 +214,28 @@ def _owned(agents: dict[str, Path], opts: _Options) -> dict[str, dict[str, Path]
 
 
 def _read(path: Path, opts: _Options, session_id: str | None = None) -> _Read:
-    """A session file, folded. Its id: `session_id` (a subagent's), else the file's
-    name when its lines name that session (as Claude Code lays files out), else the
-    session its lines name (an uploaded copy under another name), else the file name."""
-    with open(path, "rb") as fh:
-        lines = list(read_lines(fh, path.name, limits=opts.limits,
-                                complete_only=opts.complete_only))
+    """A session file, folded as it is read. Its id: `session_id` (a subagent's), else
+    the file's name when its lines name that session (as Claude Code lays files out),
+    else the session its lines name (an uploaded copy under another name), else the
+    file name. Only the lines up to the first that names a session are held before
+    folding starts."""
     stem = session_id_of(path)
-    declared = next((line.raw["sessionId"] for line in lines
-                     if isinstance(line.raw.get("sessionId"), str)
-                     and _SAFE_NAME.match(line.raw["sessionId"])), None)
     agent = _AGENT.match(path.name)
-    if session_id is None and agent and declared:  # a subagent's file, given alone
-        session_id = f"{declared}/agent-{agent.group(1)}"
-    sid = session_id or (stem if declared in (None, stem) else declared)
-    folder = Folder(sid, path.name)
-    folder.feed_all(lines)
+    with open(path, "rb") as fh:
+        lines = read_lines(fh, path.name, limits=opts.limits, complete_only=opts.complete_only)
+        ahead: list[Line] = []
+        declared = None
+        for line in lines:
+            ahead.append(line)
+            named = line.raw.get("sessionId")
+            if isinstance(named, str) and _SAFE_NAME.match(named):
+                declared = named
+                break
+        if session_id is None and agent and declared:  # a subagent's file, given alone
+            session_id = f"{declared}/agent-{agent.group(1)}"
+        sid = session_id or (stem if declared in (None, stem) else declared)
+        folder = Folder(sid, path.name)
+        folder.feed_all(chain(ahead, lines))
     return _Read(path, folder.session, folder, opts, named=declared == stem)
 
 
@@ -274,7 +260,10 @@ def _conversations(
     for root, units in groups.items():
         if root != main_root:
             continue
-        yield guarded(read.path.name, _conversation, read, sid, units, None, marks)
+        item = guarded(read.path.name, _conversation, read, sid, units, None, marks)
+        if isinstance(item, ImportedConversation):
+            item.warnings.extend(_missing_agents(read))
+        yield item
     tasks = {prompt.strip(): call for call, (_, prompt) in session.task_calls.items() if prompt}
     for root, units in groups.items():
         if root == main_root:
@@ -288,6 +277,20 @@ def _conversations(
         yield guarded(f"{read.path.name} sidechain {root}", _conversation, read,
                       f"{sid}/sidechain-{root}", units, spawn, marks)
     yield from _agent_files(read)
+
+
+def _missing_agents(read: _Read) -> list[str]:
+    """A warning naming the subagent runs the session's Task results name whose files
+    this import did not have (not beside the session file, or an upload of it alone)."""
+    missing = sorted(set(read.session.agent_results) - set(read.agents))
+    if not missing:
+        return []
+    shown = ", ".join(f"agent-{a}.jsonl" for a in missing[:3])
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    where = f"{read.session.session_id}/subagents/"
+    return [f"the session names {len(missing)} subagent run(s) whose file is missing "
+            f"({shown}{more}, looked for in {where}); their Task calls keep only their "
+            f"results"]
 
 
 def _part(

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InvalidInput
 from ..limits import Limits
+from . import budget
 from .model import (
     AttachmentSet,
     ImportedMessage,
@@ -131,6 +132,7 @@ def read_lines(
 def _raw_lines(fh: IO[bytes], name: str, longest: int) -> Iterator[bytes]:
     number = 0
     while True:
+        budget.check()
         raw = fh.readline(longest + 1)
         if not raw:
             return
@@ -170,17 +172,25 @@ class Folder:
         self.last: str | None = None  # the newest unit (a boundary's fallback parent)
         self.above: dict[str, str] = {}  # a non-message line above every message -> its parent
 
-    def feed_all(self, lines: list[Line]) -> None:
-        """Every line, each after the line it hangs from (a file may write a line before
-        its parent); a line whose parent never comes is fed at the end."""
-        present = {line.uuid for line in lines if line.uuid is not None}
+    def feed_all(self, lines: Iterable[Line]) -> None:
+        """Every line as it is read (folded, then dropped: memory follows the messages,
+        not the file), each after the line it hangs from: a line whose parent has not
+        been fed waits for it (a file may write a line before its parent). Lines whose
+        parent never comes are fed at the end, in file order, as hanging from outside
+        the file; lines waiting on each other (a cycle) are broken at the first."""
+        seen: set[str] = set()
         waiting: dict[str, list[Line]] = {}
         for line in lines:
-            if (line.parent is not None and line.parent in present
-                    and line.parent not in self.line_unit):
+            if line.uuid is not None:
+                seen.add(line.uuid)
+            if line.parent is not None and line.parent not in self.line_unit:
                 waiting.setdefault(line.parent, []).append(line)
                 continue
             self._feed_with_waiting(line, waiting)
+        absent = sorted((p for p in waiting if p not in seen), key=lambda p: waiting[p][0].number)
+        for parent in absent:
+            for line in waiting.pop(parent, []):
+                self._feed_with_waiting(line, waiting)
         for stuck in list(waiting.values()):  # a cycle: broken at the first line
             for line in stuck:
                 line.parent = None

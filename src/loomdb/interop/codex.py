@@ -39,7 +39,7 @@ becomes a child tree spawned from the call (see `codex_threads`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +86,8 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     for path in parents_first(list(session_files(inp.path, "rollout-*.jsonl")), inp.limits):
         one = Input(path, limits=inp.limits)
         label = str(path.relative_to(inp.path)) if inp.path.is_dir() else inp.name
-        try:
-            values = list(read_values(one))
-        except InvalidInput as exc:
-            yield ParseError(label, exc.why)
-            continue
         rollout = _Rollout(label)
-        item = guarded(label, rollout.run, values)
+        item = guarded(label, rollout.run, read_values(one))  # folded as it is read
         if isinstance(item, ImportedConversation):
             for child, spawn in rollout.calls.children.items():
                 spawned[child] = {"conversation": item.source_id, **spawn}
@@ -152,16 +147,21 @@ class _Rollout:
         self.when: Any = None
         self.calls = Calls()
 
-    def run(self, values: list[tuple[int, Any]]) -> ImportedConversation:
+    def run(self, values: Iterable[tuple[int, Any]]) -> ImportedConversation:
+        """The rollout's values, each folded as it is read and then dropped (memory
+        follows the messages, not the file)."""
+        first: list[Any] = []  # the first three values: the id of a rollout without one
         for index, (line, value) in enumerate(values):
             where = f"line {line}"
             if isinstance(value, InvalidInput):
                 raise InvalidInput(f"{self.label} {where}", value.why)
             if not isinstance(value, dict):
                 raise InvalidInput(f"{self.label} {where}", "expected a JSON object")
+            if index < 3 and not self.meta.get("id"):
+                first.append(value)
             self._value(index, value, where)
         meta = self.meta
-        source_id = as_str(meta.get("id")) or content_hash([v for _, v in values[:3]])
+        source_id = as_str(meta.get("id")) or content_hash(first[:3])
         metadata: dict[str, Any] = {k: meta[k] for k in ("cwd", "originator", "cli_version", "source",
                                          "model_provider", "git") if k in meta}
         if self.left_out:

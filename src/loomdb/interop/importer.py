@@ -28,9 +28,10 @@ from typing import IO, TYPE_CHECKING, Any
 from ..errors import InvalidInput, LoomError
 from ..limits import DEFAULT, Limits
 from ..storage_ops import storage
-from . import claude_code, links, native
+from . import budget, claude_code, links, native
 from .detect import FORMATS, _document, detect
 from .files import BESIDE, Beside
+from .formats import usage
 from .model import EmptyConversation, ImportedConversation, ParseError
 from .report import ImportReport, Outcome
 from .spawns import Written
@@ -67,11 +68,13 @@ class _CountingRaw:
         counter.read = 0
 
     def read(self, size: int = -1) -> bytes:
+        budget.check()
         data = self._fh.read(size)
         self._counter.read += len(data)
         return data
 
     def readline(self, size: int = -1) -> bytes:
+        budget.check()
         data = self._fh.readline(size)
         self._counter.read += len(data)
         return data
@@ -124,7 +127,7 @@ def resolve_format(name: str) -> str:
     if fmt in ("json", "jsonl", "native"):
         fmt = NATIVE
     if fmt != "auto" and fmt != NATIVE and fmt not in FORMATS:
-        names = ", ".join(["auto", *(f.replace("_", "-") for f in FORMATS), NATIVE])
+        names = ", ".join(usage((NATIVE,)).split("|"))
         raise InvalidInput("--format", f"unknown format {name!r}; supported: {names}")
     return fmt
 
@@ -164,6 +167,7 @@ def import_file(
     complete_only: bool = False,
     files: str | os.PathLike[str] | Beside | None = BESIDE,
     in_unit: InUnit | None = None,
+    seconds: float | None = None,
 ) -> ImportReport:
     """Import every conversation of an export file; see the module docstring.
 
@@ -172,22 +176,46 @@ def import_file(
     an entry in `errors` and the others are imported, unless `stop_on_error`, which
     stops at the first one (conversations imported before it stay: each is its own
     transaction). A file that breaks off half-way keeps the conversations before the
-    break and reports the break as the last error."""
+    break and reports the break as the last error.
+
+    `seconds`: a wall-clock budget (an upload's, `limits.import_seconds`). Past it the
+    conversation being written rolls back and `budget.OverBudget` is raised carrying
+    the report of what had landed (`.report`), so the caller can remove that too."""
+    report = ImportReport()
+    try:
+        with budget.within(seconds):
+            _import(loom, path, format, report, stop_on_error=stop_on_error, progress=progress,
+                    on_spawn=on_spawn, complete_only=complete_only, files=files,
+                    in_unit=in_unit)
+    except budget.OverBudget as exc:
+        exc.report = report
+        raise
+    return report
+
+
+def _import(
+    loom: Loom, path: str | os.PathLike[str], format: str, report: ImportReport, *,
+    stop_on_error: bool, progress: Progress | None,
+    on_spawn: Callable[[dict[str, Any]], None] | None, complete_only: bool,
+    files: str | os.PathLike[str] | Beside | None, in_unit: InUnit | None,
+) -> None:
     folder = files if files is None or isinstance(files, Beside) else Path(files)
     fmt, inp = open_export(path, format, files=folder, limits=loom.limits)
-    report = ImportReport(format=fmt)
+    report.format = fmt
     total = _size_of(inp)
     run = links.Run()  # what a native import brought so far (its links may end there)
     if fmt == NATIVE:
-        units: Iterator[tuple[str, Any]] = native.read_units(inp)
+        units: Iterator[tuple[str, Any]] = guarded_units(native.read_units(inp), inp.name)
         write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, run)  # noqa: E731
     else:
-        units = _labelled(_parse(loom, fmt, inp, complete_only), inp.name)
+        units = guarded_units(_labelled(_parse(loom, fmt, inp, complete_only), inp.name),
+                              inp.name)
         seen: dict[str, tuple[str, str]] = {}
         written: Written = {}
         write = lambda conv: write_conversation(loom, conv, seen, written)  # noqa: E731
     try:
         for where, item in units:
+            budget.check()  # also when a parser made the refusal one conversation's error
             if isinstance(item, EmptyConversation):
                 report.skip(item.where, item.reason)
             elif isinstance(item, ParseError):
@@ -195,11 +223,15 @@ def import_file(
             else:
                 try:
                     with storage(loom).transaction():
+                        budget.check()
                         outcome = write(item)
                         if outcome.spawned is not None and on_spawn is not None:
                             on_spawn(outcome.spawned)
                         if in_unit is not None:
                             in_unit(outcome)
+                        budget.check()  # a unit that ran past the budget rolls back
+                except budget.OverBudget:
+                    raise
                 except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
                     report.error(where, _reason(exc))
                     landed = False
@@ -211,6 +243,8 @@ def import_file(
                 progress(report, inp.counter.read, total)
             if stop_on_error and report.errors:
                 break
+    except budget.OverBudget:
+        raise
     except InvalidInput as exc:
         if report.conversations == 0:
             raise
@@ -218,7 +252,8 @@ def import_file(
     _late_links(loom, run, report)
     if report.nodes >= SETTLE_AFTER:
         storage(loom).settle()
-    return report
+
+
 
 
 def _parse(
@@ -251,6 +286,26 @@ def _late_links(loom: Loom, run: links.Run, report: ImportReport) -> None:
                 report.warn(where, why)
             elif edge is not None:
                 storage(loom).restore_edge(edge)
+
+
+def guarded_units(units: Iterator[tuple[str, Any]], name: str) -> Iterator[tuple[str, Any]]:
+    """The units a reader gives; an exception of the reader itself that is not loomdb's
+    (the parsers turn what they can into a per-conversation `ParseError`) ends the file
+    as one more refused unit, never a traceback: nothing after it can be read."""
+    index = 0
+    while True:
+        try:
+            where, item = next(units)
+        except StopIteration:
+            return
+        except (LoomError, RecursionError, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a reader broke on what it read
+            why = f"cannot be read past here ({type(exc).__name__}); nothing after it imported"
+            yield f"{name} conversation {index}", ParseError(f"{name} conversation {index}", why)
+            return
+        index += 1
+        yield where, item
 
 
 def _labelled(

@@ -21,7 +21,9 @@ Two stores, both read (the database is opened read-only; no file a row names is 
     `llm_legacy`).
 
 Messages no root reaches (a parent hash that names nothing) cannot be placed in a
-tree: they are reported as an error naming how many, never dropped in silence.
+tree: they are reported as an error naming how many, never dropped in silence. The
+message store is read once into maps (`_Index`), capped by `limits.foreign_messages`
+and `limits.foreign_roots`; a hash stored twice refuses it whole.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..limits import Limits
-from . import tree
+from . import budget, tree
 from .llm_legacy import legacy
 from .model import (
     AttachmentSet,
@@ -71,6 +73,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     try:
         yield from _parse(inp)
     except sqlite3.Error as exc:  # a damaged file: what was read before it stays
+        budget.check()  # interrupted for time: said as such
         raise InvalidInput(inp.name, f"cannot read the SQLite database ({exc})") from None
 
 
@@ -81,9 +84,13 @@ def _parse(inp: Input) -> Iterator[ImportedConversation | ParseError]:
             raise InvalidInput(inp.name, "a SQLite database, but not simonw/llm's logs.db")
         threads: set[str] = set()
         if {"messages", "parts", "threads"} <= tables:
-            store = _MessageStore(db, inp.name, tables, inp.limits)
-            yield from store.trees()
-            threads = store.thread_ids
+            try:
+                store = _MessageStore(db, inp.name, tables, inp.limits)
+            except InvalidInput as exc:  # past a cap: the message store is refused whole
+                yield ParseError(f"{inp.name} {exc.where}", exc.why)
+            else:
+                yield from store.trees()
+                threads = store.thread_ids
         if "responses" in tables:
             yield from legacy(db, inp.name, threads, tables, inp.limits,
                               partial(attachment_block, db, tables, inp.limits), _json)
@@ -93,18 +100,26 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         db.execute("PRAGMA trusted_schema = OFF")  # a crafted file's views run no functions
+        db.set_progress_handler(budget.over, 10_000)  # a query past the budget is interrupted
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         raise InvalidInput(path.name, f"cannot read the SQLite database ({exc})") from None
     return db
 
 
-def _rowids(db: sqlite3.Connection, table: str) -> dict[str, list[int]]:
-    """tip message hash -> the row ids of `table` that point at it."""
-    out: dict[str, list[int]] = {}
-    for rowid, tip in db.execute(f"SELECT rowid, tip_message_hash FROM {table}"):
-        if isinstance(tip, str):
-            out.setdefault(tip, []).append(rowid)
+def _rowids(db: sqlite3.Connection, table: str, limits: Limits,
+            column: str = "tip_message_hash") -> dict[Any, list[int]]:
+    """`column`'s value -> the row ids of `table` holding it, read in one pass (llm
+    indexes neither tips nor a part's message, and a crafted file need not hold even
+    llm's keys: a lookup by value would scan the table each time, a lookup by row id
+    never does). At most `limits.foreign_messages` rows, else InvalidInput."""
+    out: dict[Any, list[int]] = {}
+    for count, (rowid, key) in enumerate(db.execute(f"SELECT rowid, {column} FROM {table}")):
+        if count >= limits.foreign_messages:
+            raise InvalidInput(table, f"more than {limits.foreign_messages} rows "
+                               f"(LOOMDB_LIMIT_FOREIGN_MESSAGES); nothing imported")
+        if isinstance(key, (str, int)) and not isinstance(key, bool):
+            out.setdefault(key, []).append(rowid)
     return out
 
 
@@ -134,6 +149,51 @@ def _json(raw: Any, where: str, limits: Limits) -> Any:
 # ---------------------------------------------------------------- the message store
 
 
+class _Index:
+    """The message store's tree, read once in row order into maps (llm indexes no
+    `parent_hash`, and a crafted file need not hold llm's keys: one query per tree
+    would scan the table per root). More than `limits.foreign_messages` messages or
+    `limits.foreign_roots` roots, a hash stored twice or one that is not text refuse
+    the message store whole (InvalidInput naming why)."""
+
+    def __init__(self, db: sqlite3.Connection, name: str, limits: Limits) -> None:
+        where = f"{name} messages"
+        self.parent: dict[str, str | None] = {}
+        self.rowid: dict[str, int] = {}
+        self.role: dict[str, Any] = {}
+        self.children: dict[str, list[str]] = {}
+        self.roots: list[str] = []
+        for rowid, hash_, parent, role in db.execute(
+                "SELECT rowid, hash, parent_hash, role FROM messages ORDER BY rowid"):
+            if not isinstance(hash_, str) or not (parent is None or isinstance(parent, str)):
+                raise InvalidInput(f"{where} row {rowid}", "hashes must be text; the message "
+                                   "store is refused, nothing of it imported")
+            if hash_ in self.parent:
+                raise InvalidInput(where, f"duplicate message ids: {hash_[:80]} (a hash stored "
+                                   f"twice); the message store is refused, nothing of it imported")
+            if len(self.parent) >= limits.foreign_messages:
+                raise InvalidInput(where, f"more than {limits.foreign_messages} messages "
+                                   f"(LOOMDB_LIMIT_FOREIGN_MESSAGES); nothing of it imported")
+            self.parent[hash_], self.rowid[hash_], self.role[hash_] = parent, rowid, role
+            if parent is None:
+                self.roots.append(hash_)
+                if len(self.roots) > limits.foreign_roots:
+                    raise InvalidInput(where, f"more than {limits.foreign_roots} trees "
+                                       f"(LOOMDB_LIMIT_FOREIGN_ROOTS); nothing of it imported")
+            else:
+                self.children.setdefault(parent, []).append(hash_)
+
+    def below(self, root: str) -> list[str]:
+        """`root` and every message below it (each hash once: no hash is stored twice)."""
+        out, stack = [], [root]
+        while stack:
+            hash_ = stack.pop()
+            out.append(hash_)
+            stack.extend(self.children.get(hash_, ()))
+        return out
+
+
+
 class _MessageStore:
     def __init__(self, db: sqlite3.Connection, name: str, tables: set[str],
                  limits: Limits) -> None:
@@ -144,26 +204,40 @@ class _MessageStore:
         self.thread_ids = {r[0] for r in db.execute("SELECT id FROM threads")}
         # llm indexes neither table by tip, and the file is opened read-only: one pass
         # notes which rows point at which message (row ids only), instead of a scan per tree
-        self.turns_at = _rowids(db, "turns")
-        self.threads_at = _rowids(db, "threads")
+        self.turns_at = _rowids(db, "turns", limits)
+        self.threads_at = _rowids(db, "threads", limits)
+        self.parts_at = _rowids(db, "parts", limits, "message_hash")
+        self.fragments_at = (_rowids(db, "fragments", limits, "id") if "fragments" in tables
+                             else {})
 
     def trees(self) -> Iterator[ImportedConversation | ParseError]:
+        try:
+            index = _Index(self.db, self.name, self.limits)
+        except InvalidInput as exc:
+            yield ParseError(exc.where, exc.why)
+            return
         reached = 0
-        roots = [r[0] for r in self.db.execute(
-            "SELECT hash FROM messages WHERE parent_hash IS NULL ORDER BY rowid")]
-        for index, root in enumerate(roots):
-            rows = self.db.execute(
-                "WITH RECURSIVE t(hash) AS (SELECT ? UNION SELECT m.hash FROM messages m "
-                "JOIN t ON m.parent_hash = t.hash) SELECT m.hash, m.parent_hash, m.role, "
-                "m.provider_metadata FROM messages m JOIN t ON m.hash = t.hash ORDER BY m.rowid",
-                (root,)).fetchall()
-            reached += len(rows)
-            where = f"{self.name} messages[{index}] (root {root})"
+        for number, root in enumerate(index.roots):
+            hashes = index.below(root)
+            reached += len(hashes)
+            rows = self._rows(index, hashes)
+            where = f"{self.name} messages[{number}] (root {root})"
             yield guarded(where, self._tree, root, rows, where)
-        total = self.db.execute("SELECT count(*) FROM messages").fetchone()[0]
-        if total > reached:
-            yield ParseError(f"{self.name} messages", f"{total - reached} message(s) hang from a "
-                             f"parent hash that is not in the store; not imported")
+        if len(index.parent) > reached:
+            yield ParseError(f"{self.name} messages", f"{len(index.parent) - reached} message(s) "
+                             f"hang from a parent hash that is not in the store; not imported")
+
+    def _rows(self, index: _Index, hashes: list[str]) -> list[Row]:
+        """(hash, parent, role, provider_metadata) of `hashes` (in row order), the
+        metadata fetched by row id for this tree only."""
+        by_rowid = {index.rowid[h]: h for h in hashes}
+        meta: dict[int, Any] = {}
+        for chunk in _chunks(sorted(by_rowid)):
+            marks = ",".join("?" * len(chunk))
+            meta.update(self.db.execute(
+                f"SELECT rowid, provider_metadata FROM messages WHERE rowid IN ({marks})", chunk))
+        return [(h, index.parent[h], index.role[h], meta.get(rowid))
+                for rowid, h in sorted(by_rowid.items())]
 
     def _tree(self, root: str, rows: list[Row], where: str) -> ImportedConversation:
         hashes = [r[0] for r in rows]
@@ -202,12 +276,15 @@ class _MessageStore:
 
     def _parts(self, hashes: list[str]) -> dict[str, list[Row]]:
         out: dict[str, list[Row]] = {}
-        for chunk in _chunks(hashes):
+        rows: list[Row] = []
+        for chunk in _chunks([r for h in hashes for r in self.parts_at.get(h, ())]):
             marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(
+            rows += self.db.execute(
                 f"SELECT message_hash, position, type, tool_name, text, payload FROM parts "
-                f"WHERE message_hash IN ({marks}) ORDER BY message_hash, position", chunk):
-                out.setdefault(row[0], []).append(row)
+                f"WHERE rowid IN ({marks})", chunk).fetchall()
+        rows.sort(key=lambda r: (str(r[0]), r[1] if isinstance(r[1], (int, float)) else 0))
+        for row in rows:
+            out.setdefault(row[0], []).append(row)
         return out
 
     def _block(self, part: Row, where: str, attachments: AttachmentSet) -> Blocks:
@@ -253,10 +330,10 @@ class _MessageStore:
         ids = [p["fragment"] for p in pieces if isinstance(p, dict)
                and isinstance(p.get("fragment"), int)]
         found: dict[int, str] = {}
-        for chunk in _chunks(ids) if "fragments" in self.tables else ():
+        for chunk in _chunks([r for i in ids for r in self.fragments_at.get(i, ())[:1]]):
             marks = ",".join("?" * len(chunk))
             found.update(self.db.execute(
-                f"SELECT id, content FROM fragments WHERE id IN ({marks})", chunk).fetchall())
+                f"SELECT id, content FROM fragments WHERE rowid IN ({marks})", chunk).fetchall())
         out: list[str] = []
         for p in pieces:
             if isinstance(p, dict) and isinstance(p.get("literal"), str):
@@ -284,6 +361,9 @@ class _MessageStore:
         turns.sort(key=lambda t: str(t[9] or ""))
         times: dict[str, Any] = {}
         answers: dict[str, dict[str, Any]] = {}
+        #: steps up the tree all turns may take together: a turn walks from its tip to
+        #: the first message an earlier turn dated, a few steps for what llm writes
+        steps = 4 * (len(hashes) + len(turns)) + 1000
         for tid, parent, tip, model, resolved, options, tin, tout, ms, when, thread in turns:
             moment = to_datetime(when, f"turn {tid}.datetime_utc")
             info = {k: v for k, v in (("id", tid), ("model", model), ("resolved_model", resolved),
@@ -295,6 +375,10 @@ class _MessageStore:
             for _ in range(len(hashes) + 1):  # bounded: a chain is no longer than its tree
                 if cursor is None or cursor not in parents:
                     break
+                steps -= 1
+                if steps < 0:
+                    raise InvalidInput(f"turn {tid}", "the turns of this tree walk its messages "
+                                       "far more often than llm writes them; refused")
                 if cursor == parent:
                     inside = False
                 if inside:

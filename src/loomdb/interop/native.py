@@ -222,7 +222,8 @@ def read_units(inp: Input) -> Iterator[tuple[str, Any]]:
             for index, doc in enumerate(stream.items(
                 counted, prefix, multiple_values=prefix == "", use_float=True,
             )):
-                tid = doc.get("tree", {}).get("id") if isinstance(doc, dict) else None
+                tree = doc.get("tree") if isinstance(doc, dict) else None
+                tid = tree.get("id") if isinstance(tree, dict) else None
                 label = f"{inp.name} tree {index}" + (f" (id {tid})" if isinstance(tid, str) else "")
                 yield label, doc
         except stream.JSONError as exc:

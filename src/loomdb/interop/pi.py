@@ -36,7 +36,8 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 from ..errors import InvalidInput
@@ -71,15 +72,16 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     inp = as_input(source)
     for path in session_files(inp.path, "*.jsonl"):
         label = str(path.relative_to(inp.path)) if inp.path.is_dir() else inp.name
+        values = read_values(Input(path, limits=inp.limits))  # folded as they are read
         try:
-            values = list(read_values(Input(path, limits=inp.limits)))
+            first = next(values, None)
         except InvalidInput as exc:
             yield ParseError(label, exc.why)
             continue
-        if not values or not looks_like(values[0][1]):
+        if first is None or not looks_like(first[1]):
             yield ParseError(label, "not a pi session (no session header first)")
             continue
-        yield guarded(label, convert, values, label)
+        yield guarded(label, convert, chain([first], values), label)
 
 
 def looks_like(value: Any) -> bool:
@@ -89,7 +91,7 @@ def looks_like(value: Any) -> bool:
             and "payload" not in value)
 
 
-def convert(values: list[tuple[int, Any]], label: str) -> ImportedConversation:
+def convert(values: Iterable[tuple[int, Any]], label: str) -> ImportedConversation:
     return _Session(label).run(values)
 
 
@@ -105,14 +107,16 @@ class _Session:
         self.title: str | None = None
         self.left_out: dict[str, int] = {}
 
-    def run(self, values: list[tuple[int, Any]]) -> ImportedConversation:
-        header = values[0][1]
+    def run(self, values: Iterable[tuple[int, Any]]) -> ImportedConversation:
+        """The session's values, each folded as it is read and then dropped."""
+        values = iter(values)
+        header = next(values)[1]
         version = header.get("version")
         linear = not isinstance(version, int) or isinstance(version, bool) or version < 2
         ids: list[str] = ["#0"]
         last: str | None = None
         upgraded = not linear  # entries in file order, each under the one before it
-        for index, (line, entry) in enumerate(values[1:], start=1):
+        for index, (line, entry) in enumerate(values, start=1):
             where = f"{self.label} line {line}"
             if isinstance(entry, InvalidInput):
                 raise InvalidInput(where, entry.why)
@@ -131,7 +135,7 @@ class _Session:
             self.parents[eid] = parent
             ids.append(eid)
             count = len(self.messages)
-            self._entry(eid, parent, entry, where, values, ids, linear)
+            self._entry(eid, parent, entry, where, ids, linear)
             upgraded = upgraded and parent == last
             if len(self.messages) > count:
                 message = self.messages[-1]
@@ -159,7 +163,7 @@ class _Session:
         )
 
     def _entry(self, eid: str, parent: str | None, entry: dict[str, Any], where: str,
-               values: list[tuple[int, Any]], ids: list[str], linear: bool) -> None:
+               ids: list[str], linear: bool) -> None:
         above, options = self.anchor.get(parent, (None, {})) if parent else (None, {})
         kind = entry.get("type")
         if kind in _NOT_NODES:
@@ -178,14 +182,14 @@ class _Session:
                 self.left_out[kind] = self.left_out.get(kind, 0) + 1
             self.anchor[eid] = (above, options)
             return
-        message = self._message(eid, above, entry, where, values, ids, linear)
+        message = self._message(eid, above, entry, where, ids, linear)
         if options:
             message.options = {"pi": options}
         self.messages.append(message)
         self.anchor[eid] = (eid, {})
 
     def _message(self, eid: str, above: str | None, entry: dict[str, Any], where: str,
-                 values: list[tuple[int, Any]], ids: list[str], linear: bool) -> ImportedMessage:
+                 ids: list[str], linear: bool) -> ImportedMessage:
         kind = entry.get("type")
         when = to_datetime(entry.get("timestamp"), f"{where}.timestamp")
         out = ImportedMessage(source_id=eid, parent_source_id=above, role="user", content=[],
@@ -195,7 +199,7 @@ class _Session:
         elif kind == "compaction":
             out.kind = "compaction"
             out.content = [text_block(as_str(entry.get("summary")) or "")]
-            out.kept_source_ids = self._kept(eid, entry, values, ids, linear)
+            out.kept_source_ids = self._kept(eid, entry, ids, linear)
             out.metadata = {k: entry[k] for k in ("tokensBefore", "details", "fromHook")
                             if k in entry}
         elif kind == "branch_summary":
@@ -270,8 +274,8 @@ class _Session:
         key = self.attachments.add(f"{where}:{content_hash(part.get('data'))[7:23]}", data, mime)
         return {"type": "image", "ref": key, "mime_type": mime}
 
-    def _kept(self, eid: str, entry: dict[str, Any], values: list[tuple[int, Any]],
-              ids: list[str], linear: bool) -> list[str]:
+    def _kept(self, eid: str, entry: dict[str, Any], ids: list[str],
+              linear: bool) -> list[str]:
         """The nodes a compaction kept: from its first kept entry down to it, on its path."""
         first: str | None = None
         index = entry.get("firstKeptEntryIndex")

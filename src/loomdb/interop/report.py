@@ -55,7 +55,7 @@ class ImportReport:
     def error(self, where: str, reason: str) -> None:
         """Record a conversation that could not be imported (its writes rolled back)."""
         self.conversations += 1
-        self.errors.append({"where": where, "reason": " ".join(str(reason).split())})
+        self.errors.append({"where": _shown(where), "reason": _shown(reason)})
 
     def skip(self, where: str, reason: str) -> None:
         """A conversation with nothing to import: counted in `skipped`, not an error."""
@@ -66,7 +66,7 @@ class ImportReport:
 
     def warn(self, where: str, reason: str) -> None:
         """Something the summary must say although nothing failed."""
-        self.warnings.append({"where": where, "reason": " ".join(str(reason).split())})
+        self.warnings.append({"where": _shown(where), "reason": _shown(reason)})
 
     @property
     def ok(self) -> bool:
@@ -98,3 +98,10 @@ class ImportReport:
             lines.append(f"{len(self.errors)} error(s):")
             lines += [f"  {e['where']}: {e['reason']}" for e in self.errors]
         return "\n".join(lines)
+
+
+def _shown(text: str) -> str:
+    """A report line: one line, and text any encoder takes (a label or reason made from
+    an export's own ids may hold a lone surrogate, which no UTF-8 answer can carry)."""
+    line = " ".join(str(text).split())
+    return line.encode("utf-8", "replace").decode("utf-8")

@@ -30,6 +30,7 @@ from zlib import error as zlib_error
 from .. import jsondepth
 from ..errors import InvalidInput, TooLarge
 from ..limits import DEFAULT, Limits
+from . import budget
 from .events import json_stream as json_stream
 from .events import values
 from .files import BESIDE, Beside, Neighbour, read_neighbour
@@ -298,6 +299,7 @@ class CountingReader(io.RawIOBase):
         return True
 
     def read(self, size: int = -1) -> bytes:
+        budget.check()
         data = self._fh.read(size)
         if self.offset == 0 and data.startswith(_BOM):
             self.offset = len(_BOM)

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidInput
+from . import budget
 from .stream import Input
 
 _CHUNK = 1024 * 1024
@@ -105,10 +106,14 @@ class _Text:
     def fill(self) -> None:
         """Read more (as much again as is pending, so a long value is parsed O(log n)
         times); a UTF-8 character split by the read waits for its end."""
+        budget.check()
         pending = self.buf[self.pos:]
         chunk = self.fh.read(max(_CHUNK, len(pending)))
         self.eof = not chunk
-        self.buf = pending + self.decoder.decode(chunk, final=self.eof)
+        text = self.decoder.decode(chunk, final=self.eof)
+        if self.line == 1 and not pending and not self.pos and text.startswith("\ufeff"):
+            text = text[1:]  # a UTF-8 byte order mark before the first value
+        self.buf = pending + text
         self.pos = 0
 
     def skip_space(self) -> bool:

@@ -10,6 +10,9 @@ newest one; a last line still missing its newline is left for the next pass; a w
 started again imports every file once, which adds nothing that is already stored, and
 so resumes where the last one stopped without a state file of its own.
 
+`format` names the agents' format when detection should not judge each file (an
+agent format of `formats.REGISTRY`); by default each file's lines say.
+
 A change to a subagent's file imports the session that owns it (the session file of
 its `subagents/` folder, or, for the 2.0.x layout, the session files beside it), since
 a subagent's tree is written with its parent's.
@@ -27,7 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from .claude_code import session_files
+from .claude_code import FORMAT, session_files
+from .formats import get
 from .importer import import_file
 from .report import ImportReport
 
@@ -60,8 +64,11 @@ class Watcher:
     """Imports the session files under `folder` that changed since the last pass."""
 
     def __init__(self, loom: Loom, folder: str | os.PathLike[str], *,
-                 on_spawn: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_spawn: Callable[[dict[str, Any]], None] | None = None,
+                 format: str = "auto") -> None:
         self.loom = loom
+        #: "auto" (each file's format told from its lines) or an agent format's name
+        self.format = format if format == "auto" else get(format, agents_only=True).name
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise InvalidInput(str(folder), "is not a folder")
@@ -94,7 +101,8 @@ class Watcher:
         if path.is_file() and not _has_a_line(path):
             return Imported(path, ImportReport())  # nothing whole to read yet
         try:
-            report = import_file(self.loom, path, on_spawn=self.on_spawn, complete_only=True)
+            report = import_file(self.loom, path, self.format, on_spawn=self.on_spawn,
+                                 complete_only=True)
         except InvalidInput as exc:
             return Imported(path, None, str(exc))
         return Imported(path, report)
@@ -127,7 +135,7 @@ def _in_project(path: Path) -> bool:
     (which name leaves in the project's other sessions)."""
     import json
 
-    from .claude_code import is_project_folder
+    from .detect import agent_folder
 
     if path.name.startswith("agent-"):
         return False
@@ -138,7 +146,7 @@ def _in_project(path: Path) -> bool:
     except (ValueError, RecursionError):
         return False
     return (isinstance(first, dict) and first.get("type") == "summary"
-            and is_project_folder(path.parent))
+            and agent_folder(path.parent) == FORMAT)
 
 
 def _has_a_line(path: Path) -> bool:

@@ -110,7 +110,9 @@ class Completion:
 
 
 class Client(Protocol):
-    """A model behind one provider pointer."""
+    """A model behind one provider pointer. `served` is given for a caller over HTTP:
+    the most tokens an answer may take when the request names none (see
+    `loomdb.providers.served.served_body`, the allow-list every client applies then)."""
 
     def complete(
         self,
@@ -121,6 +123,7 @@ class Client(Protocol):
         stream: StreamCallback | None = None,
         mode: str | None = None,
         blob_reader: Callable[[str], bytes] | None = None,
+        served: int | None = None,
     ) -> list[Completion]: ...
 
 

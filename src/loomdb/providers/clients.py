@@ -45,6 +45,7 @@ from .replies import (
 )
 from .requests import openai_chat_request, openai_completion_request
 from .requests_anthropic import anthropic_request, forwarded
+from .served import checked
 
 BlobReader = Callable[[str], bytes]
 #: longest provider error text kept in a ProviderError message
@@ -133,8 +134,10 @@ class OpenAIClient:
         max_tokens: int | None = None,
         mode: str | None = None,
         blob_reader: BlobReader | None = None,
+        served: int | None = None,
     ) -> dict[str, Any]:
-        """The body `complete` would send for one alternative (after the spec's defaults)."""
+        """The body `complete` would send for one alternative (after the spec's defaults;
+        for a caller over HTTP, `served`, through `served.served_body`)."""
         ctx = with_defaults(ctx, self.spec)
         token_limit(max_tokens)
         if choose_mode(mode, ctx["options"], self.spec) == "completion":
@@ -145,7 +148,7 @@ class OpenAIClient:
             )
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        return body
+        return checked(body, self.spec, max_tokens, served)
 
     def complete(
         self,
@@ -156,8 +159,10 @@ class OpenAIClient:
         stream: StreamCallback | None = None,
         mode: str | None = None,
         blob_reader: BlobReader | None = None,
+        served: int | None = None,
     ) -> list[Completion]:
-        body = self.request(ctx, max_tokens=max_tokens, mode=mode, blob_reader=blob_reader)
+        body = self.request(ctx, max_tokens=max_tokens, mode=mode, blob_reader=blob_reader,
+                            served=served)
         chat = "messages" in body
 
         def one(index: int, callback: StreamCallback | None) -> Completion:
@@ -262,13 +267,15 @@ class AnthropicClient:
         *,
         max_tokens: int | None = None,
         blob_reader: BlobReader | None = None,
+        served: int | None = None,
     ) -> dict[str, Any]:
-        return anthropic_request(
+        body = anthropic_request(
             with_defaults(ctx, self.spec),
             model=self.spec.model,
             max_tokens=token_limit(max_tokens),
             blob_reader=blob_reader or self.blob_reader,
         )
+        return checked(body, self.spec, max_tokens, served)
 
     def complete(
         self,
@@ -279,12 +286,13 @@ class AnthropicClient:
         stream: StreamCallback | None = None,
         mode: str | None = None,
         blob_reader: BlobReader | None = None,
+        served: int | None = None,
     ) -> list[Completion]:
         if choose_mode(mode, with_defaults(ctx, self.spec)["options"], self.spec) != "chat":
             raise InvalidInput(
                 "mode", "Anthropic has no completion mode; use an OpenAI-compatible or local model"
             )
-        body = self.request(ctx, max_tokens=max_tokens, blob_reader=blob_reader)
+        body = self.request(ctx, max_tokens=max_tokens, blob_reader=blob_reader, served=served)
         options = with_defaults(ctx, self.spec)["options"]
         betas = options.get("anthropic_beta")
         headers = {"anthropic-beta": ",".join(map(str, betas))} if betas else None
@@ -427,12 +435,14 @@ def complete_many(
     environ: Mapping[str, str] | None = None,
     return_exceptions: bool = False,
     mode: str | None = None,
+    served: int | None = None,
 ) -> list[list[Completion] | LoomError]:
     """Ask several models at once, one thread each; results in the order given.
 
     `stream(job, index, delta)` gets every job's text as it arrives (never two calls at
     once); `mode` ("chat" / "completion") applies to every job. The local model is serialized by its own lock, so local jobs queue up while
-    remote ones proceed. With `return_exceptions`, a failed job's entry is its LoomError
+    remote ones proceed. `served` (a caller over HTTP: see `Client.complete`) holds
+    every body to the allow-list. With `return_exceptions`, a failed job's entry is its LoomError
     (a ProviderError keeps its `partial`); otherwise the first failure (in order) is
     raised after every job has finished.
     """
@@ -444,8 +454,8 @@ def complete_many(
         target, ctx = item
         relay = (lambda i, d: callback(number, i, d)) if callback else None
         return _as_client(target, env).complete(
-            ctx, n=n, max_tokens=max_tokens, stream=relay, blob_reader=blob_reader, mode=mode
-        )
+            ctx, n=n, max_tokens=max_tokens, stream=relay, blob_reader=blob_reader, mode=mode,
+            served=served)
 
     with ThreadPoolExecutor(max_workers=max(1, len(specs_and_ctx))) as pool:
         futures = [pool.submit(job, number, item) for number, item in enumerate(specs_and_ctx)]

@@ -256,13 +256,16 @@ class LocalClient:
         self.threads = threads
 
     def request(
-        self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None
+        self, ctx: Mapping[str, Any], *, max_tokens: int | None = None, mode: str | None = None,
+        served: int | None = None,
     ) -> dict[str, Any]:
+        from .served import checked
+
         ctx = with_defaults(ctx, self.spec)
         token_limit(max_tokens)
-        return local_request(
+        return checked(local_request(
             ctx, self.spec, choose_mode(mode, ctx["options"], self.spec), max_tokens
-        )
+        ), self.spec, max_tokens, served)
 
     def complete(
         self,
@@ -273,8 +276,9 @@ class LocalClient:
         stream: StreamCallback | None = None,
         mode: str | None = None,
         blob_reader: Callable[[str], bytes] | None = None,
+        served: int | None = None,
     ) -> list[Completion]:
-        body = self.request(ctx, max_tokens=max_tokens, mode=mode)
+        body = self.request(ctx, max_tokens=max_tokens, mode=mode, served=served)
         seed = with_defaults(ctx, self.spec)["options"].get("seed")
         base = int(seed) if seed is not None else random.randrange(2**31)
 

@@ -10,6 +10,13 @@ provider tables merged into the request (`options.openai`, `options.anthropic`) 
 not carry a `model`. One request names at most `limits.models` models and asks for at
 most `limits.alternatives` answers over all of them (models x n). Each refusal is an
 InvalidInput (400) of one line, before any model is asked.
+
+What is sent is held too: for such a caller every client passes the body it built
+through `served_body`, an allow-list of sampling fields and of what loomdb builds from
+the conversation, so no option (`n`, `best_of`, `service_tier`, `reasoning_effort`, a
+token maximum, a key of a provider table) spends more than the request asked; the
+answer's token maximum is the request's own, else the alias's, else
+`limits.answer_tokens`.
 """
 
 from __future__ import annotations
@@ -87,3 +94,70 @@ def check_request(names: Sequence[str], n: int, options: Mapping[str, Any],
         if isinstance(extra, Mapping) and any(k in extra for k in REDIRECTS):
             raise InvalidInput(f"options.{table}.model",
                                "over HTTP the options cannot change a configured model")
+
+
+#: the sampling fields a caller over HTTP may set, whatever the provider
+SAMPLING = frozenset({"temperature", "top_p", "top_k", "min_p", "stop", "stop_sequences",
+                      "seed", "frequency_penalty", "presence_penalty", "repeat_penalty",
+                      "response_format"})
+#: the fields loomdb builds from the conversation itself: what is said, the tools, the
+#: stream, the logprobs a page shows, and Anthropic's thinking (bounded by max_tokens)
+BUILT = frozenset({"model", "messages", "prompt", "system", "tools", "tool_choice",
+                   "parallel_tool_calls", "stream", "stream_options", "logprobs",
+                   "top_logprobs", "thinking", "metadata", "include_system"})
+#: the fields that bound an answer's length, by provider
+TOKEN_MAXIMA = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+#: the most alternative tokens a logprobs request may ask for (OpenAI's own bound)
+TOP_LOGPROBS = 20
+
+
+def served_body(body: Mapping[str, Any], spec: ModelSpec, ceiling: int) -> dict[str, Any]:
+    """A provider body as it is sent for a caller over HTTP: only `BUILT` and `SAMPLING`
+    fields (never `n`, `best_of`, `service_tier`, `reasoning_effort` or any other key a
+    thread's options or a provider table put in: such a field is sent only when the
+    operator's own `params` of the alias set it, with the operator's value), and one
+    token maximum, the body's own clamped to `ceiling` (see `ceiling`). Every client
+    passes its built body through here when it serves such a caller, so the rule holds
+    in one place whatever the options held."""
+    operator = _operator_fields(spec)
+    out = {k: v for k, v in body.items() if k in BUILT or k in SAMPLING}
+    out.update({k: operator[k] for k in body if k not in out and k in operator
+                and k not in TOKEN_MAXIMA})
+    for key in ("logprobs", "top_logprobs"):
+        value = out.get(key)
+        if type(value) is int and not 0 <= value <= TOP_LOGPROBS:
+            out[key] = min(max(value, 0), TOP_LOGPROBS)
+    asked = [k for k in TOKEN_MAXIMA if type(body.get(k)) is int]
+    if asked:  # under the name the body used first (o-series models take only one)
+        out[asked[0]] = max(1, min(*(body[k] for k in asked), ceiling))
+    return out
+
+
+def _operator_fields(spec: ModelSpec) -> dict[str, Any]:
+    """The body fields the operator's `params` set for the alias (its provider table
+    flattened in)."""
+    params = dict(spec.params)
+    for table in ("openai", "anthropic"):
+        extra = params.pop(table, None)
+        if isinstance(extra, Mapping):
+            params.update(extra)
+    return params
+
+
+def ceiling(served: int, max_tokens: int | None, spec: ModelSpec) -> int:
+    """The most tokens an answer for a caller over HTTP may take: the request's own
+    maximum, else the operator's (`params.max_tokens` of the alias), else `served`
+    (the edge's: `limits.answer_tokens`)."""
+    if max_tokens is not None:
+        return max_tokens
+    own = [v for k in TOKEN_MAXIMA if type(v := spec.params.get(k)) is int and v > 0]
+    return min(own) if own else served
+
+
+def checked(body: dict[str, Any], spec: ModelSpec, max_tokens: int | None,
+            served: int | None) -> dict[str, Any]:
+    """The body as built, for a trusted caller (`served` None); for a caller over HTTP,
+    through `served_body` with its `ceiling`: the one place every client checks it."""
+    if served is None:
+        return body
+    return served_body(body, spec, ceiling(served, max_tokens, spec))

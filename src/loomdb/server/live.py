@@ -19,7 +19,11 @@ check) and the CSP's `connect-src 'self'`. The page reads it with `fetch` rather
 `EventSource`, which cannot send the bearer token a store with users needs. Streams
 are limited per caller and in all (`MAX_PER_CALLER`, `MAX_STREAMS`; one more is
 refused with one line), and each ends after `LIFETIME` seconds (the page connects
-again), so a forgotten tab holds nothing for long.
+again), so a forgotten tab holds nothing for long. A share link's streams count
+against the link's maker (however many links they made), and, since whoever has the
+link needs no token, against the client's address too (`MAX_PER_ADDRESS`). The last
+`RESERVED` slots go only to a caller holding none yet, so no few callers can take
+every slot from the others.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ LIFETIME = 600.0
 KEEPALIVE = 15.0
 MAX_PER_CALLER = 8
 MAX_STREAMS = 64
+#: streams one client address may hold through share links (which need no token)
+MAX_PER_ADDRESS = 8
+#: the share of the slots (the last quarter) kept for callers who hold no stream yet
+RESERVED = MAX_STREAMS // 4
 #: what the page waits before it connects again after a stream ended (milliseconds)
 RETRY_MS = 1000
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -53,27 +61,45 @@ class Streams:
     """The open streams of one app: counted per caller and in all, woken by writes.
     Used on the event loop only."""
 
-    def __init__(self, per_caller: int = MAX_PER_CALLER, overall: int = MAX_STREAMS) -> None:
+    def __init__(self, per_caller: int = MAX_PER_CALLER, overall: int = MAX_STREAMS,
+                 per_address: int = MAX_PER_ADDRESS, reserved: int | None = None) -> None:
         self.per_caller = per_caller
         self.overall = overall
+        self.per_address = per_address
+        self.reserved = overall // 4 if reserved is None else min(reserved, overall - 1)
         self.open: dict[str, int] = {}
+        self.addresses: dict[str, int] = {}
         self.waiting: set[asyncio.Event] = set()
 
-    def take(self, who: str) -> None:
-        if sum(self.open.values()) >= self.overall:
+    def take(self, who: str, address: str | None = None) -> None:
+        """Count one more stream for `who` (and, for a share link, the client's
+        `address`), or refuse it in one line."""
+        total, held = sum(self.open.values()), self.open.get(who, 0)
+        if total >= self.overall:
             raise InvalidInput("live stream", f"the server has {self.overall} open already; "
                                "try again later")
-        if self.open.get(who, 0) >= self.per_caller:
+        if held and total >= self.overall - self.reserved:
+            raise InvalidInput("live stream", f"the server keeps its last {self.reserved} "
+                               "for callers holding none: close another tab or view first")
+        if held >= self.per_caller:
             raise InvalidInput("live stream", f"at most {self.per_caller} open at once per "
                                "caller: close another tab or view first")
-        self.open[who] = self.open.get(who, 0) + 1
+        if address is not None and self.addresses.get(address, 0) >= self.per_address:
+            raise InvalidInput("live stream", f"at most {self.per_address} shared links "
+                               "followed at once from one address: close another first")
+        self.open[who] = held + 1
+        if address is not None:
+            self.addresses[address] = self.addresses.get(address, 0) + 1
 
-    def give_back(self, who: str) -> None:
-        left = self.open.get(who, 0) - 1
-        if left > 0:
-            self.open[who] = left
-        else:
-            self.open.pop(who, None)
+    def give_back(self, who: str, address: str | None = None) -> None:
+        for counts, key in ((self.open, who), (self.addresses, address)):
+            if key is None:
+                continue
+            left = counts.get(key, 0) - 1
+            if left > 0:
+                counts[key] = left
+            else:
+                counts.pop(key, None)
 
     def poke(self) -> None:
         """Something was written: every stream reads its stamp now."""
@@ -81,16 +107,18 @@ class Streams:
             waiter.set()
 
     def stream(self, who: str, stamp: Callable[[], dict[str, Any]],
-               first: dict[str, Any]) -> StreamingResponse:
+               first: dict[str, Any], address: str | None = None) -> StreamingResponse:
         """The response streaming changes of `stamp` (already read once: `first`) to a
-        caller counted as `who`; refused when the limits are reached."""
-        self.take(who)
-        return StreamingResponse(self._events(who, stamp, first), media_type="text/event-stream",
+        caller counted as `who` (and `address`, see `take`); refused when the limits
+        are reached."""
+        self.take(who, address)
+        return StreamingResponse(self._events(who, stamp, first, address),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store",
                                           "X-Accel-Buffering": "no"})
 
     async def _events(self, who: str, stamp: Callable[[], dict[str, Any]],
-                      last: dict[str, Any]) -> AsyncIterator[str]:
+                      last: dict[str, Any], address: str | None) -> AsyncIterator[str]:
         woken = asyncio.Event()
         self.waiting.add(woken)
         try:
@@ -116,7 +144,7 @@ class Streams:
                     yield ": still here\n\n"
         finally:
             self.waiting.discard(woken)
-            self.give_back(who)
+            self.give_back(who, address)
 
 
 def _event(kind: str, data: dict[str, Any]) -> str:
@@ -143,4 +171,5 @@ class Writes:
         await self.app(scope, receive, sent)
 
 
-__all__ = ["LIFETIME", "MAX_PER_CALLER", "MAX_STREAMS", "POLL", "Streams", "Writes"]
+__all__ = ["LIFETIME", "MAX_PER_ADDRESS", "MAX_PER_CALLER", "MAX_STREAMS", "POLL", "RESERVED",
+           "Streams", "Writes"]

@@ -55,7 +55,8 @@ class UserNames:
     def tree_ids(self, prefix: str, limit: int) -> list[str]:
         """Ids of the user's own trees that start with `prefix`, in order."""
         with self.loom.unit(USERS) as db:
-            rows = db.execute(
-                "SELECT tree_id FROM user_trees WHERE user_id = ? AND tree_id LIKE ?"
-                " ORDER BY tree_id LIMIT ?", (self.user_id, prefix + "%", limit))
+            rows = db.execute(  # a range, never a LIKE pattern (`%`, `_`, any length)
+                "SELECT tree_id FROM user_trees WHERE user_id = ? AND tree_id >= ?"
+                " AND tree_id < ? ORDER BY tree_id LIMIT ?",
+                (self.user_id, prefix, prefix + "\uffff", limit))
         return sorted(r[0] for r in rows)

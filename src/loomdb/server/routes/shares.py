@@ -124,8 +124,11 @@ def _blob(data: bytes, mime: str) -> Response:
 @router.get("/s/{token}/events", tags=["page"], responses=STREAM)
 def events(request: Request, link: Shared = Depends(shared)) -> Response:
     """Server-sent events: `change` (with the new head) when a live link's session
-    moves (`loomdb.server.live`)."""
-    return state_of(request).streams.stream(f"share:{link.share.id}", link.stamp, link.stamp())
+    moves (`loomdb.server.live`); counted against the link's maker and the client's
+    address."""
+    maker = f"user:{link.share.user}" if link.share.user is not None else "operator"
+    address = request.client.host if request.client is not None else "unknown"
+    return state_of(request).streams.stream(maker, link.stamp, link.stamp(), address)
 
 
 @page_router.get("/s/{token}")
