@@ -96,11 +96,14 @@ def generate(
     mode: str | None = None,
     lock: AbstractContextManager[Any] = nullcontext(),
     served: int | None = None,
+    context: dict[str, Any] | None = None,
 ) -> Generated:
     """N alternatives per model at `at`, stored as sibling nodes with their provenance;
     `lock` is held while the models are asked (one in-process model call at a time in
     a server), never while the store is written. `served`: the caller is over HTTP,
-    and every provider body is held to the allow-list (`providers.served.served_body`)."""
+    and every provider body is held to the allow-list (`providers.served.served_body`).
+    `context` is what the models are sent when a layer above assembles more than
+    `at`'s own path (default: `loom.context`)."""
     environ = loom.settings.environ if environ is None else environ
     from .errors import InvalidInput
     from .providers.clients import complete_many
@@ -108,7 +111,7 @@ def generate(
     if n < 1 or n > 64:
         raise InvalidInput("-n", f"must be between 1 and 64, got {n}")
     pos = at if isinstance(at, Position) else loom.resolve(at)
-    ctx = loom.context(pos, options)
+    ctx = loom.context(pos, options) if context is None else context
     specs = pick_models(loom, models, ctx, config, environ)
     tree = storage(loom).tree_settings(pos.tree)
     mode = mode or ("completion" if tree.mode == "buffer" else None)

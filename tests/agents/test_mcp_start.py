@@ -38,6 +38,7 @@ ANNOTATIONS = {
     **dict.fromkeys(("generate", "spawn"), (False, True, False, True)),
     "diff": (True, False, True, False),
     **dict.fromkeys(("merge", "replay", "fork_fresh"), (False, False, True, True)),
+    "share_continue": (False, False, True, False),
 }
 
 

@@ -1,16 +1,21 @@
 """The areas on a store with users, both backends, a live server: each user's
 documents and collections are theirs alone, and what is another's (or whatever an
 address, a hit or a link would reveal of it) reads exactly as unknown; names stay
-unique in the store, so another's name is refused as taken; gc is the operator's."""
+unique in the store, so another's name is refused as taken; gc is the operator's. A
+share link allowing "continue" gives a reader a fork of their own the maker cannot
+read, which outlives the link."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from live import client, must
 
+from areas.cli import Cli
 from loomdb import Loom
 from loomdb.documents import service as D
 from loomdb.references import service as R
@@ -257,3 +262,67 @@ def test_session_names_another_user_holds_are_taken_saying_nothing_more(world: W
         assert c.get("/api/me").status_code == 401
     with client(world.base) as c:
         assert c.get("/api/me").status_code == 401
+
+
+# -- share links that allow continuing --------------------------------------------
+PNG = b"\x89PNG\r\n\x1a\n" + b"\1" * 16
+
+
+def texts(ctx: dict) -> list[str]:  # type: ignore[type-arg]
+    return ["".join(b.get("text", "") for b in m["content"]) for m in ctx["messages"]]
+
+
+def test_a_reader_continues_over_http(served_store: tuple[str, Loom, str], name: str) -> None:
+    url, loom, base = served_store
+    _, maker_token = add_user(loom, f"maker-{name}")
+    _, reader_token = add_user(loom, f"reader-{name}")
+    with client(base, maker_token) as maker, client(base, reader_token) as reader:
+        tree = must(maker.post("/api/trees", json={"text": "what is a loom?",
+                                                   "session": name}), 201)
+        image = {"type": "image", "data": base64.b64encode(PNG).decode(),
+                 "mime_type": "image/png"}
+        shown = must(maker.post(f"/api/nodes/{name}/append", json={
+            "role": "assistant", "content": [{"type": "text", "text": "a frame"}, image]}),
+            201)
+        node = shown["id"] if "id" in shown else shown["node"]
+        ref = loom.node(node).content[1]["ref"]
+        read_only = must(maker.post("/api/shares", json={"headish": name, "live": True}), 201)
+        r = reader.post(f"/api/s/{read_only['token']}/continue",
+                        json={"session": f"r-{name}", "text": "and then?"})
+        assert r.status_code == 400 and "read-only" in r.json()["error"]["message"]
+        made = must(maker.post("/api/shares", json={"headish": name, "live": True,
+                                                    "allow_continue": True}), 201)
+        assert made["allow_continue"] is True and made["forks"] == 0
+
+        fork = must(reader.post(f"/api/s/{made['token']}/continue",
+                                json={"session": f"r-{name}", "text": "and then?"}), 201)
+        assert fork["tree"] != tree["tree"] and fork["session"] == f"r-{name}"
+        ctx = must(reader.get(f"/api/nodes/r-{name}/context"))
+        assert texts(ctx) == ["what is a loom?", "a frame", "and then?"]
+        got = reader.get(f"/api/shares/forks/r-{name}/blobs/{ref}", params={"node": node})
+        assert got.status_code == 200 and got.content == PNG
+        off = reader.get(f"/api/shares/forks/r-{name}/blobs/{ref}",
+                         params={"node": tree["node"]})
+        assert off.status_code == 404
+
+        listed = must(maker.get("/api/shares"))["shares"]
+        assert [s["forks"] for s in listed if s["id"] == made["id"]] == [1]
+        for path in (f"/api/nodes/{fork['node']}", f"/api/nodes/{fork['node']}/context",
+                     f"/api/trees/{fork['tree']}/export"):
+            assert maker.get(path).status_code == 404, path
+        assert fork["tree"] not in json.dumps(must(maker.get("/api/trees")))
+
+        must(maker.delete(f"/api/shares/{made['token']}"))
+        again = reader.post(f"/api/s/{made['token']}/continue",
+                            json={"session": f"r2-{name}", "text": "again"})
+        assert again.status_code == 404
+        assert texts(must(reader.get(f"/api/nodes/r-{name}/context"))) == texts(ctx)
+        assert reader.get(f"/api/shares/forks/r-{name}/blobs/{ref}",
+                          params={"node": node}).content == PNG
+
+    # the operator's CLI on the same store: a link allowing continue, then a fork
+    cli = Cli(url)
+    made = cli("share", name, "--allow-continue")
+    assert made["allow_continue"] is True
+    out = cli("share", "continue", made["token"], f"op-{name}", "--text", "mine now")
+    assert out["session"] == f"op-{name}" and out["tree"] != tree["tree"]

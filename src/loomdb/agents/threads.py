@@ -9,6 +9,12 @@ tree is readable by whoever reads the child: a user's tree leads only to that us
 trees (the operator's trees to any). Anything else is where the thread starts; nothing
 is listed or said about what it named.
 
+A tree a reader forked from a share link that allows "continue" starts the same way
+with the shared path up to the node it continues from, read through the fork's grant
+(`shares.service.fork_grant`, written with the fork, not data an import could carry):
+the node by its exact id, only in the tree the grant names. Only its messages come
+through; the maker's options (tools, model settings) stay the maker's.
+
 A child inherits its parent's options (tools, model settings) except `tool_choice`:
 a call the parent forced is the parent's, and a child forced to spawn would spawn
 without end."""
@@ -90,15 +96,41 @@ def thread_context(
     """`loom.context` with the parent prefix of spawned trees (nested spawns too)."""
     pos = at if isinstance(at, Position) else loom.resolve(at)
     chain = ancestry(loom, pos)
+    shared = shared_prefix(loom, chain[-1].tree if chain else pos.tree)
     if not chain:
-        return loom.context(pos, options)
+        own = loom.context(pos, options)
+        return {**own, "messages": shared + own["messages"]} if shared else own
     ctx = loom.context(chain[-1])
+    ctx = {**ctx, "messages": shared + ctx["messages"]}
     for below in [*chain[-2::-1], pos]:  # from the first spawn point down to `pos`
         own = loom.context(below, options) if below is pos else loom.context(below)
         inherited = {k: v for k, v in ctx["options"].items() if k != "tool_choice"}
         ctx = {"messages": ctx["messages"] + own["messages"],
                "options": deep_merge(inherited, own["options"])}
     return ctx
+
+
+def shared_path(loom: Loom, tree: str) -> Position | None:
+    """The node a fork made through a share link continues from: its grant's exact
+    node, in the tree the grant names; None for any other tree, or once that node is
+    gone (the shared tree forgotten)."""
+    from ..shares.service import fork_grant
+
+    grant = fork_grant(loom, tree)
+    if grant is None:
+        return None
+    source_tree, node = grant
+    found = storage(loom).anchor(node)
+    if found is None or found.tree != source_tree or source_tree == tree:
+        return None
+    return Position(node, source_tree)
+
+
+def shared_prefix(loom: Loom, tree: str) -> list[dict[str, Any]]:
+    """The messages of the shared path `tree` continues from (`shared_path`), or []."""
+    at = shared_path(loom, tree)
+    messages: list[dict[str, Any]] = [] if at is None else loom.context(at)["messages"]
+    return messages
 
 
 def turn_context(

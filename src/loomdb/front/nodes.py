@@ -161,7 +161,11 @@ class Nodes(AreaDoor):
         if storage(lm).tree_settings(pos.tree).mode == "buffer":
             result = generate_at(lm, pos, **common)
         else:
-            result = generate(lm, pos, lock=rt.model_lock, **common)
+            from ..agents.threads import shared_path, thread_context
+
+            # a fork of a shared branch answers with the shared path before its own
+            ctx = thread_context(lm, pos, options) if shared_path(lm, pos.tree) else None
+            result = generate(lm, pos, lock=rt.model_lock, context=ctx, **common)
         if auto_compact and result.moved and result.session:
             maybe_compact(lm, result.session, config=rt.config, environ=rt.environ)
         return result

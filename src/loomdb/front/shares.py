@@ -16,6 +16,16 @@ whose holder reads one branch without signing in, and nothing else. So:
   A link reads as its maker would: once the maker no longer sees the tree (a removed
   user, a forgotten tree) or the session is gone, the link is unknown, as a revoked or
   a guessed one is (404 over HTTP).
+* **Continuing** (`Shares.fork`, a link made with `allow_continue`): a signed-in
+  reader (or the operator) gets a new tree of their own whose root is their next
+  message and whose context starts with the shared path up to where the link is now.
+  Nothing is copied: the fork's lineage names the shared node, and a grant row made
+  with it (`shares.service.record_fork`) is what its context reads the path through
+  (`agents.threads.shared_prefix`). So revoking the link stops new forks and leaves
+  forks already made reading exactly the path they forked from, no further (a live
+  link's later messages are not theirs). The blobs of that path are the fork's to read
+  (`Shares.fork_blob`), by the message naming them. The maker sees each link's fork
+  count and nothing of the forks: they are the reader's trees.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from typing import Any
 from ..errors import InvalidInput, NotFound
 from ..headish import Position
 from ..loom import Loom
+from ..model import Node, Tree
 from ..shares import service as S
 from ..shares.service import Share
 from ..storage_ops import storage
@@ -38,10 +49,11 @@ from .sight import Sight
 class Shares(AreaDoor):
     """Read-only links to a caller's branches."""
 
-    def create(self, headish: str, *, live: bool = False) -> tuple[Share, str]:
+    def create(self, headish: str, *, live: bool = False,
+               allow_continue: bool = False) -> tuple[Share, str]:
         """A link to the branch at `headish` and its token (shown once, never stored):
         a snapshot of the node it names, or (`live`) a link that follows the session
-        `headish` names."""
+        `headish` names; `allow_continue` lets a signed-in reader fork it (`fork`)."""
         pos = self.sight.position(headish)
         if live and (pos.session is None or pos.ref is None or pos.ref.kind != "session"):
             raise InvalidInput(f"share {headish!r}",
@@ -50,7 +62,8 @@ class Shares(AreaDoor):
         user = self.sight.who.user.id if self.sight.who.user is not None else None
         with self.sight.atomic():
             return S.create(self.loom, tree=pos.tree, node=None if live else pos.node,
-                            session=pos.session if live else None, user=user)
+                            session=pos.session if live else None, user=user,
+                            allow_continue=allow_continue)
 
     def list(self) -> builtins.list[Share]:
         """The caller's links (the operator: every link), oldest first."""
@@ -70,6 +83,45 @@ class Shares(AreaDoor):
         """What a link's holder reads (whoever the caller is: the token is the
         capability). An unknown, revoked or dead link is NotFound."""
         return open_share(self.loom, token, self.runtime)
+
+    def fork(self, token: str, session: str, text: str) -> tuple[Tree, Node]:
+        """Continue a shared branch: a new tree of the caller's whose root is `text`
+        (their next message), a session `session` on it, and a context that starts with
+        the shared path up to the link's head now. A link made without `allow_continue`
+        is refused; an unknown, revoked or dead one is NotFound."""
+        link = open_share(self.loom, token, self.runtime)
+        if not link.share.allow_continue:
+            raise InvalidInput("share", "this link is read-only: its maker did not allow "
+                               "continuing it")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("--text", "give the message that continues the branch")
+        pos = link.head()
+        title = self.loom.tree(pos.tree).title
+        who = self.sight.who.user
+        with self.sight.naming_ref(session), self.sight.atomic():
+            tree, root = self.loom.new_tree(
+                text, session=session, title=title,
+                lineage={"shared": {"tree": pos.tree, "node": pos.node,
+                                    "share": link.share.id}})
+            S.record_fork(self.loom, link.share, tree=tree.id, source_tree=pos.tree,
+                          source_node=pos.node, user=who.id if who is not None else None)
+            self.sight.claim([tree.id])
+        return self.loom.tree(tree.id), root
+
+    def fork_blob(self, headish: str, node: str, ref: str) -> tuple[bytes, str]:
+        """A blob (an image...) a message of the shared path a fork of the caller's
+        continues from names, and its media type: the fork's right to that path is its
+        grant, so it holds after the link is revoked; a message off the path is
+        unknown, as an unknown blob is."""
+        from ..agents.threads import shared_path
+        from .nodes import Nodes
+
+        pos = self.sight.position(headish)
+        path = shared_path(self.loom, pos.tree)
+        if path is None or not isinstance(node, str) or node not in self.loom.path(path):
+            raise NotFound("blob", str(ref)[:80])
+        return Nodes(Sight(Everyone(self.loom)), self.runtime).blob(
+            Position(node, path.tree), ref)
 
 
 def _shown(token: object) -> str:
@@ -130,12 +182,14 @@ class Shared:
         return self.loom.resolve(session.name, names=lambda _base: (session.node, session))
 
     def info(self) -> dict[str, Any]:
-        """What the link shows: its kind, its tree's title, where it is now."""
+        """What the link shows: its kind, its tree's title, where it is now, and
+        whether a signed-in reader may continue it."""
         who = self._maker()
         pos = self.head(who)
         tree = self.loom.tree(pos.tree)
         return {"kind": self.share.kind, "head": pos.node, "session": self.share.session,
                 "created_at": self.share.created_at,
+                "allow_continue": self.share.allow_continue,
                 "tree": {"id": tree.id, "title": tree.title, "mode": tree.mode}}
 
     def stamp(self) -> dict[str, Any]:
@@ -167,7 +221,8 @@ class Shared:
         if out.get("ref") is not None:
             ref = out["ref"]
             out["ref"] = {**ref, "selections": {}, "origin": None}
-        out["share"] = {"kind": self.share.kind, "session": self.share.session}
+        out["share"] = {"kind": self.share.kind, "session": self.share.session,
+                        "allow_continue": self.share.allow_continue}
         return out
 
     def blob(self, node: str, ref: str) -> tuple[bytes, str]:

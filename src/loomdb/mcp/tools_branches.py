@@ -1,7 +1,8 @@
-"""The git verbs of conversations over MCP: `diff`, `merge`, `replay`, `fork_fresh`.
+"""The git verbs of conversations over MCP: `diff`, `merge`, `replay`, `fork_fresh`,
+and `share_continue` (a fork of a branch someone shared with "continue" allowed).
 
-Each tool is one call to the operator's `Door.branches` (`loomdb.front.branches`) in
-the shape of the CLI's `--json` and the HTTP API. `merge`, `replay` and `fork_fresh`
+Each tool is one call to the operator's `Door.branches` (`loomdb.front.branches`; a
+shared branch: `Door.shares`) in the shape of the CLI's `--json` and the HTTP API. `merge`, `replay` and `fork_fresh`
 take a name or a tip once: the same call again writes nothing (a merge answers the one
 made, a session name is taken); each may ask a model (a summary, the replayed turns'
 answers), possibly a remote provider, so they reach the open world.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .catalog import READS, Hints, Tool
+from .catalog import ADDS_ONCE, READS, Hints, Tool
 
 if TYPE_CHECKING:
     from ..front import Door
@@ -57,6 +58,14 @@ def branch_tools(me: Callable[[], Door]) -> dict[str, Tool]:
         return {"name": name, "node": root.id, "tree": tree.id,
                 "continued": (tree.lineage or {}).get("continued")}
 
+    def share_continue_tool(token: str, session: str, text: str) -> dict[str, Any]:
+        """Continue a branch shared by a link that allows it: a new tree whose root is
+        `text` and whose context starts with the shared path (nothing copied), with a
+        session `session` on it; a read-only link is refused."""
+        tree, root = me().shares.fork(token, session, text)
+        return {"tree": tree.id, "node": root.id, "session": session}
+
     return {"diff": Tool(diff_tool, READS), "merge": Tool(merge_tool, ADDS_ONCE_ASKING),
             "replay": Tool(replay_tool, ADDS_ONCE_ASKING),
-            "fork_fresh": Tool(fork_fresh_tool, ADDS_ONCE_ASKING)}
+            "fork_fresh": Tool(fork_fresh_tool, ADDS_ONCE_ASKING),
+            "share_continue": Tool(share_continue_tool, ADDS_ONCE)}

@@ -2,6 +2,6 @@
 
 from ..store.areas import Area
 
-SHARES = Area("shares", "loomdb.shares")
+SHARES = Area("shares", "loomdb.shares", hooks="loomdb.shares.hooks:HOOKS")
 
 __all__ = ["SHARES"]

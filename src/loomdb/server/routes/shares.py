@@ -28,6 +28,14 @@ class ShareIn(BaseModel):
     headish: str = Field(min_length=1, max_length=1000,
                          description="the branch: a node (a snapshot) or a session (live)")
     live: bool = Field(False, description="follow the session `headish` names as it moves")
+    allow_continue: bool = Field(False, description="let a signed-in reader continue the "
+                                 "branch in a tree of their own")
+
+
+class ContinueIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session: str = Field(min_length=1, max_length=200, description="the new session's name")
+    text: str = Field(min_length=1, description="the message that continues the branch")
 
 
 def shared(token: str, request: Request) -> Shared:
@@ -40,7 +48,8 @@ def shared(token: str, request: Request) -> Shared:
 def create(body: ShareIn, me: Door = Depends(door)) -> dict[str, Any]:
     """A read-only link to one of your branches: its token (shown once, never stored)
     and the path of its page. `live` follows a session; otherwise the node is fixed."""
-    made, token = me.shares.create(body.headish, live=body.live)
+    made, token = me.shares.create(body.headish, live=body.live,
+                                   allow_continue=body.allow_continue)
     return {"token": token, "path": f"/s/{token}", **made.to_json()}
 
 
@@ -54,6 +63,26 @@ def listed(me: Door = Depends(door)) -> dict[str, Any]:
 def revoke(token: str, me: Door = Depends(door)) -> dict[str, Any]:
     """Revoke one of your links, named by its token or its id: it stops at once."""
     return {"revoked": me.shares.revoke(token[:200]).to_json()}
+
+
+@router.post("/s/{token}/continue", status_code=201)
+def fork(token: str, body: ContinueIn, me: Door = Depends(door)) -> dict[str, Any]:
+    """Continue a branch shared with `allow_continue`: a new tree of yours whose root is
+    `text` and whose context starts with the shared path (nothing copied; revoking the
+    link leaves it). A read-only link is refused (400)."""
+    tree, root = me.shares.fork(token[:200], body.session, body.text)
+    return {"tree": tree.id, "node": root.id, "session": body.session}
+
+
+@router.get("/shares/forks/{headish}/blobs/{ref}",
+            responses={200: {"content": {"application/octet-stream": {}}}})
+def fork_blob(headish: str = Path(max_length=1000, description="a message of your fork"),
+              ref: str = Path(max_length=71, description="sha256:<64 hex>"),
+              node: str = Query(max_length=1000,
+                                description="a message of the shared path naming it"),
+              me: Door = Depends(door)) -> Response:
+    """The bytes of a blob a message of the shared path your fork continues from holds."""
+    return _blob(*me.shares.fork_blob(headish, node, ref))
 
 
 @router.get("/s/{token}", tags=["page"])
@@ -80,7 +109,10 @@ def blob(ref: str = Path(max_length=71, description="sha256:<64 hex>"),
          node: str = Query(max_length=1000, description="a message of the path naming it"),
          link: Shared = Depends(shared)) -> Response:
     """The bytes of a blob a message of the shared path holds (as GET /api/blobs)."""
-    data, mime = link.blob(node, ref)
+    return _blob(*link.blob(node, ref))
+
+
+def _blob(data: bytes, mime: str) -> Response:
     inline = mime in INLINE
     headers = {"Cache-Control": "private, no-store", "X-Content-Type-Options": "nosniff"}
     if not inline:
