@@ -88,3 +88,25 @@ def test_an_upstream_refusal_keeps_its_status_and_an_unreachable_one_is_retryabl
     with pytest.raises(ProviderError) as caught:
         gone.complete(ex)
     assert caught.value.retryable and "cannot reach" in str(caught.value)
+
+
+def test_over_http_a_threads_beta_header_is_not_sent_the_operators_is() -> None:
+    """A beta can switch on what costs more (a longer context): over HTTP (`served`)
+    only the operator's `params.anthropic_beta` is sent, never a thread's option; a
+    trusted caller's option is sent as given."""
+    from loomdb.providers.clients import client_for
+
+    ctx = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+           "options": {"anthropic_beta": ["context-1m-2025-08-07"]}}
+    for stub in running():
+        def sent(served: int | None, **params: Any) -> str | None:
+            config = parse_config({"models": {"up": {
+                "provider": "anthropic", "model": "claude-real-1", "base_url": stub.url,
+                "api_key_env": "K", "max_retries": 0, "params": params}}})
+            client_for(config.models["up"], environ={"K": "k"}).complete(
+                ctx, max_tokens=8, served=served)
+            return stub.headers[-1].get("anthropic-beta")
+
+        assert sent(8192) is None
+        assert sent(8192, anthropic_beta=["b-operator"]) == "b-operator"
+        assert sent(None) == "context-1m-2025-08-07"

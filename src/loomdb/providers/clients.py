@@ -295,6 +295,8 @@ class AnthropicClient:
         body = self.request(ctx, max_tokens=max_tokens, blob_reader=blob_reader, served=served)
         options = with_defaults(ctx, self.spec)["options"]
         betas = options.get("anthropic_beta")
+        if served is not None and not forwarded(options):  # a beta may cost more: over
+            betas = self.spec.params.get("anthropic_beta")  # HTTP the operator's only
         headers = {"anthropic-beta": ",".join(map(str, betas))} if betas else None
         if forwarded(options):  # a recording proxy: the client's body, without the SDK
             if self._upstream is None:
