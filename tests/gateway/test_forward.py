@@ -98,15 +98,15 @@ def test_over_http_a_threads_beta_header_is_not_sent_the_operators_is() -> None:
 
     ctx = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
            "options": {"anthropic_beta": ["context-1m-2025-08-07"]}}
-    for stub in running():
-        def sent(served: int | None, **params: Any) -> str | None:
-            config = parse_config({"models": {"up": {
-                "provider": "anthropic", "model": "claude-real-1", "base_url": stub.url,
-                "api_key_env": "K", "max_retries": 0, "params": params}}})
-            client_for(config.models["up"], environ={"K": "k"}).complete(
-                ctx, max_tokens=8, served=served)
-            return stub.headers[-1].get("anthropic-beta")
+    def sent(stub: Any, served: int | None, **params: Any) -> str | None:
+        config = parse_config({"models": {"up": {
+            "provider": "anthropic", "model": "claude-real-1", "base_url": stub.url,
+            "api_key_env": "K", "max_retries": 0, "params": params}}})
+        client_for(config.models["up"], environ={"K": "k"}).complete(
+            ctx, max_tokens=8, served=served)
+        return stub.headers[-1].get("anthropic-beta")
 
-        assert sent(8192) is None
-        assert sent(8192, anthropic_beta=["b-operator"]) == "b-operator"
-        assert sent(None) == "context-1m-2025-08-07"
+    for stub in running():
+        assert sent(stub, 8192) is None
+        assert sent(stub, 8192, anthropic_beta=["b-operator"]) == "b-operator"
+        assert sent(stub, None) == "context-1m-2025-08-07"
