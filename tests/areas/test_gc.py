@@ -68,8 +68,8 @@ def _content_id(loom: Loom, name: str) -> str:
 def test_cli_contract(store_url: str) -> None:
     cli = Cli(store_url)
     cli("new", "--text", "x", "--session", "s")
-    assert cli("gc", "--dry-run") == {"contents": 0, "blobs": 0, "bytes": 0}
-    assert cli("gc", "--grace", "0") == {"contents": 0, "blobs": 0, "bytes": 0}
+    assert cli("gc", "--dry-run") == {"contents": 0, "blobs": 0, "bytes": 0, "purged": []}
+    assert cli("gc", "--grace", "0") == {"contents": 0, "blobs": 0, "bytes": 0, "purged": []}
     assert "--grace" in cli.fails("gc", "--grace", "-1")
 
 

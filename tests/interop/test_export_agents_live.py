@@ -118,6 +118,19 @@ def test_pi_reads_the_exported_session_and_upgrades_an_old_one_in_place(
     assert len(loom.trees()) == 2
 
 
+def _user_line(path: Path, text: str) -> bool:
+    """Whether Claude Code has written the user's message `text` (it first writes the
+    prompt in a queue-operation record, then the message)."""
+    for line in path.read_text("utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:  # a line being written
+            continue
+        if row.get("type") == "user" and text in json.dumps(row.get("message")):
+            return True
+    return False
+
+
 def test_claude_code_resumes_the_exported_session_and_its_turn_lands_below_the_path(
     loom: Loom, tmp_path: Path
 ) -> None:
@@ -148,7 +161,7 @@ def test_claude_code_resumes_the_exported_session_and_its_turn_lands_below_the_p
                            stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
-        while "and now?" not in session_file.read_text("utf-8"):
+        while not _user_line(session_file, "and now?"):
             assert run.poll() is None, run.stdout.read().decode()[-2000:] if run.stdout else ""
             assert time.monotonic() < deadline, "claude did not resume the session"
             time.sleep(0.1)

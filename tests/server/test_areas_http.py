@@ -315,12 +315,12 @@ def test_gc_runs_on_a_store_without_users(http: httpx.Client, cli: Cli, shared_l
     commit(http, name, "and then this")
     ok(http.delete(f"/api/documents/{name}"))
     dry = ok(http.post("/api/gc", json={"dry_run": True, "grace": 0}))
-    assert set(dry) == {"contents", "blobs", "bytes"} and dry["contents"] >= 2
+    assert set(dry) == {"contents", "blobs", "bytes", "purged"} and dry["contents"] >= 2
     assert dry == cli("gc", "--dry-run", "--grace", "0")
     done = ok(http.post("/api/gc", json={"grace": 0}))
     assert done["contents"] >= 2 and done["bytes"] > 0
     assert ok(http.post("/api/gc", json={"dry_run": True, "grace": 0}))["contents"] == 0
-    assert ok(http.post("/api/gc")) == {"contents": 0, "blobs": 0, "bytes": 0}
+    assert ok(http.post("/api/gc")) == {"contents": 0, "blobs": 0, "bytes": 0, "purged": []}
     fails(http.post("/api/gc", json={"grace": -1}), 422, "ValidationError")
 
 

@@ -10,32 +10,17 @@ A held tree (or one holding a held session) is never taken. A store keeps a defa
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import iso, now
 from ..storage_ops import storage
+from .durations import parse
 
 if TYPE_CHECKING:
     from ..loom import Loom
 
-_DURATION = re.compile(r"^([1-9][0-9]{0,6})([smhdw])$")
-_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-#: the longest retention one can ask for (a typo of a year count stays refusable)
-MAX = timedelta(days=36500)
-
-
-def parse(text: str, where: str = "--older-than") -> timedelta:
-    """`90d`, `12h`, `30s`, `2w`, `15m` -> a timedelta; anything else refused."""
-    m = _DURATION.match(text.strip()) if isinstance(text, str) else None
-    if m is None:
-        raise InvalidInput(where, f"{text!r} is not a duration like 90d, 12h, 30m, 30s or 2w")
-    span = timedelta(seconds=int(m[1]) * _UNIT[m[2]])
-    if span > MAX:
-        raise InvalidInput(where, "is longer than 100 years")
-    return span
 
 
 def default(loom: Loom) -> str | None:

@@ -25,8 +25,8 @@ from ..errors import InvalidInput, NotFound
 from ..model import iso, now
 from ..storage_ops import storage
 from . import RETENTION
-from . import retention as RT
 from . import service as F
+from .durations import parse
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -61,7 +61,7 @@ def _after(at: str, span: float) -> str:
 
 
 def _span(value: str) -> float:
-    return 0.0 if value == "0s" else RT.parse(value, "--trash-for").total_seconds()
+    return 0.0 if value == "0s" else parse(value, "--trash-for").total_seconds()
 
 
 # == the trash ========================================================================

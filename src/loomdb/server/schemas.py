@@ -471,6 +471,8 @@ class GcOut(BaseModel):
     contents: int
     blobs: int
     bytes: int
+    #: the trees purged from the trash (their time there over, no hold)
+    purged: list[dict[str, Any]] = []
 
 
 class ErrorBody(BaseModel):

@@ -8,6 +8,7 @@ person's (no users, loopback), like the `/v1` gateway; a store with users refuse
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from fastapi import APIRouter, Depends
 
@@ -23,9 +24,11 @@ router = APIRouter(prefix="/api", responses=ERRORS, tags=["gc"])
 def gc(body: GcIn | None = None,
        me: Door = Depends(operator_door("garbage collection sees every user's things: "
                                         "the store's operator runs `loomdb gc`"))
-       ) -> dict[str, int]:
-    """Delete (or with `dry_run`, count) contents and blobs nothing reachable uses;
-    anything newer than `grace` seconds (default an hour) is kept."""
+       ) -> dict[str, Any]:
+    """Purge (or with `dry_run`, list) the trees whose time in the trash is over, then
+    delete (or count) contents and blobs nothing reachable uses; anything newer than
+    `grace` seconds (default an hour) is kept."""
     body = body or GcIn()
     grace = DEFAULT_GRACE if body.grace is None else timedelta(seconds=body.grace)
-    return me.gc.collect(dry_run=body.dry_run, grace=grace)
+    purged = me.gc.purge(dry_run=body.dry_run)
+    return {**me.gc.collect(dry_run=body.dry_run, grace=grace), "purged": purged}

@@ -11,6 +11,6 @@ CREATE TABLE secret_findings (
   span_end integer NOT NULL,
   action text NOT NULL,
   rule text NOT NULL,
-  PRIMARY KEY (seq)
+  -- per tree, as every per-tree table's keys (tree_id a distribution column)
+  PRIMARY KEY (tree_id, seq)
 );
-CREATE INDEX secret_findings_tree ON secret_findings (tree_id, seq);
