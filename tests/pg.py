@@ -59,12 +59,34 @@ def database_url(name: str) -> str:
 
 
 _template: str | None = None
+#: the template's shape (see `_SHAPE`), and its used copies emptied for the next test
+_template_shape: tuple[object, ...] | None = None
+_pool: list[str] = []
+
+#: what makes a store other than an emptied copy of the template: its relations, its
+#: functions, triggers, extensions and types, and the migrations it recorded
+_SHAPE = """SELECT
+ (SELECT array_agg(c.relkind::text || ':' || c.relname ORDER BY c.relname, c.relkind)
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE n.nspname = current_schema()),
+ (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+   WHERE n.nspname = current_schema()),
+ (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal),
+ (SELECT count(*) FROM pg_extension),
+ (SELECT count(*) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+   WHERE n.nspname = current_schema() AND t.typtype IN ('e', 'd', 'r')),
+ (SELECT string_agg(m::text, ',' ORDER BY m::text) FROM loomdb_migrations m)"""
+
+
+def _shape(conn) -> tuple[object, ...]:  # type: ignore[no-untyped-def]
+    row = conn.execute(_SHAPE).fetchone()
+    return tuple(row)
 
 
 def _migrated_template() -> str:
     """This process's template database: an empty store with the core's migrations run,
     made once (a test's store is then a copy of it, not a dozen migrations again)."""
-    global _template
+    global _template, _template_shape
     if _template is None:
         import loomdb
 
@@ -73,34 +95,68 @@ def _migrated_template() -> str:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING \'UTF8\'')
         with loomdb.open(database_url(name)):
             pass
+        with _connect(database_url(name)) as conn:
+            _template_shape = _shape(conn)
         _template = name
     return _template
 
 
+def _emptied(name: str) -> bool:
+    """Empty a used copy of the template for the next test, when nothing but rows
+    changed in it (no area's tables, no other migration, nobody still connected);
+    False when it must be dropped instead."""
+    try:
+        with _connect(database_url(name)) as conn:
+            others = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid()").fetchone()
+            if others is None or others[0] or _shape(conn) != _template_shape:
+                return False
+            tables = [r[0] for r in conn.execute(
+                "SELECT quote_ident(c.relname) FROM pg_class c JOIN pg_namespace n"
+                " ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"
+                " AND c.relkind IN ('r', 'p') AND c.relname <> 'loomdb_migrations'")]
+            conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
+            return True
+    except Exception:  # anything odd: the copy is dropped, never reused
+        return False
+
+
 def drop_template() -> None:
-    """Drop this process's template database (at the end of the test session)."""
+    """Drop this process's template database and its emptied copies (at the end of the
+    test session)."""
     global _template
-    if _template is not None:
-        with _connect(ADMIN_URL) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{_template}" WITH (FORCE)')
-        _template = None
+    with _connect(ADMIN_URL) as conn:
+        for name in [*_pool, *([_template] if _template else [])]:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _pool.clear()
+    _template = None
 
 
 @contextmanager
 def fresh_postgres_url(options: str = "", *, migrated: bool = False) -> Iterator[str]:
     """A URL of a new database, dropped (WITH (FORCE)) when the block ends: empty, or
-    with `migrated` an empty store whose core tables exist already; `options` are more
-    CREATE DATABASE options (a locale, say)."""
+    with `migrated` an empty store whose core tables exist already (a copy of this
+    process's template, or an earlier copy emptied again when only rows changed in
+    it); `options` are more CREATE DATABASE options (a locale, say)."""
     postgres_available()
-    name = f"loomdb_test_{secrets.token_hex(6)}"
-    template = _migrated_template() if migrated and not options else "template0"
-    with _connect(ADMIN_URL) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" ENCODING \'UTF8\' {options}')
+    reuse = migrated and not options
+    if reuse and _pool:
+        name = _pool.pop()
+    else:
+        name = f"loomdb_test_{secrets.token_hex(6)}"
+        template = _migrated_template() if reuse else "template0"
+        with _connect(ADMIN_URL) as conn:
+            conn.execute(
+                f'CREATE DATABASE "{name}" TEMPLATE "{template}" ENCODING \'UTF8\' {options}')
     try:
         yield database_url(name)
     finally:
-        with _connect(ADMIN_URL) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if reuse and _emptied(name):
+            _pool.append(name)
+        else:
+            with _connect(ADMIN_URL) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager
