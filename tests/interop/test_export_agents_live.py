@@ -20,7 +20,9 @@ import re
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_export_claude_code import _coding_tree
@@ -45,6 +47,35 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(tmp_path / "store")
 
 
+def _resume_until(command: list[str], env: dict[str, str], cwd: Path,
+                  written: Callable[[], bool]) -> None:
+    """Run an agent resuming a session until it has written the new turn (its model is a
+    closed port: it writes the turn before asking), then stop it and its children."""
+    run = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not written():
+            assert run.poll() is None, run.stdout.read().decode()[-2000:] if run.stdout else ""
+            assert time.monotonic() < deadline, f"{command[0]} did not resume the session"
+            time.sleep(0.1)
+    finally:
+        os.killpg(run.pid, signal.SIGTERM)
+        run.wait(timeout=30)
+
+
+def _lands_below(loom: Loom, file: Path, answer: Any) -> None:
+    """Importing the resumed file grows the exported tree: the new turn under `answer`."""
+    trees = [t.id for t in loom.trees()]
+    report = loom.import_file(file)
+    assert report.errors == [] and report.nodes >= 1
+    assert [t.id for t in loom.trees()] == trees  # no copy: the exported tree grew
+    ask = next(n for n in loom.tree_nodes(answer.tree)
+               if n.content == [{"type": "text", "text": "and now?"}])
+    assert answer.id in loom.path(ask.id)
+
+
 def test_codex_resumes_the_exported_rollout_and_its_turn_lands_below_the_path(
     loom: Loom, tmp_path: Path
 ) -> None:
@@ -58,28 +89,12 @@ def test_codex_resumes_the_exported_rollout_and_its_turn_lands_below_the_path(
     staged.rename(rollout)
     dead = ('model_providers.dead={name="dead",base_url="http://127.0.0.1:9/v1",'
             'wire_api="responses",request_max_retries=0,stream_max_retries=0}')
-    run = subprocess.Popen(
-        [str(tool("codex")), "exec", "--skip-git-repo-check", "-c", "model_provider=dead",
-         "-c", dead, "-c", "model=m", "resume", session, "and now?"],
-        env={**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": "unused"},
-        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while '"text":"and now?"' not in rollout.read_text("utf-8"):
-            assert run.poll() is None, run.stdout.read().decode()[-2000:] if run.stdout else ""
-            assert time.monotonic() < deadline, "codex did not resume the session"
-            time.sleep(0.1)
-    finally:
-        os.killpg(run.pid, signal.SIGTERM)
-        run.wait(timeout=30)
-    trees = [t.id for t in loom.trees()]
-    report = loom.import_file(rollout)
-    assert report.errors == [] and report.nodes >= 1
-    assert [t.id for t in loom.trees()] == trees  # no copy: the exported tree grew
-    ask = next(n for n in loom.tree_nodes(answer.tree)
-               if n.content == [{"type": "text", "text": "and now?"}])
-    assert answer.id in loom.path(ask.id)
+    _resume_until([str(tool("codex")), "exec", "--skip-git-repo-check", "-c",
+                   "model_provider=dead", "-c", dead, "-c", "model=m", "resume", session,
+                   "and now?"],
+                  {**os.environ, "CODEX_HOME": str(home), "OPENAI_API_KEY": "unused"},
+                  tmp_path, lambda: '"text":"and now?"' in rollout.read_text("utf-8"))
+    _lands_below(loom, rollout, answer)
 
 
 def _session_data(html: Path) -> dict[str, object]:
@@ -156,22 +171,6 @@ def test_claude_code_resumes_the_exported_session_and_its_turn_lands_below_the_p
            "LANG": "C.UTF-8", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
            "ANTHROPIC_API_KEY": "unused", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
-    run = subprocess.Popen([str(claude), "--resume", session, "-p", "and now?"], env=env,
-                           cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not _user_line(session_file, "and now?"):
-            assert run.poll() is None, run.stdout.read().decode()[-2000:] if run.stdout else ""
-            assert time.monotonic() < deadline, "claude did not resume the session"
-            time.sleep(0.1)
-    finally:
-        os.killpg(run.pid, signal.SIGTERM)
-        run.wait(timeout=30)
-    trees = [t.id for t in loom.trees()]
-    report = loom.import_file(session_file)
-    assert report.errors == [] and report.nodes >= 1
-    assert [t.id for t in loom.trees()] == trees  # no copy: the exported tree grew
-    ask = next(n for n in loom.tree_nodes(answer.tree)
-               if n.content == [{"type": "text", "text": "and now?"}])
-    assert answer.id in loom.path(ask.id)
+    _resume_until([str(claude), "--resume", session, "-p", "and now?"], env, work,
+                  lambda: _user_line(session_file, "and now?"))
+    _lands_below(loom, session_file, answer)
