@@ -129,7 +129,10 @@ class Cluster:
         return server
 
     def _ctl(self, server: Server, action: str) -> None:
-        self._run("pg_ctl", "-D", str(server.data), "-w", "-t", "60", "-l",
+        # pg_ctl waits until the server has done it (-w): a promotion ends recovery with
+        # a checkpoint, which on two cores busy with the rest of the suite's disk writes
+        # took over a minute once; the bound is for a server that never gets there
+        self._run("pg_ctl", "-D", str(server.data), "-w", "-t", "300", "-l",
                   str(self.root / f"{server.name}.log"), action)
 
     # -- what tests use ------------------------------------------------------------------
