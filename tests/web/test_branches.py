@@ -92,10 +92,7 @@ def test_two_sessions_compared_side_by_side(sized_page: Any, pair: Pair, axe: An
     expect(answer).to_contain_text("tool calls differ")
     expect(answer.get_by_role("region", name="Right: message 5")).to_contain_text(
         'calendar({"plant":"rose"})')
-    # the same messages are there on request
-    expect(diffs.get_by_role("listitem", name="Message 2: same")).to_have_count(0)
-    page.get_by_label("Show the messages that are the same").check()
-    expect(diffs.get_by_role("listitem", name="Message 2: same")).to_be_visible()
+    expect(diffs.get_by_role("listitem")).to_have_count(2)  # nothing of what they share
     # side by side on a laptop, one above the other on a phone
     a, b = left.bounding_box(), right.bounding_box()
     if page.viewport_size["width"] >= 1000:
@@ -158,8 +155,9 @@ def test_a_branch_is_merged_into_another_session(page: Any, served: tuple[Loom, 
     form.get_by_label("What the merge says").fill("Roses: plant them in November.")
     axe(page)
     form.get_by_role("button", name="Merge").click()
+    expect(page).to_have_url(re.compile(rf"#/thread/{pair.main}\?at=\w+$"))
     head = lm.ref(pair.main).node
-    expect(page).to_have_url(re.compile(rf"#/thread/{pair.main}\?at={head}$"))
+    assert page.url.endswith(f"?at={head}")
     merged = page.get_by_role("article").filter(has=page.get_by_test_id("merged-from"))
     expect(merged).to_have_attribute("data-node", head)
     expect(merged.get_by_test_id("merged-from")).to_contain_text(
@@ -243,7 +241,7 @@ def test_a_replay_answered_by_the_local_model(page: Any, served: tuple[Loom, str
     thread_ready(page)
     page.get_by_role("group", name="Branch").get_by_role("button", name="Replay…").click()
     form = page.get_by_role("form", name="Replay turns")
-    expect(form.get_by_label("Model")).to_have_value("local")
+    expect(form.get_by_role("combobox", name="Model")).to_have_value("local")
     form.get_by_label("New session name").fill(f"local-{name}")
     form.get_by_role("button", name="Replay").click()
     done = form.get_by_test_id("replayed")
