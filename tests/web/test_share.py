@@ -105,7 +105,7 @@ def test_a_link_that_allows_continuing_is_continued(page: Any, other: Any,
     page.get_by_role("button", name="Share snapshot").click()
     expect(page.get_by_role("textbox", name="Link")).not_to_have_value(url)
     other.goto(page.get_by_role("textbox", name="Link").input_value())
-    expect(other.get_by_role("article", name="assistant message 2")).to_be_visible()
+    expect(other.get_by_role("article", name="user message 1")).to_be_visible()
     expect(other.get_by_role("button", name="Continue")).to_have_count(0)
 
 
