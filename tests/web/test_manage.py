@@ -110,11 +110,11 @@ def test_a_tree_is_renamed_archived_exported_and_deleted(
     assert listed(served[1], tree) == (False, True)  # in the trash, not in Trees
 
 
-def test_the_trash_restores_and_purges_a_deleted_tree(page: Any, served: Any, name: str,
+def test_the_trash_restores_and_purges_a_deleted_tree(sized_page: Any, served: Any, name: str,
                                                       axe: Any) -> None:
     from playwright.sync_api import expect
 
-    lm = served[0]
+    page, lm = sized_page, served[0]
     tree = lm.node(talk(lm, name)[0]).tree
     page.goto(f"/#/thread/{name}")
     page.get_by_role("group", name=f"Manage Garden {name}").get_by_role(
@@ -130,13 +130,13 @@ def test_the_trash_restores_and_purges_a_deleted_tree(page: Any, served: Any, na
     expect(row).to_contain_text("purged after")
     axe(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "trash-1280.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"trash-{page.viewport_size['width']}.png"), full_page=True)
     # restored: back in Trees
     row.get_by_role("button", name="Restore").click()
     expect(page.get_by_role("status").filter(has_text=f'Restored "Garden {name}".')).to_be_visible()
     expect(row).to_have_count(0)
     assert listed(served[1], tree) == (True, False)
-    page.get_by_role("link", name="Trees", exact=True).first.click()
+    page.goto("/#/trees")
     expect(page.locator(f'li.tree[data-tree="{tree}"]')).to_be_visible()
     # deleted again, then purged for good after a confirmation
     httpx.delete(f"{served[1]}/api/trees/{tree}").raise_for_status()

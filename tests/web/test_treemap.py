@@ -396,7 +396,7 @@ def test_a_ten_thousand_node_map_is_drawn_and_answers(page: Any, big: str,
 
 
 def test_fit_keeps_a_bushy_tree_readable_with_an_overview(page: Any, bushy: tuple[str, str],
-                                                          shot: Any) -> None:
+                                                          shot: Any, axe: Any) -> None:
     """4,001 nodes side by side: the whole would be a sliver, so Fit shows the current
     path at a readable zoom (boxes with their words) and an overview of the whole; a click on
     the overview moves the view; Whole tree still shows all of it."""
@@ -413,6 +413,7 @@ def test_fit_keeps_a_bushy_tree_readable_with_an_overview(page: Any, bushy: tupl
     expect(map_.locator(f".ring[data-node='{end}']")).to_be_attached()  # the path's end in view
     overview = map_.get_by_test_id("overview")
     expect(overview).to_be_visible()
+    axe(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "treemap-bushy-fit-1280.png"))
     shot(page, "treemap-bushy-fit")
@@ -429,7 +430,7 @@ def test_fit_keeps_a_bushy_tree_readable_with_an_overview(page: Any, bushy: tupl
     assert to_number(canvas, "data-zoom") < 0.05
 
 
-def test_branch_points_only_folds_each_run_into_one_box(page: Any, trip: Trip) -> None:
+def test_branch_points_only_folds_each_run_into_one_box(page: Any, trip: Trip, axe: Any) -> None:
     from playwright.sync_api import expect
 
     canvas = opened(page, trip.tree, at=trip.coimbra)
@@ -443,6 +444,7 @@ def test_branch_points_only_folds_each_run_into_one_box(page: Any, trip: Trip) -
     expect(canvas).to_have_attribute("data-shown", "9")
     expect(said(page)).to_contain_text("a run of 3 messages")
     expect(said(page)).to_contain_text("What about a day trip to Porto?")
+    axe(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "treemap-runs-1280.png"))
     app = map_.get_by_role("application")
