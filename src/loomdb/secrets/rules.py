@@ -38,11 +38,14 @@ class Rule:
     fold: bool = False
     #: a last test of the secret group (entropy): a match it refuses is no finding
     check: Callable[[str], bool] | None = None
+    #: for a rule without needles, a cheap test a text must pass before the pattern runs
+    gate: Callable[[str], bool] | None = None
 
 
 def _r(kind: str, needles: str, pattern: str, group: int = 0, fold: bool = False,
-       check: Callable[[str], bool] | None = None) -> Rule:
-    return Rule(kind, tuple(needles.split()), re.compile(pattern), group, fold, check)
+       check: Callable[[str], bool] | None = None,
+       gate: Callable[[str], bool] | None = None) -> Rule:
+    return Rule(kind, tuple(needles.split()), re.compile(pattern), group, fold, check, gate)
 
 
 #: the kind entropy alone finds: no name says what it is, so its default is `warn`
@@ -68,6 +71,12 @@ def shannon_bits(text: str) -> float:
 #: ids of the providers' APIs, which agent transcripts quote everywhere
 _ID_PREFIX = re.compile(r"(?:toolu|srvtoolu|call|msg|resp|fc|rs|chatcmpl|req|run|thread|asst"
                         r"|file|batch|evt|ws|item|conv)[_-]")
+
+
+def _long_word(text: str) -> bool:
+    """Whether `text` has a run of 24 characters without white space (a token the
+    entropy rule could take must be one): a split, no regular expression."""
+    return len(text) >= 24 and any(len(w) >= 24 for w in text.split())
 
 
 def _random_looking(token: str) -> bool:
@@ -123,9 +132,10 @@ RULES: tuple[Rule, ...] = (
     # entropy alone (detect-secrets' idea, kept narrow): a quoted token, or the value
     # of a key/token/secret/password/auth/credential assignment, of 24-128 characters
     # of the base64 alphabets, mixed case with digits, at least ENTROPY_BITS per char
-    _r(ENTROPY, "\" ' = :",
+    _r(ENTROPY, "",
        r"(?:[\"']|(?i:key|token|secret|passw\w*|auth\w*|cred\w*)\s*[=:]\s*)"
-       r"([A-Za-z0-9+/_-]{24,128}={0,2})(?![A-Za-z0-9+/_=-])", 1, check=_random_looking),
+       r"([A-Za-z0-9+/_-]{24,128}={0,2})(?![A-Za-z0-9+/_=-])", 1, check=_random_looking,
+       gate=_long_word),
 )
 
 #: the action a kind takes when the policy does not name it and its default is `redact`

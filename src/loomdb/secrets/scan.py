@@ -169,9 +169,10 @@ class Scanner:
         if self._folded:
             lower = text.lower()
             hits += [i for n, i in self._folded if n in lower]
-        if not hits and not self._always:
+        hits += [i for i in self._always if (gate := self.rules[i].gate) is None or gate(text)]
+        if not hits:
             return []
-        return [self.rules[i] for i in sorted({*hits, *self._always})]
+        return [self.rules[i] for i in sorted(set(hits))]
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every secret in `text`, in order, not overlapping
