@@ -103,7 +103,7 @@ class TestKeysForDistribution:
               "refs", "ref_selections", "ref_log", "drafts",  # keyed by the ref name
               # the record of forgetting outlives its trees: ids forgotten store-wide (an
               # import must not bring one back into any tree), content-addressed marks
-              "forget_log", "forgotten", "redactions", "forget_settings"}
+              "forget_log", "forgotten", "redactions", "forget_settings", "scrubs"}
 
     def test_every_per_tree_key_holds_the_tree_id(self, pg: Loom) -> None:
         rows = pg.backend.execute(

@@ -18,7 +18,7 @@ from mcp_client import SRC, answer, server, session_with
 from tools_file import tools_toml
 
 TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn", "delete",
-         "redact", "forgotten", "show", "edit", "bookmark", "tag", "doc_new", "doc_commit",
+         "redact", "redact_spans", "forgotten", "show", "edit", "bookmark", "tag", "doc_new", "doc_commit",
          "doc_show", "doc_log", "doc_diff", "coll_new", "coll_add", "coll_show", "link",
          "backlinks", "pending", "diff", "merge", "replay", "fork_fresh", "share_continue"}
 
