@@ -167,9 +167,16 @@ def test_a_user_redacts_only_their_own_trees(loom: Loom) -> None:
     b.nodes.append("b", f"shared {SECRET}")
     done = a.forget.redact_spans(text=SECRET, dry_run=False)
     assert len(done.trees) == 1 and done.shared == []
+    # bob's node holds the same content: ann's node reads a scrubbed copy of its own
+    assert done.copies == [] and texts_of(loom, "a")[-1] == f"shared {MARK}"
     assert [t for t in texts_of(loom, "a") if SECRET in t] == []
     assert [t for t in texts_of(loom, "b") if SECRET in t] == [
         f"bob has {SECRET} here", f"shared {SECRET}"]
+    report = loom.verify()
+    assert report.ok and len(report.scrubbed) == 2  # ann's root in place, her own copy
+    # the operator redacts the content whole: ann's own copy of it goes too
+    loom.forget.redact(loom.resolve("b").node)
+    assert texts_of(loom, "a")[-1] == texts_of(loom, "b")[-1] == "[redacted]"
     assert loom.verify().ok
 
 

@@ -143,7 +143,8 @@ def _erased(row: ChainRow, report: Report) -> bool:
 
 def _scrubbed(row: ChainRow, report: Report) -> bool:
     """Spans redacted, not tampering: the body is exactly what the scrub left."""
-    left = report.scrubs.get("content", {}).get(str(row["content_id"]))
+    left = (report.scrubs.get("node", {}).get(row["id"])
+            or report.scrubs.get("content", {}).get(str(row["content_id"])))
     body = row["body"]
     return (left is not None and body is not None and digest(body) == left
             and left != row["content_id"])

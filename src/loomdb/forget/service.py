@@ -264,10 +264,12 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
             fs.redact_content(cid)
             hooks.redact_content(loom, cid)
             fs.mark_redacted([cid], "content", at)
+            fs.drop_copies_of(cid)  # users' own scrubbed copies of it too
         else:
             hooks.keep_bodies(loom, [cid])  # a document naming it keeps its own copy
             fs.redact_copies(ids)
             fs.mark_redacted(ids, "node", at)
+        fs.drop_node_copies(ids)
         for gid in gens:
             fs.redact_generation(gid)
         _scrub_origins(fs, ids, texts)

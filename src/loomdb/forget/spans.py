@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -240,7 +239,10 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
         # -- contents ---------------------------------------------------------------
         scrubbed: dict[str, tuple[str, str]] = {}  # cid -> (old body, new body)
         users_of: dict[str, list[tuple[str, str]]] = {}
-        mine: list[str] = []  # nodes whose own copy becomes the tombstone (a user's)
+        #: (node, tree, body): nodes reading a scrubbed copy of their own from now on (a
+        #: user's, when another user's node holds the same content), or already
+        copies: list[tuple[str, str, str]] = []
+        fresh: set[str] = set()  # the nodes among them that were not copies yet
         for cid, (body, users) in fs.span_contents(scope, needles).items():
             new, n = C.scrub_strings(json.loads(body), spans)
             if not n:
@@ -251,16 +253,26 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
             for _nd, t in here:
                 _count(out, t, "nodes")
                 _count(out, t, "occurrences", n)
+            new_body = C.canonical(new).decode("utf-8")
             if within is not None and len(here) < len(users):
-                # another user's node holds the same content: the caller's copies go
-                mine += [nd for nd, _ in here]
+                # another user's node holds the same content: it stays theirs, and the
+                # caller's nodes read a scrubbed copy of their own
+                copies += [(nd, t, new_body) for nd, t in here]
+                fresh |= {nd for nd, _ in here}
                 continue
-            scrubbed[cid] = (body, C.canonical(new).decode("utf-8"))
+            scrubbed[cid] = (body, new_body)
             users_of[cid] = users
             out.shared += [nd for nd, t in users if inside is not None and t not in inside]
-        changed = {nd for us in users_of.values() for nd, _ in us} | set(mine)
+        for nd, t, body in fs.node_copies(scope, needles):
+            new, n = C.scrub_strings(json.loads(body), spans)
+            if n:
+                copies.append((nd, t, C.canonical(new).decode("utf-8")))
+                _count(out, t, "nodes")
+                _count(out, t, "occurrences", n)
+        changed = {nd for us in users_of.values() for nd, _ in us} | {c[0] for c in copies}
         out.ids = sorted(changed)
-        out.copies = sorted(mine)
+        # (a user is not told which: that would say that someone else holds the words)
+        out.copies = sorted(c[0] for c in copies) if within is None else []
         # -- generation records -------------------------------------------------------
         gens: list[tuple[str, str, str, str, str]] = []
         for gid, tid, *parts in fs.span_generations(scope, needles):
@@ -310,24 +322,23 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
         if dry_run:
             return out
         # -- writing ------------------------------------------------------------------------
-        seq = fs.log({"at": at, "actor": actor or loom.actor, "action": "redact-span",
-                      "target": spans.marker, "trees": sorted(out.trees), "ids": out.ids,
-                      "refs": [], "reason": reason})
-        out.seq = seq
         marks: list[tuple[str, str, str]] = []
         for cid, (_old, new_body) in scrubbed.items():
-            fs.set_body(cid, new_body)
             if within is None:
                 hooks.scrub_content(loom, cid, new_body)
+            else:
+                hooks.keep_bodies(loom, [cid])  # a document naming it keeps its own copy
+            fs.set_body(cid, new_body)
             marks.append((cid, "content", C.digest(new_body.encode("utf-8"))))
-        if mine:
-            hooks.keep_bodies(loom, sorted({c for c in _cids(loom, mine)}))
-            fs.redact_copies(mine)
-            fs.mark_redacted(mine, "node", at)
+        if copies:
+            fs.redact_copies(sorted(fresh))
+            fs.put_copies(copies)
+            # (a store copy carries such a node as a tombstone: `loomdb migrate`)
+            fs.mark_redacted(sorted(fresh), "node", at)
+            marks += [(nd, "node", C.digest(body.encode("utf-8"))) for nd, _t, body in copies]
         for gid, _tid, req, preq, raw in gens:
             fs.set_generation(gid, req, preq, raw)
             marks.append((gid, "generation", _raw_digest(raw)))
-        fs.mark_scrubbed(marks, seq, at)
         for nid, origin, prov in origins:
             fs.set_origin(nid, origin, prov)
         for tid, title, system in retexts:
@@ -335,9 +346,15 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
         fs.mark_stale([(s["tree"], s["item"], s["kind"], s["source"]) for s in out.stale], at)
         ids = out.ids
         left = hooks.forget_nodes(loom, ids, memo_trees=sorted(out.trees), redacted=True)
-        hooks.nodes_changed(loom, [i for i in ids if i not in set(mine)])
+        hooks.nodes_changed(loom, ids)
         if scope is None:
             out.areas = hooks.scrub_texts(loom, spans)
+        if not out.trees and not out.areas:
+            return out  # nothing found: nothing to record
+        out.seq = fs.log({"at": at, "actor": actor or loom.actor, "action": "redact-span",
+                          "target": spans.marker, "trees": sorted(out.trees),
+                          "ids": out.ids, "refs": [], "reason": reason})
+        fs.mark_scrubbed(marks, out.seq, at)
     storage(loom).drop_memory(ids, [])
     out.files = {**fs.scrub(sorted(fs.existing(hooks.forget_tables(loom))),
                             spans.file_needles()), **left}
@@ -380,10 +397,6 @@ def _raw_digest(raw: str) -> str:
         return C.digest(C.canonical(json.loads(raw)))
     except (TypeError, ValueError, InvalidInput):
         return C.digest(raw.encode("utf-8"))
-
-
-def _cids(loom: Loom, ids: Sequence[str]) -> list[str]:
-    return [n.content_id for n in storage(loom).nodes_by_id(list(ids)).values()]
 
 
 def _roots(scrubbed: dict[str, tuple[str, str]], users_of: dict[str, list[tuple[str, str]]]

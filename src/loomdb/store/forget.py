@@ -141,7 +141,7 @@ class ForgetStore(ABC):
         compaction records, and the annotation and link edges touching them."""
         for cond, args in self._in("node_id", ids):
             for table in ("node_sources", "node_selections", "node_meta", "node_tags",
-                          "compactions"):
+                          "compactions", "node_scrubs"):
                 self._run(f"DELETE FROM {table} WHERE {cond}", args)
         for cond, args in self._in("item", ids):
             self._run(f"DELETE FROM stale WHERE {cond}", args)
@@ -234,6 +234,47 @@ class ForgetStore(ABC):
                             ("", []), column="id")
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
+    def node_copies(self, trees: Sequence[str] | None, needles: Sequence[str] | None
+                    ) -> list[tuple[str, str, str]]:
+        """(node, tree, body) of the nodes of `trees` reading their own scrubbed copy
+        (`node_scrubs`) whose body holds one of `needles`."""
+        if self.dialect == "postgres":
+            sql, column = "SELECT s.node_id, s.tree_id, s.body FROM node_scrubs s WHERE", "tree_id"
+        else:
+            sql, column = ("SELECT s.node_id, n.tree_id, s.body FROM node_scrubs s JOIN nodes n"
+                           " ON n.id = s.node_id WHERE", "n.tree_id")
+        return [(r[0], r[1], r[2]) for r in self._scoped(
+            sql, trees, self._holding(("s.body",), needles), column=column)]
+
+    def put_copies(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """(node, tree, body): these nodes read this body of their own from now on
+        (they are redacted copies: `redact_copies` first)."""
+        for node, tree, body in rows:
+            if self.dialect == "postgres":
+                self._run("INSERT INTO node_scrubs (tree_id, node_id, body) VALUES (?, ?, ?)"
+                          " ON CONFLICT (tree_id, node_id) DO UPDATE SET body = excluded.body",
+                          (tree, node, body))
+            else:
+                self._run("INSERT INTO node_scrubs (node_id, body) VALUES (?, ?) ON CONFLICT"
+                          " (node_id) DO UPDATE SET body = excluded.body", (node, body))
+
+    def drop_node_copies(self, ids: Sequence[str]) -> None:
+        """These nodes' own scrubbed copies go (they read as the tombstone)."""
+        for cond, args in self._in("node_id", ids):
+            self._run(f"DELETE FROM node_scrubs WHERE {cond}", args)
+
+    def drop_copies_of(self, content_id: str) -> None:
+        """The nodes' own scrubbed copies of a content go (it is redacted whole: they
+        read as the tombstone)."""
+        cid = hex_to_bytes(content_id)
+        if self.dialect == "postgres":
+            self._run("DELETE FROM node_scrubs s USING nodes n WHERE n.id = s.node_id"
+                      " AND n.tree_id = s.tree_id AND n.content_id = ?", (cid,))
+        else:
+            self._run("DELETE FROM node_scrubs WHERE node_id IN (SELECT s.node_id FROM"
+                      " node_scrubs s JOIN nodes n ON n.id = s.node_id WHERE n.content_id = ?)",
+                      (cid,))
+
     def set_tree_texts(self, tree_id: str, title: str, system: str | None) -> None:
         """A tree's title and system prompt, its time of change left as it was."""
         self._run("UPDATE trees SET title = ?, system = ? WHERE id = ?", (title, system, tree_id))
@@ -251,8 +292,9 @@ class ForgetStore(ABC):
                       " seq = excluded.seq, at = excluded.at", (item, kind, dig, seq, at))
 
     def all_scrubbed(self) -> dict[str, dict[str, str]]:
-        """kind -> {item: digest} of every scrubbed content and generation record."""
-        out: dict[str, dict[str, str]] = {"content": {}, "generation": {}}
+        """kind -> {item: digest} of every scrubbed content, generation record and
+        node's own copy."""
+        out: dict[str, dict[str, str]] = {"content": {}, "generation": {}, "node": {}}
         for item, kind, dig in self._run("SELECT item, kind, digest FROM scrubs"):
             out.setdefault(kind, {})[item] = dig
         return out

@@ -104,7 +104,7 @@ class RedactSpansIn(BaseModel):
 
 
 #: seconds a pattern sent over HTTP may spend on everything it reads
-HTTP_PATTERN_SECONDS = 2.0
+HTTP_PATTERN_SECONDS = 1.0
 
 
 @router.post("/redact")

@@ -20,7 +20,7 @@ from ..rows import bytes_to_hex, hex_to_bytes
 #: the core tables a forget deletes from or rewrites (areas add their own)
 TABLES = ("nodes", "contents", "generations", "node_sources", "node_selections", "edges",
           "edge_sources", "node_meta", "node_tags", "trees", "drafts", "refs",
-          "ref_selections", "stale")
+          "ref_selections", "stale", "scrubs", "node_scrubs")
 
 
 class PostgresForget(ForgetStore):

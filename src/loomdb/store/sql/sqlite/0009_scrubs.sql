@@ -5,7 +5,7 @@
 -- and lists it as scrubbed, not tampered. `seq` is the line of the record of forgetting.
 CREATE TABLE scrubs (
   item TEXT PRIMARY KEY,
-  kind TEXT NOT NULL CHECK (kind IN ('content', 'generation')),
+  kind TEXT NOT NULL CHECK (kind IN ('content', 'generation', 'node')),
   digest TEXT NOT NULL,
   seq INTEGER NOT NULL,
   at TEXT NOT NULL
@@ -20,4 +20,11 @@ CREATE TABLE stale (
   source TEXT NOT NULL,
   at TEXT NOT NULL,
   PRIMARY KEY (tree_id, item)
+) WITHOUT ROWID;
+-- A user's span redaction of a content another user's node holds too: the user's
+-- nodes read their own scrubbed copy of it (they hold neither a body nor a pointer,
+-- as a redacted copy, and read this body in place of the tombstone).
+CREATE TABLE node_scrubs (
+  node_id TEXT PRIMARY KEY,
+  body TEXT NOT NULL
 ) WITHOUT ROWID;
