@@ -107,7 +107,8 @@ def compact(ctx: click.Context, headish: str | None, keep: int, model: str | Non
     Refuses (exit 2, nothing written) when the summary would not be shorter."""
     lm = loom(ctx)
     if redo:
-        done = lm.forget.redo_compactions(headish, model=model, config=providers_config(ctx))
+        done = lm.forget.redo_compactions(headish, model=model, max_tokens=max_tokens,
+                                          config=providers_config(ctx))
         emit(as_json, done, "\n".join(f"{d['stale']} -> {d['node']} (tree {d['tree']})"
                                       for d in done) or "no stale compaction summary")
         return

@@ -117,6 +117,7 @@ class Forget(AreaDoor):
         return found
 
     def redo_compactions(self, item: str | None = None, *, model: str | None = None,
+                         max_tokens: int | None = None,
                          config: Any = None) -> list[dict[str, str]]:
         """Compact again where each stale compaction summary of the caller's trees was
         made (`item`: that one); the new summary is a sibling of the stale one."""
@@ -126,6 +127,7 @@ class Forget(AreaDoor):
             trees = within({s["tree"] for s in S.stale(self.loom)})
         rt = self.runtime
         return S.redo_compactions(self.loom, item=item, trees=trees, model=model,
+                                  max_tokens=max_tokens,
                                   config=rt.config if config is None else config,
                                   environ=rt.environ)
 
