@@ -358,6 +358,8 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
     storage(loom).drop_memory(ids, [])
     out.files = {**fs.scrub(sorted(fs.existing(hooks.forget_tables(loom))),
                             spans.file_needles()), **left}
+    if within is not None:  # whether the file was rewritten says what others hold
+        out.files.pop("vacuumed", None)
     return out
 
 
