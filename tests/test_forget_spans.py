@@ -206,7 +206,9 @@ def test_the_documents_and_collections_hold_it_no_more(loom: Loom) -> None:
 
 # -- property: random trees with random copies ---------------------------------------------
 EXAMPLE = itertools.count()
-shapes = st.lists(st.tuples(st.integers(0, 50), st.booleans(), st.integers(0, 3)),
+#: (which session, a copy or not, where: 0 a new tree (its root and title), 1-2 a
+#: message, 3 a tool's output, 4 a tool call's input)
+shapes = st.lists(st.tuples(st.integers(0, 50), st.booleans(), st.integers(0, 4)),
                   min_size=1, max_size=8)
 
 
@@ -217,21 +219,28 @@ def test_no_copy_is_left_and_the_chain_verifies(loom: Loom, shape: list[tuple[in
                                                 ) -> None:
     n = next(EXAMPLE)
     secret = f"copy-{n}-of-the-needle"
-    trees = []
+    trees: list[str] = []
+    made: list[str] = []
     for i, (parent, copy, where) in enumerate(shape):
         text = f"m{n}.{i} " + (secret if copy else "plain")
         if not trees or where == 0:
-            tree, _ = loom.new_tree(text if where else f"t{n}.{i}", session=f"s{n}.{i}")
+            made.append(loom.new_tree(text, session=f"s{n}.{i}")[1].id)
             trees.append(f"s{n}.{i}")
             continue
         session = trees[parent % len(trees)]
         if where == 3:
-            loom.append(session, [{"type": "tool_result", "tool_use_id": f"x{i}",
-                                   "content": [{"type": "text", "text": text}]}])
+            made.append(loom.append(session, [{"type": "tool_result", "tool_use_id": f"x{i}",
+                                   "content": [{"type": "text", "text": text}]}]).id)
+        elif where == 4:
+            made.append(loom.append(session, [{"type": "tool_use", "id": f"x{i}", "name": "sh",
+                                               "input": {"command": f"echo {text}"}}],
+                                    role="assistant").id)
         else:
-            loom.append(session, text, role="assistant" if where == 2 else "user")
+            made.append(loom.append(session, text,
+                                    role="assistant" if where == 2 else "user").id)
     loom.forget.redact_spans(text=secret, dry_run=False)
     assert secret.encode() not in files(loom)
+    assert [loom.node(i).id for i in made] == made  # every node keeps its id
     report = loom.verify()
     assert report.ok, report.broken
 
