@@ -243,6 +243,7 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
         #: user's, when another user's node holds the same content), or already
         copies: list[tuple[str, str, str]] = []
         fresh: set[str] = set()  # the nodes among them that were not copies yet
+        roots: dict[str, tuple[str, str]] = {}  # node -> (old body, new body)
         for cid, (body, users) in fs.span_contents(scope, needles).items():
             new, n = C.scrub_strings(json.loads(body), spans)
             if not n:
@@ -259,9 +260,11 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
                 # caller's nodes read a scrubbed copy of their own
                 copies += [(nd, t, new_body) for nd, t in here]
                 fresh |= {nd for nd, _ in here}
+                roots |= {nd: (body, new_body) for nd, _ in here}
                 continue
             scrubbed[cid] = (body, new_body)
             users_of[cid] = users
+            roots |= {nd: (body, new_body) for nd, _ in users}
             out.shared += [nd for nd, t in users if inside is not None and t not in inside]
         for nd, t, body in fs.node_copies(scope, needles):
             new, n = C.scrub_strings(json.loads(body), spans)
@@ -299,13 +302,13 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
             if n1 or n2:
                 origins.append((nid, new_origin, new_prov))
         # -- titles and system prompts ---------------------------------------------------
-        roots = _roots(scrubbed, users_of)
         retexts: list[tuple[str, str, str | None]] = []
         for tid, title, system, root in fs.tree_texts(scope):
             new_title, n1 = spans(title)
             new_system, n2 = spans(system) if system else (system, 0)
-            if root in roots and title == C.title_from(roots[root][0]):
-                derived = C.title_from(roots[root][1])  # the default title, derived again
+            if root in roots and title == C.title_from(json.loads(roots[root][0])):
+                # the default title, derived again
+                derived = C.title_from(json.loads(roots[root][1]))
                 if derived != title:
                     new_title, n1 = derived, max(n1, 1)
                     out.retitled.append(tid)
@@ -345,14 +348,16 @@ def redact_spans(loom: Loom, spans: Spans, *, tree: str | None = None,
             fs.set_tree_texts(tid, title, system if system is not None else None)
         fs.mark_stale([(s["tree"], s["item"], s["kind"], s["source"]) for s in out.stale], at)
         ids = out.ids
-        left = hooks.forget_nodes(loom, ids, memo_trees=sorted(out.trees), redacted=True)
+        # the trees of every node changed: in scope, and others sharing a content
+        trees = sorted(set(out.trees) | {t for us in users_of.values() for _, t in us})
+        left = hooks.forget_nodes(loom, ids, memo_trees=trees, redacted=True)
         hooks.nodes_changed(loom, ids)
         if scope is None:
             out.areas = hooks.scrub_texts(loom, spans)
         if not out.trees and not out.areas:
             return out  # nothing found: nothing to record
         out.seq = fs.log({"at": at, "actor": actor or loom.actor, "action": "redact-span",
-                          "target": spans.marker, "trees": sorted(out.trees),
+                          "target": spans.marker, "trees": trees,
                           "ids": out.ids, "refs": [], "reason": reason})
         fs.mark_scrubbed(marks, out.seq, at)
     storage(loom).drop_memory(ids, [])
@@ -399,16 +404,6 @@ def _raw_digest(raw: str) -> str:
         return C.digest(C.canonical(json.loads(raw)))
     except (TypeError, ValueError, InvalidInput):
         return C.digest(raw.encode("utf-8"))
-
-
-def _roots(scrubbed: dict[str, tuple[str, str]], users_of: dict[str, list[tuple[str, str]]]
-           ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    """root node -> (old blocks, new blocks), for scrubbed contents a tree's root holds."""
-    out: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
-    for cid, (old, new) in scrubbed.items():
-        for nd, _t in users_of[cid]:
-            out[nd] = (json.loads(old), json.loads(new))
-    return out
 
 
 def stale(loom: Loom, tree: str | None = None) -> list[dict[str, str]]:
