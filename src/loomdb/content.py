@@ -170,3 +170,37 @@ def title_from(blocks: list[dict[str, Any]]) -> str:
         return "Untitled"
     title = " ".join(words[:8])
     return title if len(title) <= 60 else title[:59].rstrip() + "…"
+
+
+#: keys whose strings are names and ids, not text (a span redaction leaves them)
+NAME_KEYS = frozenset({"type", "ref", "mime_type", "media_type", "id", "tool_use_id",
+                       "generation", "response_hash"})
+
+
+def scrub_strings(value: Any, sub: Any) -> tuple[Any, int]:
+    """`value` (JSON-like) with `sub(text) -> (new text, count)` applied to every string
+    in it but keys and names (`NAME_KEYS`); and how many spans were replaced. The same
+    object comes back when nothing was."""
+    if isinstance(value, str):
+        new, n = sub(value)
+        return (new, n) if n else (value, 0)
+    if isinstance(value, list):
+        total = 0
+        out = []
+        for v in value:
+            nv, n = scrub_strings(v, sub)
+            out.append(nv)
+            total += n
+        return (out, total) if total else (value, 0)
+    if isinstance(value, dict):
+        total = 0
+        changed: dict[str, Any] = {}
+        for k, v in value.items():
+            if k in NAME_KEYS and isinstance(v, str):
+                changed[k] = v
+                continue
+            nv, n = scrub_strings(v, sub)
+            changed[k] = nv
+            total += n
+        return (changed, total) if total else (value, 0)
+    return value, 0

@@ -35,6 +35,7 @@ ANNOTATIONS = {
     "tag": (False, True, True, False),
     "delete": (False, True, True, False),
     "redact": (False, True, False, False),
+    "redact_spans": (False, True, True, False),
     **dict.fromkeys(("generate", "spawn"), (False, True, False, True)),
     "diff": (True, False, True, False),
     **dict.fromkeys(("merge", "replay", "fork_fresh"), (False, False, True, True)),

@@ -35,7 +35,10 @@ _PAGE = 2000
 #: a node's content (`c`: its `contents` row, joined by `_CONTENT`); a copy its owner
 #: redacted (flag REDACTED_COPY) reads as the tombstone, whatever the row holds
 _OWN = f"n.flags & {REDACTED_COPY} = 0"
-_BODY_OF = f"CASE WHEN {_OWN} THEN c.body ELSE '{TOMBSTONE}' END"
+#: (or as its own scrubbed copy: a user's span redaction, `node_scrubs`)
+_COPY = ("coalesce((SELECT s.body FROM node_scrubs s WHERE s.tree_id = n.tree_id"
+         f" AND s.node_id = n.id), '{TOMBSTONE}')")
+_BODY_OF = f"CASE WHEN {_OWN} THEN c.body ELSE {_COPY} END"
 _CONTENT = "LEFT JOIN contents c ON c.id = n.content_id"
 #: the nodes `_CONTENT` finds a body for (a node whose content row is missing is left out)
 _HELD = f"(c.id IS NOT NULL OR NOT {_OWN})"
@@ -50,7 +53,7 @@ _WALK_COLS = (
     "total_tokens"
 )
 _BODY = (f"CASE WHEN {_OWN} THEN (SELECT c.body FROM contents c WHERE c.id = n.content_id)"
-         f" ELSE '{TOMBSTONE}' END").replace("{", "{{").replace("}", "}}")  # for .format
+         f" ELSE {_COPY} END").replace("{", "{{").replace("}", "}}")  # for .format
 # The created-from chain, head first, in one statement: each step is one probe of the
 # primary key (id, tree_id) for the parent and one of contents' for its body. Bodies
 # are fetched inside the recursion so the plan stays index-driven however the

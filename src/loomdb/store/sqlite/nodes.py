@@ -41,8 +41,10 @@ from .connections import Connections, chunks, marks
 POS_BITS = 20
 POS_MASK = (1 << POS_BITS) - 1
 #: a node's content: inline, or in the node it points at; a node holding neither is a
-#: copy its owner redacted (`forget.redact_copies`) and reads as the tombstone
-BODY = f"coalesce(n.body, b.body, CASE WHEN n.body_key IS NULL THEN '{TOMBSTONE}' END)"
+#: copy its owner redacted (`forget.redact_copies`) and reads as the tombstone, or as
+#: its own scrubbed copy (a user's span redaction: `node_scrubs`)
+BODY = ("coalesce(n.body, b.body, CASE WHEN n.body_key IS NULL THEN coalesce((SELECT s.body"
+        f" FROM node_scrubs s WHERE s.node_id = n.id), '{TOMBSTONE}') END)")
 NODE_COLS = (
     "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
     f"n.author, n.source, n.content_id, {BODY}, n.options, n.cache, "
