@@ -84,6 +84,8 @@ class WriteOps(LoomParts):
         if isinstance(value, list):
             value = [self._inline_blob(b, f"{where}[{i}]") for i, b in enumerate(value)]
         blocks = C.validate_blocks(value, where, self.limits.json_depth)
+        if C.piece_blocks(blocks):  # names resolved to exact ids, or refused
+            blocks = areas.block_hooks("piece").written(self, blocks, where)
         refs = C.blob_refs(blocks)
         if refs:  # naming a blob is a use: its time moves on, so gc keeps it (gc/service)
             at = now()
@@ -92,6 +94,12 @@ class WriteOps(LoomParts):
                     if not self.backend.blob_meta.touch_blob_meta(ref, at) and not self.blobs.has(ref):
                         raise InvalidInput(where, f"blob {ref} is not in the store; put it first")
         return blocks
+
+    def _piece_options(self, options: dict[str, Any] | None, where: str) -> dict[str, Any] | None:
+        """Options whose system piece (`system_piece`) is resolved to its exact id."""
+        if not isinstance(options, dict) or areas.PIECE_OPTION not in options:
+            return options
+        return areas.block_hooks("piece").written_options(self, options, where)
 
     def _inline_blob(self, block: Any, where: str) -> Any:
         if not isinstance(block, dict) or "data" not in block or "ref" in block:
@@ -195,6 +203,8 @@ class WriteOps(LoomParts):
             raise InvalidInput("options", "must be a JSON object")
         check_tool_options(options, "options")
         check_tool_options(node_options, "node options")
+        options = self._piece_options(options, "options")
+        node_options = self._piece_options(node_options, "node options")
         self.check_values(options=options, lineage=lineage)
         if session is not None:
             R.check_name(session)
@@ -260,6 +270,7 @@ class WriteOps(LoomParts):
                 return node
         check_choice("policy", policy, POLICIES)
         check_tool_options(options)
+        options = self._piece_options(options, "options")
         blocks = self.prepare(content)
         fields = dict(role=role, author=author, source=source, options=options, cache=cache,
                       kind=kind, created_at=created_at, provenance=provenance, origin=origin,
