@@ -38,7 +38,7 @@ from .store import areas
 from .store.areas import Area, Unit
 from .store.base import BODY, FLAGS, HAS_SOURCES, ID, Backend
 from .verify import Report, verify
-from .write_ops import ContentLike, WriteOps
+from .write_ops import _FULL_ID, ContentLike, WriteOps
 
 __all__ = ["ContentLike", "Loom"]
 
@@ -220,6 +220,9 @@ class Loom(WriteOps, RefOps, OverlayOps):
     def _resolve(self, headish: str,
                  names: BaseResolver | None = None) -> tuple[Position, Node]:
         base, up = parse(headish)
+        if names is None and up == 0 and _FULL_ID.fullmatch(base) and (
+                hit := self._recent.get(base)) is not None:
+            return Position(hit.id, hit.tree, None, None, {}), hit  # never a ref name
         node_id, ref = resolve_base(self.backend, base) if names is None else names(base)
         selections = dict(ref.selections) if ref and ref.kind != "bookmark" else {}
         session = ref.name if ref and ref.kind == "session" and up == 0 else None

@@ -522,7 +522,9 @@ class WriteOps(LoomParts):
         cid, body = C.encode(blocks, self.max_content_bytes)
         selections = selections or {}
         wanted = [s for s, _ in sources] + list(selections.values())
-        linked = self.backend.nodes.get_nodes(wanted) if wanted else {}
+        linked = {w: hit for w in wanted if (hit := self._recent.get(w)) is not None}
+        if len(linked) < len(wanted):
+            linked |= self.backend.nodes.get_nodes([w for w in wanted if w not in linked])
         for vid in selections.values():
             if vid not in linked:
                 raise NotFound("selected version", vid)
@@ -558,7 +560,9 @@ class WriteOps(LoomParts):
     def _source(self, tree: str, spec: str | tuple[str, str]) -> tuple[str, str]:
         headish, role = (spec, "context") if isinstance(spec, str) else spec
         check_choice("source role", role, SOURCE_ROLES[1:])
-        pos = self.resolve(headish)
+        # a whole node id is never a ref name: one this Loom remembers is read from memory
+        known = self._recent.get(headish) if _FULL_ID.fullmatch(headish) else None
+        pos = Position(known.id, known.tree) if known is not None else self.resolve(headish)
         if pos.tree != tree:
             raise InvalidInput(
                 f"source {headish!r}",
