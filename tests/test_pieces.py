@@ -190,3 +190,16 @@ def test_a_piece_used_by_many_threads_is_stored_once(loom: Loom, text: str, n: i
     for i in range(n):
         assert texts(loom.context(f"{name}-{i}")) == [("user", f"{text} #{i}")]
     assert len(me.used_by(name)) == n
+
+
+def test_a_piece_in_a_merged_branch_is_expanded_where_it_is_merged(loom: Loom) -> None:
+    me = loom.as_(loom.operator)
+    me.pieces.add("finding", "The warp holds.")
+    _, root = loom.new_tree("start", session="main")
+    loom.fork(root.id, "side")
+    loom.append("side", [{"piece": "finding"}], role="assistant")
+    loom.append("main", "meanwhile", role="assistant")
+    me.branches.merge("side", "main")
+    said = [t for _, t in texts(loom.context("main"))]
+    assert said[:3] == ["start", "meanwhile", "The warp holds."]
+    assert '"piece"' not in json.dumps(loom.context("main"))

@@ -36,25 +36,13 @@ from .settings import Settings
 from .storage_ops import Storage
 from .store import areas
 from .store.areas import Area, Unit
-from .store.base import BODY, FLAGS, HAS_SOURCES, ID, Backend
+from .store.base import ID, Backend
 from .verify import Report, verify
 from .write_ops import _FULL_ID, ContentLike, WriteOps
 
 __all__ = ["ContentLike", "Loom"]
 
 _CONTENT_ID = re.compile(r"sha256:[0-9a-f]{64}")
-#: what a stored body holding a piece block contains (canonical JSON: keys sorted, no
-#: spaces; a text holding these characters has its quotes escaped)
-_PIECE = '"type":"piece"'
-
-
-def _names_pieces(ctx: dict[str, Any], rows: list[tuple[Any, ...]]) -> bool:
-    """Whether a context names a prompt piece (its messages' bodies are looked at as
-    stored, a text search; sources from elsewhere in the tree, block by block)."""
-    if areas.PIECE_OPTION in ctx["options"] or any(_PIECE in r[BODY] for r in rows):
-        return True
-    return any(r[FLAGS] & HAS_SOURCES for r in rows) and any(
-        b.get("type") == "piece" for m in ctx["messages"] for b in m["content"])
 
 
 class Loom(WriteOps, RefOps, OverlayOps):
@@ -305,9 +293,9 @@ class Loom(WriteOps, RefOps, OverlayOps):
     def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""
         pos = at if isinstance(at, Position) else self.resolve(at)
-        rows = self.path_rows(pos)
-        ctx = assemble(self.backend, pos.tree, rows, options or {})
-        if _names_pieces(ctx, rows):
+        pieces: list[bool] = []
+        ctx = assemble(self.backend, pos.tree, self.path_rows(pos), options or {}, pieces)
+        if pieces or areas.PIECE_OPTION in ctx["options"]:
             return areas.block_hooks("piece").expand_context(self, pos.tree, ctx)
         return ctx
 
