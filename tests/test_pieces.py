@@ -203,3 +203,13 @@ def test_a_piece_in_a_merged_branch_is_expanded_where_it_is_merged(loom: Loom) -
     said = [t for _, t in texts(loom.context("main"))]
     assert said[:3] == ["start", "meanwhile", "The warp holds."]
     assert '"piece"' not in json.dumps(loom.context("main"))
+
+
+def test_a_redacted_text_is_redacted_in_the_pieces_holding_it(loom: Loom) -> None:
+    me = loom.as_(loom.operator)
+    me.pieces.add("leak", "the password is hunter2")
+    loom.new_tree([{"piece": "leak"}], session="p")
+    _, said = loom.new_tree("the password is hunter2", session="s")
+    me.forget.redact(said.id)
+    assert me.pieces.show("leak")["text"] == "[redacted]"
+    assert texts(loom.context("p")) == [("user", "[redacted]")]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..hooks import AreaHooks
 from ..store.areas import Unit
+from ..store.forget import TOMBSTONE
 from ..users import owners
 from . import PIECES
 from . import service as P
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class PieceHooks(AreaHooks):
-    forget_tables = ("piece_uses",)
+    forget_tables = ("piece_uses", "piece_contents")
 
     # -- the core's calls (`loomdb.store.areas.block_hooks`) --------------------------
     def written(self, loom: Loom, blocks: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
@@ -51,6 +52,12 @@ class PieceHooks(AreaHooks):
                      redacted: bool) -> None:
         with loom.unit(PIECES) as db:
             S.forget_nodes(db, ids)
+
+    def redact_content(self, loom: Loom, content_id: str) -> None:
+        """A redacted content reads as the tombstone in every piece version naming it
+        (its id stays: a pinned reference still names the same version)."""
+        with loom.unit(PIECES) as db:
+            S.set_body(db, content_id, TOMBSTONE)
 
     def forget_tree(self, loom: Loom, tree: str) -> None:
         with loom.unit(PIECES) as db:

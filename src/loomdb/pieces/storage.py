@@ -103,6 +103,10 @@ def put_body(db: Unit, content_id: str, body: str, at: str) -> None:
                (content_id, body, at))
 
 
+def set_body(db: Unit, content_id: str, body: str) -> None:
+    db.execute("UPDATE piece_contents SET body = ? WHERE id = ?", (body, content_id))
+
+
 def count_bodies(db: Unit) -> int:
     row = db.one("SELECT count(*) FROM piece_contents")
     return int(row[0]) if row else 0
