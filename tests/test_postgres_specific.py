@@ -80,6 +80,16 @@ class TestPlans:
         assert "Recursive Union" in plan and "Seq Scan" not in plan
         assert "Index Scan using nodes_pkey" in plan and "contents_pkey" in plan
 
+    def test_a_merge_climbs_from_both_ends_over_the_primary_key(self, big) -> None:
+        loom, trees = big
+        tree, ids = trees[5]
+        deep = sorted(loom.nodes(ids), key=lambda n: -n.depth)[:2]
+        plan = loom.backend.explain("climb", (tree, deep[0].id, deep[1].id, tree, 8,
+                                              deep[1].id))
+        # (node_sources is empty here: the planner may scan it whole)
+        assert "Recursive Union" in plan and "Seq Scan on nodes" not in plan
+        assert "Hash Join" not in plan and "Index Scan using nodes_pkey" in plan
+
     def test_children_use_the_children_index(self, big) -> None:
         loom, trees = big
         plan = loom.backend.explain("children", (trees[2][1][10],))

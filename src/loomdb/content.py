@@ -35,7 +35,8 @@ DEFAULT_MAX_CONTENT_BYTES = 4 * 1024 * 1024
 #: a store's own is `loom.limits.json_depth`
 DEFAULT_JSON_DEPTH = 64
 
-BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", "thinking")
+BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", "thinking",
+               "piece")
 #: blocks whose payload lives in the blob store
 BLOB_BLOCK_TYPES = ("image", "audio", "document")
 
@@ -59,6 +60,7 @@ def validate_blocks(raw: Any, where: str = "content",
     if not raw:
         raise InvalidInput(where, "content must hold at least one block")
     check_depth(raw, max_depth, where)
+    raw = [_piece_shorthand(b) for b in raw]
     from pydantic import ValidationError
 
     try:
@@ -74,6 +76,18 @@ def validate_blocks(raw: Any, where: str = "content",
 
 
 _TOOL_TYPES = frozenset({"tool_use", "tool_result"})
+
+
+def _piece_shorthand(block: Any) -> Any:
+    """`{"piece": "NAME"}` is a piece block (`{"type": "piece", "piece": "NAME"}`)."""
+    if isinstance(block, dict) and "piece" in block and "type" not in block:
+        return {"type": "piece", **block}
+    return block
+
+
+def piece_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The piece blocks of validated content (see `loomdb.pieces`)."""
+    return [b for b in blocks if b.get("type") == "piece"]
 
 
 def text(value: str) -> list[dict[str, Any]]:

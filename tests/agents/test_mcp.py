@@ -20,7 +20,8 @@ from tools_file import tools_toml
 TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn", "delete",
          "redact", "redact_spans", "forgotten", "show", "edit", "bookmark", "tag", "doc_new", "doc_commit",
          "doc_show", "doc_log", "doc_diff", "coll_new", "coll_add", "coll_show", "link",
-         "backlinks", "pending", "diff", "merge", "replay", "fork_fresh", "share_continue"}
+         "backlinks", "pending", "diff", "merge", "replay", "fork_fresh", "share_continue",
+         "piece_add", "piece_list", "piece_log", "piece_show", "piece_used_by", "new_thread"}
 
 
 

@@ -40,6 +40,10 @@ ANNOTATIONS = {
     "diff": (True, False, True, False),
     **dict.fromkeys(("merge", "replay", "fork_fresh"), (False, False, True, True)),
     "share_continue": (False, False, True, False),
+    **dict.fromkeys(("piece_list", "piece_log", "piece_show", "piece_used_by"),
+                    (True, False, True, False)),
+    "piece_add": (False, False, True, False),
+    "new_thread": (False, False, False, False),
 }
 
 

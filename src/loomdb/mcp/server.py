@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import catalog, tools_branches, tools_memory
+from . import catalog, tools_branches, tools_memory, tools_pieces
 from .answers import resource, tool
 from .catalog import ADDS, ADDS_ONCE, READS, RUNS_A_TURN, Hints, Tool
 
@@ -131,7 +131,8 @@ def core_tools(me: Callable[[], Door]) -> dict[str, Tool]:
 
 def offered(me: Callable[[], Door]) -> dict[str, Tool]:
     """Every tool the server offers, by name, acting through the operator's door."""
-    return {**core_tools(me), **tools_memory.memory_tools(me), **tools_branches.branch_tools(me)}
+    return {**core_tools(me), **tools_memory.memory_tools(me), **tools_branches.branch_tools(me),
+            **tools_pieces.piece_tools(me)}
 
 
 def build(me: Callable[[], Door], tools: Mapping[str, Tool]) -> Any:

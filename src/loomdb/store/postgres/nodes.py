@@ -22,6 +22,7 @@ from ..nodes import (
     SHAPE_HEAD,
     TOMBSTONE,
     ChainRow,
+    ClimbRow,
     NodeStore,
     PathRow,
     ShapeRow,
@@ -71,6 +72,19 @@ _WALK = (
     f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
     f" FROM w WHERE body IS NOT NULL"
 )
+# Two ends and their ancestors, a few steps up (a merge's common ancestor): each step
+# probes the primary key (id, tree_id) for the parent; the step is a LATERAL subquery
+# with LIMIT 1 so the planner cannot turn it into a hash join over the whole table.
+_CLIMB = (
+    "WITH RECURSIVE up(start, id, parent_id, slot_id, depth, step) AS ("
+    " SELECT id, id, parent_id, slot_id, depth, 0 FROM nodes WHERE tree_id = %s"
+    " AND id IN (%s, %s)"
+    " UNION ALL SELECT u.start, p.id, p.parent_id, p.slot_id, p.depth, u.step + 1"
+    " FROM up u CROSS JOIN LATERAL (SELECT n.id, n.parent_id, n.slot_id, n.depth"
+    " FROM nodes n WHERE n.id = u.parent_id AND n.tree_id = %s LIMIT 1) p WHERE u.step < %s)"
+    " SELECT u.start, u.id, u.slot_id, u.depth, EXISTS (SELECT 1 FROM node_sources s"
+    " WHERE s.node_id = u.id AND s.source_id = %s AND s.role = 'context') FROM up u"
+)
 _PUT_CONTENT = "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _CHILDREN = (
     "SELECT id FROM nodes WHERE parent_slot = %s AND edited_from IS NULL"
@@ -92,7 +106,7 @@ _CHILDREN_PINNED = (
 )
 #: the hot reads by name, for `explain` (tests and tools check their plans)
 HOT_QUERIES = {"walk": _WALK.format(pin="", rpin="", bound=""), "children": _CHILDREN, "leaves": _LEAVES,
-               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED,
+               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED, "climb": _CLIMB,
                "ref_log_pinned": REF_LOG.replace("?", "%s")
                + " WHERE tree_id = %s AND ref_name = %s ORDER BY seq"}
 
@@ -176,6 +190,11 @@ class PostgresNodes(NodeStore):
             (prefix, prefix + "\uffff", limit),
         )
         return [r[0] for r in rows]
+
+    def climb(self, tree: str, ends: Sequence[str], steps: int, source: str) -> list[ClimbRow]:
+        a, b = ends
+        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in self.c.fetch_all(
+            _CLIMB, (tree, a, b, tree, steps, source))]
 
     def _tree_of(self, node_id: str) -> str | None:
         row = self.c.fetch_one("SELECT tree_id FROM nodes WHERE id = %s", (node_id,))

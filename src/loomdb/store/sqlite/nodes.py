@@ -30,6 +30,7 @@ from ..nodes import (
     SHAPE_HEAD,
     TOMBSTONE,
     ChainRow,
+    ClimbRow,
     NodeStore,
     PathRow,
     ShapeRow,
@@ -240,6 +241,18 @@ class SQLiteNodes(NodeStore):
             (prefix, prefix + "\uffff", limit),
         )
         return [r[0] for r in rows]
+
+    def climb(self, tree: str, ends: Sequence[str], steps: int, source: str) -> list[ClimbRow]:
+        a, b = ends
+        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in self.c.db.execute(
+            "WITH RECURSIVE up(start, id, parent_id, slot_id, depth, step) AS ("
+            " SELECT id, id, parent_id, slot_id, depth, 0 FROM nodes WHERE id IN (?, ?)"
+            " AND tree_id = ?"
+            " UNION ALL SELECT u.start, n.id, n.parent_id, n.slot_id, n.depth, u.step + 1"
+            " FROM up u JOIN nodes n ON n.id = u.parent_id WHERE u.step < ?)"
+            " SELECT u.start, u.id, u.slot_id, u.depth, EXISTS (SELECT 1 FROM node_sources s"
+            " WHERE s.node_id = u.id AND s.source_id = ? AND s.role = 'context') FROM up u",
+            (a, b, tree, steps, source))]
 
     def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:
         # climb segment by segment (the first node of each names its parent's key), then
