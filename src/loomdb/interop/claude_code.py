@@ -140,8 +140,37 @@ def parse(
             read.agents = {**beside[file.parent].get(sid, {}), **own}
         reads.append(read)
     marks = _summaries(reads, _leaves(reads))
-    for read in reads:
+    for read in _forks_last(reads):
         yield from _conversations(read, marks.get(read.session.session_id, {}))
+
+
+def _forks_last(reads: list[_Read]) -> list[_Read]:
+    """The sessions in file order, except that one forked from another of this import
+    comes after it (so its copied lines find the nodes the first wrote)."""
+    by_id = {r.session.session_id: r for r in reads}
+    if not any(p in by_id for r in reads for p in r.session.forked_from):
+        return reads
+    out: list[_Read] = []
+    placed: set[str] = set()  # sessions written
+    done: set[int] = set()  # reads written (two files may name one session)
+    for read in reads:  # depth first, each session after those it forked from
+        stack = [(read, iter(read.session.forked_from))]
+        opened = {read.session.session_id}
+        while stack:
+            top, parents = stack[-1]
+            if id(top) in done:
+                stack.pop()
+                continue
+            above = next((p for p in parents if p in by_id), None)
+            if above is None:
+                placed.add(top.session.session_id)
+                done.add(id(top))
+                out.append(top)
+                stack.pop()
+            elif above not in placed and above not in opened:  # (a cycle is broken here)
+                opened.add(above)
+                stack.append((by_id[above], iter(by_id[above].session.forked_from)))
+    return out
 
 
 def parse_entries(
@@ -441,5 +470,5 @@ def _conversation(
         created_at=units[0].created_at if units else None, mode="dialogue",
         messages=messages, current_source_id=current,
         attachments=session.attachments.to_list(), metadata=metadata, spawn=spawn,
-        warnings=warnings,
+        warnings=warnings, forked_from=list(session.forked_from) if conv_id == session.session_id else [],
     )
