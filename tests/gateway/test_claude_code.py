@@ -8,6 +8,7 @@ and Claude Code gave up at once."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -139,9 +140,8 @@ def test_continue_resume_and_fork_grow_one_tree_through_the_recording_proxy(
 def _stores(home: Path) -> Iterator[tuple[str, str, Path]]:
     """(use, a fresh store, a folder of its own) for each backend the tests run on:
     one store imports the two files, one watches them."""
-    from conftest import BACKENDS
-
-    for kind in BACKENDS:
+    for kind in [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",")
+                 if b]:
         for use in ("import", "watch"):
             folder = home / f"{kind}-{use}"
             folder.mkdir(parents=True)
