@@ -142,7 +142,8 @@ def read(raw: bytes, fields: Mapping[str, Kind], max_depth: int
     except ValueError as exc:  # (UnicodeDecodeError is one)
         raise InvalidInput("body", f"is not valid JSON ({exc})") from None
     check_depth(body, max_depth, "body")
-    if _SURROGATE.search(raw):  # escaped pairs (emoji) are fine; a lone half is not
+    if b"\\u" in raw and _SURROGATE.search(raw):  # escaped pairs (emoji) are fine; a
+        # lone half is not (the plain search skips a body with no escape at all)
         try:
             json.dumps(body, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
