@@ -190,7 +190,9 @@ class _ConversationWriter:
             return self.outcome
         tree = self._find_tree()
         ids = {m.source_id: self._node_id(m.source_id) for m in conv.messages}
-        existing = storage(self.loom).nodes_by_id(list(ids.values())) if tree is not None else {}
+        # a fork's own messages may be stored already, in the tree its original grew
+        looked = tree is not None or bool(conv.forked_from)
+        existing = storage(self.loom).nodes_by_id(list(ids.values())) if looked else {}
         if tree is not None and tree.mode != conv.mode:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")
         for node in existing.values():
