@@ -204,6 +204,28 @@ def _imported(gw: Gateway, file: Path) -> list[tuple[str, str]]:
         return [(n.role, texts(n)) for n in lm.nodes(lm.path(head))]
 
 
+def test_a_small_session_and_its_fork_import_as_one_tree(gw: Gateway) -> None:
+    """With its own short system prompt and no tools, Claude Code writes small files:
+    kept as the fixtures the fork import's tests read (LOOMDB_KEEP_FIXTURES=1)."""
+    terse = ("--system-prompt", "You are terse.", "--tools", "", "--model", "upstream",
+             "--output-format", "json")
+    first = result(gw.claude("-p", "Small first question", *terse))
+    forked = result(gw.claude("--resume", first["session_id"], "--fork-session", "-p",
+                              "Small forked question", *terse))
+    third = result(gw.claude("--resume", first["session_id"], "-p", "Small second question",
+                             *terse))
+    files = [session_file(gw, first["session_id"]), session_file(gw, forked["session_id"])]
+    with gw.open() as lm:
+        ends = {texts(lm.node(n)): n for n in _answers(lm)}
+        recorded_fork = [texts(n) for n in lm.nodes(lm.path(ends[forked["result"]]))
+                         if n.role == "assistant"]
+    for use, url, folder in _stores(gw.home / "small-fork-imports"):
+        _fork_lands_as_a_branch(use, url, folder, files, forked["result"], third["result"],
+                                recorded_fork)
+    keep_fixture(files[0], "claude-code-2.1.332-small.jsonl")
+    keep_fixture(files[1], "claude-code-2.1.332-small-forked.jsonl")
+
+
 def test_a_subagent_call_records_the_call_its_conversation_and_the_result(
         gw: Gateway) -> None:
     out = result(gw.claude("-p", "SUBAGENT: ask a helper", "--model", "upstream",

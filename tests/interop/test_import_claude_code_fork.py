@@ -5,9 +5,9 @@ session it was asked in as `requestSessionId`), and those lines are the nodes al
 stored, so only what the fork added is written, below the fork point.
 
 The files are the ones the real Claude Code 2.1.332 wrote through the gateway
-(`tests/fixtures/agent-sessions/written/SOURCES.md`): `resumed` asked three questions
-(`-p`, `-c`, `--resume`), `forked` is `--resume <resumed> --fork-session` after the
-second answer."""
+(`tests/fixtures/agent-sessions/written/SOURCES.md`), with its own short system prompt
+and no tools: `small` asked a question, then (`--resume`) a second; `small-forked` is
+`--resume <small> --fork-session` after the first answer."""
 
 from __future__ import annotations
 
@@ -22,8 +22,11 @@ from loomdb.interop.importer import import_file
 from loomdb.interop.watch import Watcher
 
 WRITTEN = Path(__file__).parents[1] / "fixtures" / "agent-sessions" / "written"
-ORIGINAL = WRITTEN / "claude-code-2.1.332-resumed.jsonl"
-FORKED = WRITTEN / "claude-code-2.1.332-forked.jsonl"
+ORIGINAL = WRITTEN / "claude-code-2.1.332-small.jsonl"
+FORKED = WRITTEN / "claude-code-2.1.332-small-forked.jsonl"
+#: the same, with Claude Code's default system prompt and tools, after two answers
+PAIRS = [(ORIGINAL, FORKED), (WRITTEN / "claude-code-2.1.332-resumed.jsonl",
+                               WRITTEN / "claude-code-2.1.332-forked.jsonl")]
 
 
 def _sid(path: Path) -> str:
@@ -53,22 +56,49 @@ def _leaf_with(loom: Loom, tree: str, text: str) -> str:
     return found[0]
 
 
-def _assert_one_tree_with_the_fork_as_a_branch(loom: Loom) -> None:
+def _said(path: Path) -> list[tuple[str, str, str]]:
+    """(uuid, role, text) of the file's user questions and assistant texts, in order."""
+    out = []
+    for line in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+        content = (line.get("message") or {}).get("content") if line.get("type") in (
+            "user", "assistant") else None
+        text = content if isinstance(content, str) else "".join(
+            b.get("text", "") for b in content or [] if isinstance(b, dict))
+        if text:
+            out.append((line["uuid"], line["type"], text))
+    return out
+
+
+def _assert_one_tree_with_the_fork_as_a_branch(
+        loom: Loom, original: Path = ORIGINAL, forked: Path = FORKED) -> None:
+    said, fork_said = _said(original), _said(forked)
+    copied = {u for u, _, _ in said}
+    own = [text for u, _, text in fork_said if u not in copied]  # the fork's question, answer
+    point = [text for u, _, text in fork_said if u in copied][-1]
     trees = loom.trees()
     assert len(trees) == 1, [t.title for t in trees]
     tree = trees[0].id
-    third = loom.path(_leaf_with(loom, tree, "Stub answer 4."))  # the original's last
-    fork = loom.path(_leaf_with(loom, tree, "Stub answer 3."))  # the fork's own answer
-    shared = [a for a, b in zip(third, fork, strict=False) if a == b]
-    # the fork point is the second answer; the fork added its question and its answer
-    assert _text(loom, shared[-1]) == "Stub answer 2."
-    assert [_text(loom, n) for n in fork[len(shared):]] == ["Forked question", "Stub answer 3."]
+    last = loom.path(_leaf_with(loom, tree, said[-1][2]))  # the original's last answer
+    fork = loom.path(_leaf_with(loom, tree, own[-1]))  # the fork's own answer
+    shared = [a for a, b in zip(last, fork, strict=False) if a == b]
+    # the fork point is the answer the fork was made after; the fork added its question
+    # and its answer
+    assert _text(loom, shared[-1]) == point
+    assert [_text(loom, n) for n in fork[len(shared):]] == own
     # nothing copied: the tree holds the original's nodes and the fork's two
-    assert len(loom.tree_nodes(tree)) == len(set(third) | set(fork))
-    assert len(set(third) | set(fork)) == len(third) + 2
+    assert len(loom.tree_nodes(tree)) == len(set(last) | set(fork)) == len(last) + 2
     # each session file's own session points at its own leaf
     heads = {r.origin["imported"]["conversation"]: r.node for r in loom.refs(kind="session")}
-    assert heads == {_sid(FORKED): fork[-1], _sid(ORIGINAL): third[-1]}
+    assert heads == {_sid(forked): fork[-1], _sid(original): last[-1]}
+
+
+@pytest.mark.parametrize(("original", "forked"), PAIRS, ids=["small", "default-prompt"])
+def test_each_pair_claude_code_wrote_imports_as_one_tree(
+        loom: Loom, tmp_path: Path, original: Path, forked: Path) -> None:
+    folder = _project(tmp_path, original, forked)
+    loom.import_file(folder / f"{_sid(original)}.jsonl")
+    assert loom.import_file(folder / f"{_sid(forked)}.jsonl").nodes == 2
+    _assert_one_tree_with_the_fork_as_a_branch(loom, original, forked)
 
 
 def test_the_forked_file_imported_after_the_original_is_a_branch_of_its_tree(
@@ -115,7 +145,7 @@ def test_a_fork_of_a_tree_the_caller_does_not_see_is_a_tree_of_its_own(
     assert not report.errors and report.trees != [original.id]
     assert len(loom.trees()) == 2
     assert len(loom.tree_nodes(original.id)) == len(loom.path(
-        _leaf_with(loom, original.id, "Stub answer 4.")))  # not grown
+        _leaf_with(loom, original.id, _said(ORIGINAL)[-1][2])))  # not grown
 
 
 def test_copied_lines_that_do_not_hang_as_stored_are_not_matched(

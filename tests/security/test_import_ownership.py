@@ -128,8 +128,8 @@ def _fork_files() -> tuple[bytes, bytes]:
     of their own (the tests share one store: each imports conversations new to it)."""
     import uuid
 
-    original = (FORK_FILES / "claude-code-2.1.332-resumed.jsonl").read_bytes()
-    forked = (FORK_FILES / "claude-code-2.1.332-forked.jsonl").read_bytes()
+    original = (FORK_FILES / "claude-code-2.1.332-small.jsonl").read_bytes()
+    forked = (FORK_FILES / "claude-code-2.1.332-small-forked.jsonl").read_bytes()
     ids = {json.loads(f.splitlines()[0])["sessionId"].encode(): str(uuid.uuid4()).encode()
            for f in (original, forked)}
     for old, new in ids.items():
