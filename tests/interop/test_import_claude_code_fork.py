@@ -135,6 +135,17 @@ def test_watch_records_the_fork_as_a_branch(loom: Loom, tmp_path: Path) -> None:
     _assert_one_tree_with_the_fork_as_a_branch(loom)
 
 
+def test_a_first_watch_over_a_folder_holding_both_writes_the_original_first(
+        loom: Loom, tmp_path: Path) -> None:
+    home = tmp_path / "claude"
+    _project(home, ORIGINAL, FORKED)
+    assert _sid(FORKED) < _sid(ORIGINAL)  # the fork's file is listed first
+    done = Watcher(loom, home / "projects").step()
+    assert [i.error for i in done] == [None, None]
+    assert [i.path.stem for i in done] == [_sid(ORIGINAL), _sid(FORKED)]
+    _assert_one_tree_with_the_fork_as_a_branch(loom)
+
+
 def test_a_fork_of_a_tree_the_caller_does_not_see_is_a_tree_of_its_own(
         loom: Loom, tmp_path: Path) -> None:
     folder = _project(tmp_path, ORIGINAL, FORKED)
