@@ -137,7 +137,8 @@ class Trees(AreaDoor):
             with budget.within(lm.limits.import_seconds):
                 if self.sight.shared:
                     self._refuse_foreign(trees_in_file(path, format, lm))
-                report = lm_import(lm, path, format, self._claiming())
+                report = lm_import(lm, path, format, self._claiming(),
+                                   self.sight.sees_tree if self.sight.shared else None)
         except budget.OverBudget as exc:
             self._undo(exc.report)
             raise TooLarge("upload", exc.why) from None
@@ -187,14 +188,15 @@ class Trees(AreaDoor):
                                "this store imported; nothing was imported")
 
 
-def lm_import(lm: Any, path: str, format: str,
-              in_unit: Callable[[Outcome], None]) -> ImportReport:
-    """The import driver with the subagent lineage recorder (as `Loom.import_file`)."""
+def lm_import(lm: Any, path: str, format: str, in_unit: Callable[[Outcome], None],
+              sees: Callable[[str], bool] | None = None) -> ImportReport:
+    """The import driver with the subagent lineage recorder (as `Loom.import_file`);
+    `sees`: the trees whose nodes the file's lines may name (the caller's)."""
     from ..agents.subagents import record_imported
     from ..interop.importer import import_file
 
     return import_file(lm, path, format, on_spawn=lambda spawned: record_imported(lm, spawned),
-                       files=None, in_unit=in_unit)
+                       files=None, in_unit=in_unit, sees=sees)
 
 
 def trees_in_file(path: str, format: str, lm: Any) -> set[str]:

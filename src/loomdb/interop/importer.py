@@ -168,6 +168,7 @@ def import_file(
     files: str | os.PathLike[str] | Beside | None = BESIDE,
     in_unit: InUnit | None = None,
     seconds: float | None = None,
+    sees: Callable[[str], bool] | None = None,
 ) -> ImportReport:
     """Import every conversation of an export file; see the module docstring.
 
@@ -180,13 +181,16 @@ def import_file(
 
     `seconds`: a wall-clock budget (an upload's, `limits.import_seconds`). Past it the
     conversation being written rolls back and `budget.OverBudget` is raised carrying
-    the report of what had landed (`.report`), so the caller can remove that too."""
+    the report of what had landed (`.report`), so the caller can remove that too.
+
+    `sees(tree id)`: the trees whose nodes a line may name as the node it was exported
+    from or copied from (a user's import sees their own; None: every tree)."""
     report = ImportReport()
     try:
         with budget.within(seconds):
             _import(loom, path, format, report, stop_on_error=stop_on_error, progress=progress,
                     on_spawn=on_spawn, complete_only=complete_only, files=files,
-                    in_unit=in_unit)
+                    in_unit=in_unit, sees=sees)
     except budget.OverBudget as exc:
         exc.report = report
         raise
@@ -198,6 +202,7 @@ def _import(
     stop_on_error: bool, progress: Progress | None,
     on_spawn: Callable[[dict[str, Any]], None] | None, complete_only: bool,
     files: str | os.PathLike[str] | Beside | None, in_unit: InUnit | None,
+    sees: Callable[[str], bool] | None = None,
 ) -> None:
     folder = files if files is None or isinstance(files, Beside) else Path(files)
     fmt, inp = open_export(path, format, files=folder, limits=loom.limits)
@@ -212,7 +217,7 @@ def _import(
                               inp.name)
         seen: dict[str, tuple[str, str]] = {}
         written: Written = {}
-        write = lambda conv: write_conversation(loom, conv, seen, written)  # noqa: E731
+        write = lambda conv: write_conversation(loom, conv, seen, written, sees)  # noqa: E731
     try:
         for where, item in units:
             budget.check()  # also when a parser made the refusal one conversation's error

@@ -101,6 +101,10 @@ class ImportedConversation:
     #: a subagent's run: {"conversation", "message", "task", "summary"} (source ids of the
     #: parent conversation, the message that spawned it and the one carrying its result)
     spawn: dict[str, Any] | None = None
+    #: the conversations (source ids, same format) this one was forked from, whose
+    #: messages it holds again under the same source ids (Claude Code's
+    #: `--fork-session` copies the session's lines): see `roundtrip`
+    forked_from: list[str] = field(default_factory=list)
 
 
 @dataclass
