@@ -5,10 +5,17 @@ worker drains the backlog in batches (counts, not times)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from loomdb import Loom
@@ -16,6 +23,9 @@ from loomdb.search import service as S
 from loomdb.search.semantic import index as V
 from loomdb.search.semantic import model as M
 from loomdb.search.semantic.worker import EmbeddingWorker, embedding_worker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from live import free_port  # noqa: E402
 
 pytestmark = pytest.mark.semantic
 
@@ -108,3 +118,38 @@ def test_the_worker_thread_embeds_behind_the_writes(loom: Loom, embedded: list[s
     assert V.status(loom) == {"embedded": len(TEXTS), "total": len(TEXTS), "pending": 0}
     hits = S.search(loom, S.Query("company earnings increased", mode="semantic", limit=1))
     assert hits[0]["snippet"] == TEXTS[2] and hits.pending == 0
+
+
+def test_loomdb_serve_embeds_the_backlog_behind_the_writes(tmp_path: Path) -> None:
+    """A real `loomdb serve` process runs the worker: the status route shows the backlog
+    going to nothing, with no query asking for it (SQLite: the command's wiring, which no
+    backend changes; the worker over both backends is tested above)."""
+    import loomdb
+
+    store = str(tmp_path / "store")
+    with loomdb.open(store) as lm:
+        backlog(lm)
+    env = {**os.environ, "PYTHONPATH": str(Path(loomdb.__file__).parent.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loomdb", "--db", store, "serve", "--port", str(free_port()),
+         "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        base = json.loads(proc.stdout.readline())["url"].rstrip("/")
+        deadline = time.monotonic() + 180
+        seen = []
+        with httpx.Client(base_url=base, timeout=60) as http:
+            while not seen or seen[-1]["pending"]:
+                try:
+                    seen.append(http.get("/api/search/status").json())
+                except httpx.TransportError:
+                    pass
+                assert proc.poll() is None and time.monotonic() < deadline, seen
+                time.sleep(0.2)  # (a poll of the status, bounded by the deadline)
+            hits = http.get("/api/search", params={"q": "a sleepy cat", "mode": "semantic",
+                                                   "limit": 1}).json()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert seen[-1] == {"embedded": len(TEXTS), "total": len(TEXTS), "pending": 0}
+    assert hits["pending"] == 0 and "kitten" in hits["hits"][0]["snippet"]
