@@ -5,9 +5,7 @@ worker drains the backlog in batches (counts, not times)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -15,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from loomdb import Loom
@@ -25,7 +22,7 @@ from loomdb.search.semantic import model as M
 from loomdb.search.semantic.worker import EmbeddingWorker, embedding_worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from live import free_port  # noqa: E402
+from live import serve_command  # noqa: E402
 
 pytestmark = pytest.mark.semantic
 
@@ -130,26 +127,14 @@ def test_loomdb_serve_embeds_the_backlog_behind_the_writes(tmp_path: Path) -> No
     with loomdb.open(store) as lm:
         backlog(lm)
     env = {**os.environ, "PYTHONPATH": str(Path(loomdb.__file__).parent.parent)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loomdb", "--db", store, "serve", "--port", str(free_port()),
-         "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        base = json.loads(proc.stdout.readline())["url"].rstrip("/")
-        deadline = time.monotonic() + 180
-        seen = []
-        with httpx.Client(base_url=base, timeout=60) as http:
-            while not seen or seen[-1]["pending"]:
-                try:
-                    seen.append(http.get("/api/search/status").json())
-                except httpx.TransportError:
-                    pass
-                assert proc.poll() is None and time.monotonic() < deadline, seen
-                time.sleep(0.2)  # (a poll of the status, bounded by the deadline)
-            hits = http.get("/api/search", params={"q": "a sleepy cat", "mode": "semantic",
-                                                   "limit": 1}).json()
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    deadline = time.monotonic() + 180
+    seen: list[dict[str, int]] = []
+    with serve_command(store, env) as (proc, http):
+        while not seen or seen[-1]["pending"]:
+            seen.append(http.get("/api/search/status").json())
+            assert proc.poll() is None and time.monotonic() < deadline, seen
+            time.sleep(0.2)  # (a poll of the status, bounded by the deadline)
+        hits = http.get("/api/search", params={"q": "a sleepy cat", "mode": "semantic",
+                                               "limit": 1}).json()
     assert seen[-1] == {"embedded": len(TEXTS), "total": len(TEXTS), "pending": 0}
     assert hits["pending"] == 0 and "kitten" in hits["hits"][0]["snippet"]
