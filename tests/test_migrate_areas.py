@@ -31,7 +31,7 @@ from loomdb.documents import service as documents
 from loomdb.errors import InvalidInput
 from loomdb.exchanges import paths as gateway
 from loomdb.references import service as references
-from loomdb.search.service import Query, search
+from loomdb.search.service import Query, reindex, search
 from loomdb.store import areas
 from loomdb.transfer import copy_store
 from loomdb.users import Owner, add_user, authenticate, list_users
@@ -324,9 +324,13 @@ class TestDialects:
 def test_semantic_search_at_the_target_embeds_what_was_copied(pair: tuple[Loom, Loom]) -> None:
     src, dst = pair
     built = build(src)
-    assert search(src, Query("why zebras are striped", mode="semantic"))  # vectors at the source
+    search(src, Query("why zebras are striped", mode="semantic"))  # the area at the source
+    reindex(src)
+    assert search(src, Query("why zebras are striped", mode="semantic"))  # its vectors
     report = copy_store(src, dst)
     assert "semantic" not in report.areas and "semantic" not in report.rebuilt
+    search(dst, Query("insects that bite", mode="semantic", limit=3))  # the area: all queued
+    reindex(dst)  # (what the embedding worker does behind the writes)
     hits = search(dst, Query("insects that bite", mode="semantic", limit=3))
     answer_doc = "doc:answer@" + documents.log(dst, "answer")[0].id
     assert {built["answer"], answer_doc} <= {h["entity"] for h in hits}

@@ -108,6 +108,38 @@ class TestPlans:
         assert "nodes_pkey" in plan and "Seq Scan" not in plan
 
 
+@pytest.mark.parametrize("query", ["nodes", "path_rows"])
+def test_nodes_read_by_id_probe_their_content_whatever_the_estimate(pg: Loom,
+                                                                  query: str) -> None:
+    """An append's parent is read by id. Under a generic plan (psycopg prepares a
+    statement run often; its plan is kept) on tables not analyzed since they grew,
+    the estimate is hundreds of nodes, and the plan that hashed every content row
+    made each read cost the store's size (appends in a transaction slowed as the store
+    grew); the content is probed by its key instead."""
+    import psycopg
+
+    from loomdb.store.postgres import HOT_QUERIES
+
+    with psycopg.connect(pg.backend.url.split("?")[0], autocommit=True) as conn:
+        for table in ("nodes", "contents"):  # statistics that lag: none at all
+            conn.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
+        conn.execute("INSERT INTO contents SELECT sha256(i::text::bytea), 'text ' || i"
+                     " FROM generate_series(1, 20000) i")
+        conn.execute(
+            "INSERT INTO nodes (id, tree_id, slot_id, depth, role, kind, author, source,"
+            " content_id, cache, flags, tokens, total_tokens, created_at, chain_hash)"
+            " SELECT lpad(i::text, 26, '0'), 'T', lpad(i::text, 26, '0'), 0, 'user',"
+            " 'message', 'a', 'human', sha256(i::text::bytea), 0, 0, 0, 0, '2026', '\\x00'"
+            " FROM generate_series(1, 20000) i")
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        conn.execute(f"PREPARE by_id(text[]) AS {HOT_QUERIES[query].replace('%s', '$1')}")
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN (COSTS OFF) EXECUTE by_id(ARRAY[lpad('7', 26, '0')])").fetchall())
+        found = conn.execute("EXECUTE by_id(ARRAY[lpad('7', 26, '0')])").fetchall()
+    assert "contents_pkey" in plan and "Seq Scan" not in plan, plan
+    assert len(found) == 1 and "text 7" in found[0]
+
+
 class TestKeysForDistribution:
     """Every per-tree table carries tree_id in every unique key (a Citus distribution
     column); the global tables are the content-addressed ones and the ref namespace."""

@@ -1,5 +1,8 @@
 """Semantic and hybrid search on both backends, with the real embedding model
-(all-MiniLM-L6-v2 in ONNX from its package, loaded once per test process)."""
+(all-MiniLM-L6-v2 in ONNX from its package, loaded once per test process). A query
+ranks what is embedded: these tests embed the backlog first (`loomdb search
+--reindex`, what the embedding worker does behind the writes); test_semantic_worker.py
+tests a query over a backlog."""
 
 from __future__ import annotations
 
@@ -21,9 +24,24 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "interop"
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
+class EmbeddingCli(Cli):
+    """The CLI, with the backlog embedded before each semantic or hybrid query."""
+
+    def __call__(self, *args: str) -> Any:
+        if args[:1] == ("search",) and {"--semantic", "--hybrid"} & set(args):
+            super().__call__("search", "--reindex")
+        return super().__call__(*args)
+
+
 @pytest.fixture
 def cli(store_url: str) -> Cli:
-    return Cli(store_url)
+    return EmbeddingCli(store_url)
+
+
+def semantic(loom: Loom, text: str, **kw: Any) -> S.Hits:
+    """A semantic query after the backlog is embedded."""
+    S.reindex(loom)
+    return S.search(loom, S.Query(text, mode="semantic", **kw))
 
 
 @pytest.fixture
@@ -117,19 +135,27 @@ def test_an_import_is_found_by_meaning_right_away(cli: Cli) -> None:
     assert any("401k" in h["snippet"] for h in hits)
 
 
-def test_entries_from_before_the_area_and_reindex(loom: Loom, cli: Cli) -> None:
+def test_entries_from_before_the_area_and_reindex(loom: Loom, store_url: str) -> None:
+    cli = Cli(store_url)  # (no embedding before the queries)
     cli("import", str(FIXTURES / "oasst_en_first10_trees.jsonl"))
     assert cli("search", "401k")["hits"]  # full text only: no vectors yet
-    first = cli("search", "retirement plan", "--semantic", "--limit", "5")["hits"]
-    assert any("401k" in h["snippet"] for h in first)
     count = len(loom.backend.execute("SELECT seq FROM search_entries"))
+    before = cli("search", "retirement plan", "--semantic", "--limit", "5")
+    assert before == {"hits": [], "pending": count}  # the area's migration queued them all
+    assert cli("search", "--status") == {"embedded": 0, "total": count, "pending": count}
     assert cli("search", "--reindex") == {"embedded": count}
+    assert cli("search", "--status") == {"embedded": count, "total": count, "pending": 0}
+    first = cli("search", "retirement plan", "--semantic", "--limit", "5")
+    assert first["pending"] == 0 and any("401k" in h["snippet"] for h in first["hits"])
+    assert cli("search", "--reindex") == {"embedded": 0}  # nothing left
+    assert cli("search", "--reindex", "--all") == {"embedded": count}
     again = cli("search", "retirement plan", "--semantic", "--limit", "5")["hits"]
-    assert [h["entity"] for h in again] == [h["entity"] for h in first]
+    assert [h["entity"] for h in again] == [h["entity"] for h in first["hits"]]
+    assert "goes with --reindex" in cli.fails("search", "--all")
 
 
 def test_appends_embed_nothing(loom: Loom, cli: Cli, corpus: dict[str, str]) -> None:
-    """Appends only queue a node id; embedding happens at the next semantic query."""
+    """Appends only queue a node id; embedding happens behind the writes."""
     cli("search", "warm up", "--semantic")
     backend = loom.backend
     vectors = backend.execute("SELECT count(*) FROM search_vectors")[0][0]
@@ -224,6 +250,7 @@ with loomdb.open({str(tmp_path / "store")!r}) as lm:
     t.start()
     ready.wait(60)
     S.search(lm, S.Query("automobile"))
+    S.reindex(lm)
     main = S.search(lm, S.Query("car will not start", mode="semantic", limit=1))
     go.set()
     t.join(120)
@@ -240,7 +267,7 @@ def test_a_store_that_used_semantic_search_writes_without_sqlite_vec(tmp_path: P
     work on a store that has the vector tables (the bits to drop are only queued), and
     the next semantic query drops them."""
     db = str(tmp_path / "store")
-    cli = Cli(db)
+    cli = EmbeddingCli(db)
     cli("doc", "new", "notes", "--text", "Glaciers carve valleys.")
     cli("coll", "new", "shelf", "--kind", "list")
     item = cli("coll", "add", "shelf", "doc:notes")["item"]
@@ -290,18 +317,18 @@ def test_one_store_handle_follows_writes_made_elsewhere(loom: Loom, cli: Cli,
                                                        corpus: dict[str, str]) -> None:
     """The same `Loom` keeps answering right while other handles write: new entries
     appear, deleted ones disappear (on PostgreSQL its in-process cache drops them)."""
-    def semantic(text: str, **kw: Any) -> list[str]:
-        return [h["entity"] for h in S.search(loom, S.Query(text, mode="semantic", **kw))]
+    def found(text: str, **kw: Any) -> list[str]:
+        return [h["entity"] for h in semantic(loom, text, **kw)]
 
-    assert corpus["item"] in semantic("baking sourdough loaves")
+    assert corpus["item"] in found("baking sourdough loaves")
     cli("coll", "rm", "shelf", corpus["item"].rpartition("/")[2])
-    assert corpus["item"] not in semantic("baking sourdough loaves")
-    assert semantic("baking", kind="item") == []
+    assert corpus["item"] not in found("baking sourdough loaves")
+    assert found("baking", kind="item") == []
     added = cli("add", "trip", "--role", "user", "--text", "A thunderstorm is coming tonight.")
-    assert semantic("bad weather ahead", limit=1)[0] == added["node"]
-    assert cli("search", "--reindex")["embedded"] > 0
-    assert semantic("bad weather ahead", limit=1)[0] == added["node"]
-    assert semantic("a sleepy cat", limit=1) == [corpus["cat"]]
+    assert found("bad weather ahead", limit=1)[0] == added["node"]
+    assert cli("search", "--reindex", "--all")["embedded"] > 0
+    assert found("bad weather ahead", limit=1)[0] == added["node"]
+    assert found("a sleepy cat", limit=1) == [corpus["cat"]]
 
 
 def test_the_first_query_and_the_cached_ranking_agree(loom: Loom, store_url: str, cli: Cli,
@@ -328,14 +355,15 @@ def test_the_first_query_and_the_cached_ranking_agree(loom: Loom, store_url: str
                                                                abs=1e-5)
             assert [h["snippet"] for h in warm] == [h["snippet"] for h in first]
 
-    S.search(loom, S.Query("warm up", mode="semantic"))
+    semantic(loom, "warm up")
     agree()
     assert rank._cache(loom).size == len(loom.backend.execute("SELECT seq FROM search_vectors"))
     cli("coll", "rm", "shelf", corpus["item"].rpartition("/")[2])  # the newest entry
     newer = cli("coll", "add", "shelf", corpus["car"], "--field", "note=engine repair")["item"]
     cli("doc", "commit", "recipe", "--text", "Tune the guitar strings before the concert.")
+    S.reindex(loom)
     agree()
-    hits = S.search(loom, S.Query("mechanic fixing a motor", mode="semantic", kind="item"))
+    hits = semantic(loom, "mechanic fixing a motor", kind="item")
     assert [h["entity"] for h in hits] == [f"coll:shelf/{newer}"]
 
 

@@ -60,7 +60,9 @@ def test_no_vector_of_a_forgotten_message_is_left_when_the_forget_returns(
     nodes = [mine.nodes.append("day", t) for t in TEXTS[:3]]
     other, _ = loom.new_tree(TEXTS[3], session="other")
     loom.append("other", TEXTS[4], role="assistant")
-    assert loom.search("ice shaping land", mode="semantic")  # every entry embedded
+    loom.search("ice shaping land", mode="semantic")  # the area
+    loom.search.reindex()  # every entry embedded (what the worker does)
+    assert loom.search("ice shaping land", mode="semantic")
     vectors = {n.id: _vector(loom, n.id) for n in nodes}
     whole = [n.id for n in loom.tree_nodes(other.id)]
     vectors |= {n: _vector(loom, n) for n in whole}
@@ -94,6 +96,8 @@ def test_a_forget_that_cannot_drop_them_says_so(tmp_path: Path) -> None:
     db = str(tmp_path / "store")
     with loomdb.open(db) as lm:
         _, root = lm.new_tree(TEXTS[0], session="s")
+        lm.search("ice shaping land", mode="semantic")
+        lm.search.reindex()
         assert lm.search("ice shaping land", mode="semantic")
         seq, _ = _vector(lm, root.id)
     code = f"""

@@ -49,3 +49,34 @@ def must(r: httpx.Response, status: int = 200) -> Any:
 def client(base: str, token: str | None = None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(base_url=base, headers=headers, timeout=120)
+
+
+@contextmanager
+def serve_command(store: str, env: dict[str, str]) -> Iterator[tuple[Any, httpx.Client]]:
+    """A real `loomdb serve --json` process over `store` on a free loopback port, and a
+    client of it once it answers; the process ends with the block."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loomdb", "--db", store, "serve", "--port", str(free_port()),
+         "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        base = json.loads(proc.stdout.readline())["url"].rstrip("/")
+        deadline = time.monotonic() + 60
+        with httpx.Client(base_url=base, timeout=300) as http:
+            while True:
+                try:
+                    if http.get("/api/trees").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+                time.sleep(0.1)
+            yield proc, http
+    finally:
+        proc.terminate()
+        proc.wait(30)
+

@@ -160,6 +160,9 @@ def test_search_finds_only_the_callers_own(world: World) -> None:
         hidden(c.get("/api/search", params={"q": world.word,
                                             "tree": world.things["a"]["tree"]}),
                "tree", world.things["a"]["tree"])
+        refused = c.get("/api/search/status")  # counts over everyone's entries
+        assert refused.status_code in (401, 403), refused.text
+        assert "counts the whole store" in refused.json()["error"]["message"]
 
 
 def test_a_name_another_user_holds_is_taken(world: World) -> None:

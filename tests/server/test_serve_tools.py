@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 from agent_calls import Tally, held
-from live import free_port
+from live import serve_command
 
 import loomdb
 
@@ -37,35 +33,17 @@ def test_serve_approves_and_denies_calls_of_a_configured_tool(tmp_path: Path) ->
     env = {k: v for k, v in os.environ.items()
            if k not in ("LOOMDB_TOOLS", "LOOMDB_PROVIDERS", "LOOMDB_ALLOW_HOSTS")}
     env.update(PYTHONPATH=SRC, XDG_CONFIG_HOME=str(xdg))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loomdb", "--db", store, "serve", "--port", str(free_port()),
-         "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        base = json.loads(proc.stdout.readline())["url"].rstrip("/")
-        deadline = time.monotonic() + 60
-        with httpx.Client(base_url=base, timeout=300) as http:
-            while True:
-                try:
-                    if http.get("/api/trees").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
-                time.sleep(0.1)
-            assert tally.runs() == 0
-            done = http.post(f"/api/agents/pending/{node}/approve")
-            assert done.status_code == 200, done.text
-            assert tally.runs() == 1 and done.json()["session"] == "visits"
-            [result] = done.json()["nodes"]
-            step = http.get(f"/api/agents/turns/{result}").json()["steps"][-1]
-            assert step["role"] == "tool" and "tally: 1" in json.dumps(step["content"])
-            no = http.post(f"/api/agents/pending/{refused}/deny", json={"reason": "not today"})
-            assert no.status_code == 200, no.text
-            assert tally.runs() == 1 and no.json()["session"] == "errands"
-            step = http.get(f"/api/agents/turns/{no.json()['nodes'][0]}").json()["steps"][-1]
-            assert "denied: not today" in json.dumps(step["content"])
-            assert http.get("/api/agents/pending").json()["pending"] == []
-    finally:
-        proc.terminate()
-        proc.wait(15)
+    with serve_command(store, env) as (_, http):
+        assert tally.runs() == 0
+        done = http.post(f"/api/agents/pending/{node}/approve")
+        assert done.status_code == 200, done.text
+        assert tally.runs() == 1 and done.json()["session"] == "visits"
+        [result] = done.json()["nodes"]
+        step = http.get(f"/api/agents/turns/{result}").json()["steps"][-1]
+        assert step["role"] == "tool" and "tally: 1" in json.dumps(step["content"])
+        no = http.post(f"/api/agents/pending/{refused}/deny", json={"reason": "not today"})
+        assert no.status_code == 200, no.text
+        assert tally.runs() == 1 and no.json()["session"] == "errands"
+        step = http.get(f"/api/agents/turns/{no.json()['nodes'][0]}").json()["steps"][-1]
+        assert "denied: not today" in json.dumps(step["content"])
+        assert http.get("/api/agents/pending").json()["pending"] == []

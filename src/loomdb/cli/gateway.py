@@ -7,7 +7,7 @@ import gc
 import click
 
 from ..errors import InvalidInput, MissingExtra
-from . import JSON, emit, loom, settings_of
+from . import JSON, embed_behind, emit, loom, settings_of
 from . import root as app
 from .settings import providers_config
 
@@ -47,6 +47,7 @@ def gateway(ctx: click.Context, host: str, port: int, as_json: bool) -> None:
         emit(True, {"url": url})
     else:
         click.echo(f"loomdb gateway on {url} (Ctrl-C stops it)", err=True)
+    embed_behind(ctx)  # new entries embedded behind the writes
     # what is loaded by now lives as long as the server: out of the cyclic collector's
     # full passes, which a long history's objects would set off on a client's request
     gc.collect()

@@ -30,7 +30,7 @@ import click
 
 from ..errors import InvalidInput
 from ..front.formats import import_usage, watch_usage
-from . import JSON, PATH, argument, emit, loom
+from . import JSON, PATH, argument, embed_behind, emit, loom
 from . import root as app
 
 _IMPORT_FORMATS = import_usage(("loomdb (loomdb's own json/jsonl export)",))
@@ -157,6 +157,7 @@ def watch(ctx: click.Context, folder: Path, format: str, interval: float,
     import time
 
     watcher = loom(ctx).watcher(folder, format)
+    embed_behind(ctx)
     click.echo(f"watching {folder} (Ctrl-C stops)", err=True)
     try:
         while True:

@@ -7,7 +7,7 @@ import gc
 import click
 
 from ..errors import InvalidInput
-from . import JSON, argument, emit, loom, settings_of
+from . import JSON, argument, embed_behind, emit, loom, settings_of
 from . import root as app
 from .settings import providers_config, tools_config
 
@@ -61,6 +61,7 @@ def serve(ctx: click.Context, host: str, port: int, allow_hosts: tuple[str, ...]
         emit(True, {"url": url, "api": f"{url}api", "gateway": f"{url}v1"})
     else:
         click.echo(f"loomdb: serving on {url} (Ctrl-C stops)", err=True)
+    embed_behind(ctx)  # new entries embedded behind the writes
     # what is loaded by now lives as long as the server: out of the cyclic collector's
     # full passes, which a long history's objects would set off on a client's request
     gc.collect()

@@ -44,12 +44,13 @@ class Search(AreaDoor):
     def __call__(self, text: str, *, tree: str | None = None, role: str | None = None,
                  author: str | None = None, tag: str | None = None,
                  kind: str | None = None, limit: int = 20,
-                 mode: str = "text") -> list[dict[str, Any]]:
+                 mode: str = "text") -> S.Hits:
         """Hits among what the caller sees, best first (`{"entity", "kind", "tree"?,
-        "snippet", "score"}`)."""
+        "snippet", "score"}`); a semantic or hybrid query's `pending` says how many
+        entries are not embedded yet."""
         return self.query(S.Query(text, tree, role, author, tag, kind, limit, mode))
 
-    def query(self, q: S.Query) -> list[dict[str, Any]]:
+    def query(self, q: S.Query) -> S.Hits:
         """As the call, for a query made whole. A user's tree filter is resolved
         against their trees first; what they see (their trees, documents and
         collections, `Sight.scope`) goes into the query itself, so only their entries
@@ -60,15 +61,23 @@ class Search(AreaDoor):
                 return S.search(self.loom, q)
             # the trash is hidden: ask for as many more as it may hold, then drop them
             found = S.search(self.loom, replace(q, limit=max(q.limit, min(q.limit * 4, S.MAX_LIMIT))))
-            return [h for h in found if h.get("tree") not in aside][:q.limit]
+            return S.Hits.of([h for h in found if h.get("tree") not in aside][:q.limit],
+                             found.pending)
         if q.tree is not None:
             q = replace(q, tree=self.sight.tree(q.tree).id)
         return S.search(self.loom, q, self.sight.scope())
 
-    def reindex(self) -> int:
-        """Embed every entry again (the operator's: it reads the whole store); how many."""
+    def reindex(self, everything: bool = False) -> int:
+        """Embed the entries not embedded yet (`everything`: every entry again); how
+        many. The operator's: it reads the whole store."""
         self.sight.operator_only("reindexing reads the whole store")
-        return S.reindex(self.loom)
+        return S.reindex(self.loom, everything)
+
+    def status(self) -> dict[str, int]:
+        """`{"embedded", "total", "pending"}`: how far semantic indexing has come over
+        the whole store (the operator's: counts over everyone's entries)."""
+        self.sight.operator_only("the embedding status counts the whole store")
+        return S.status(self.loom)
 
 
 __all__ = ["MAX_LIMIT", "References", "Search"]

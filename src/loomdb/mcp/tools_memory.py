@@ -48,8 +48,8 @@ def memory_tools(me: Callable[[], Door]) -> dict[str, Tool]:
         """Messages, document revisions and collection items, best first: by their
         words (`text`), their meaning (`semantic`) or both (`hybrid`); filter by tree,
         role, author, tag, kind (message, document, item)."""
-        return {"hits": me().search(query, tree=tree, role=role, author=author, tag=tag,
-                                  kind=kind, limit=limit, mode=mode)}
+        return me().search(query, tree=tree, role=role, author=author, tag=tag,
+                           kind=kind, limit=limit, mode=mode).answer()
 
     def doc_new_tool(name: str, text: str, message: str = "") -> dict[str, Any]:
         """Create a versioned document (its first revision)."""

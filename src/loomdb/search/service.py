@@ -10,7 +10,10 @@
   ts_rank_cd): they order hits, they do not compare across backends.
 * Semantic (`mode="semantic"`): entries ranked by the cosine similarity of their
   embedding to the query's (see `loomdb.search.semantic`); the score is that
-  similarity, the snippet the entry's opening.
+  similarity, the snippet the entry's opening. Entries are embedded behind the
+  writes (the embedding worker, `loomdb search --reindex`), never inside a query,
+  which embeds only its own text: it ranks what is embedded and says how many
+  entries are not yet (`Hits.pending`); a hybrid query's full text covers those.
 * Hybrid (`mode="hybrid"`): reciprocal rank fusion of both rankings, score
   `sum(1 / (RRF_K + rank))` over the rankings a hit is in (rank from 1), with
   RRF_K = 60 (the semantic ranking taken as deep as the hits wanted, the full-text
@@ -61,11 +64,29 @@ def words(text: str) -> list[str]:
     return found
 
 
-def search(loom: Loom, q: Query, scope: Scope | None = None) -> list[dict[str, Any]]:
+class Hits(list[dict[str, Any]]):
+    """Hits, best first; `pending`: with a semantic or hybrid query, how many entries
+    are not embedded yet (not ranked by meaning; full text finds them), else None."""
+
+    pending: int | None = None
+
+    @classmethod
+    def of(cls, hits: list[dict[str, Any]], pending: int | None) -> Hits:
+        out = cls(hits)
+        out.pending = pending
+        return out
+
+    def answer(self) -> dict[str, Any]:
+        """`{"hits": [...], "pending"?: N}`: the CLI's `--json`, HTTP's and MCP's shape."""
+        return {"hits": list(self)} if self.pending is None else {"hits": list(self),
+                                                                  "pending": self.pending}
+
+
+def search(loom: Loom, q: Query, scope: Scope | None = None) -> Hits:
     """Hits for a query, best first; nodes written since the last search are indexed
-    first, so an import is searchable right away. With `scope` (a user's), only the
-    entries it holds are ranked, in the query itself: a user gets a full page of their
-    own hits however many of anyone else's rank higher."""
+    for full text first, so an import is searchable right away. With `scope` (a
+    user's), only the entries it holds are ranked, in the query itself: a user gets a
+    full page of their own hits however many of anyone else's rank higher."""
     check_choice("mode", q.mode, MODES)
     if q.kind is not None:
         check_choice("--kind", q.kind, KINDS)
@@ -74,17 +95,22 @@ def search(loom: Loom, q: Query, scope: Scope | None = None) -> list[dict[str, A
     found = words(q.text)
     tree = loom.tree(q.tree).id if q.tree else None
     fetch = q.limit if q.tag is None else min(q.limit * 20, 5000)
+    pending = None
     if q.mode == "text":
         catch_up(loom)
         hits = [_hit(r) for r in _text(loom, found, q, tree, fetch, scope)]
     elif q.mode == "semantic":
-        hits = [_hit(r) for r in _semantic(loom, q, tree, fetch, scope)]
+        ranked, pending = _semantic(loom, q, tree, fetch, scope)
+        hits = [_hit(r) for r in ranked]
     else:
-        hits = fuse([_hit(r) for r in _semantic(loom, q, tree, fetch, scope)],
+        ranked, pending = _semantic(loom, q, tree, fetch, scope)
+        hits = fuse([_hit(r) for r in ranked],
                     [_hit(r) for r in _text(loom, found, q, tree, max(fetch, 50), scope)])
     if q.tag is not None:
         hits = [h for h in hits if q.tag in addresses.tags(loom, h["kind"], h["entity"])]
-    return hits[: q.limit]
+    # how much is not embedded yet counts the whole store's entries: said to the
+    # operator only (a user's count would tell how much others wrote lately)
+    return Hits.of(hits[: q.limit], pending if scope is None else None)
 
 
 def fuse(semantic: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -100,23 +126,32 @@ def fuse(semantic: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dic
 
 
 def _semantic(loom: Loom, q: Query, tree: str | None, limit: int,
-              scope: Scope | None) -> list[tuple[Any, ...]]:
-    """Embeds what is queued (the full-text catch-up included), then ranks."""
+              scope: Scope | None) -> tuple[list[tuple[Any, ...]], int]:
+    """The ranking over what is embedded, and how many entries are not yet: only the
+    query's own text is embedded here (the full-text catch-up runs first)."""
     from .semantic import index as V
     from .semantic import model, rank
 
-    V.catch_up(loom)
+    pending = V.prepare_query(loom)
     filters = {c: v for c, v in (("tree_id", tree), ("role", q.role), ("author", q.author),
                                  ("kind", q.kind)) if v is not None}
     vector = model.embed([q.text], threads=loom.settings.model_threads)[0]
-    return rank.nearest(loom, vector, filters, limit, scope)
+    return rank.nearest(loom, vector, filters, limit, scope), pending
 
 
-def reindex(loom: Loom) -> int:
-    """Embed every entry again; how many."""
+def reindex(loom: Loom, everything: bool = False) -> int:
+    """Embed the entries not embedded yet, in batches (`everything`: every entry
+    again, to repair); how many."""
     from .semantic import index as V
 
-    return V.reindex(loom)
+    return V.reindex(loom) if everything else V.catch_up(loom)
+
+
+def status(loom: Loom) -> dict[str, int]:
+    """`{"embedded", "total", "pending"}` (see `semantic.index.status`)."""
+    from .semantic import index as V
+
+    return V.status(loom)
 
 
 def _text(loom: Loom, found: list[str], q: Query, tree: str | None,

@@ -474,6 +474,17 @@ class Hit(BaseModel):
 
 class SearchOut(BaseModel):
     hits: list[Hit]
+    #: semantic and hybrid: entries not embedded yet (not ranked by meaning)
+    pending: int | None = None
+
+
+class SearchStatusOut(BaseModel):
+    #: entries with a vector
+    embedded: int
+    #: entries in the search index (and messages waiting to enter it)
+    total: int
+    #: entries not embedded yet (the embedding worker's backlog)
+    pending: int
 
 
 class GcOut(BaseModel):

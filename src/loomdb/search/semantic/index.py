@@ -1,13 +1,16 @@
 """Writing vectors: entries queued by a trigger (see the migrations) are embedded in
-batches before a semantic query, never on the append path. Embedding runs outside any
-transaction; the vectors of a batch are then written in one, for the queued entries
-that are still there.
+batches behind the writes, never on the append path and never inside a query: by the
+embedding worker (`worker.py`, in `loomdb serve`, `watch` and `gateway`) or by
+`loomdb search --reindex` (`catch_up`). A semantic query ranks what is embedded and
+says how many entries are not yet (`pending`). Embedding runs outside any transaction;
+the vectors of a batch are then written in one, for the queued entries that are still
+there.
 
-Every vector carries the id of the model that made it (`model.MODEL_ID`). Before it
-embeds the queue, a semantic query looks for vectors of another model (two probes of
-an index) and queues their entries again: a store embedded by an older model is
-re-embedded by the first semantic query that runs the new one, and until then the
-old vectors still rank (never a mix: the whole queue is embedded before ranking)."""
+Every vector carries the id of the model that made it (`model.MODEL_ID`). The first
+semantic query of a handle, and every catch-up, looks for vectors of another model
+(two probes of an index) and queues their entries again: a store embedded by an older
+model is re-embedded behind the writes once the new one runs, and until then the old
+vectors still rank."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import InvalidInput, MissingExtra
 from ...store.areas import Unit
+from .. import SEARCH
 from .. import index as text_index
 from . import SEMANTIC
 from . import storage as V
@@ -28,8 +32,8 @@ if TYPE_CHECKING:
 
     from ...loom import Loom
 
-__all__ = ["VECTOR_LOCK", "catch_up", "forget_vectors", "pending", "reindex",
-           "requeue_other_models"]
+__all__ = ["VECTOR_LOCK", "backlog", "catch_up", "embed_batch", "forget_vectors", "pending",
+           "prepare_query", "reindex", "requeue_other_models", "status"]
 
 _BATCH = 256
 
@@ -45,25 +49,66 @@ def pending(db: Unit, n: int) -> list[tuple[int, str]]:
 
 
 def catch_up(loom: Loom) -> int:
-    """Index new messages for full text, then embed every queued entry; how many.
+    """Index new messages for full text, then embed every queued entry, a batch at a
+    time; how many (`loomdb search --reindex`, and the worker's drain)."""
+    done = 0
+    while True:
+        n = embed_batch(loom)
+        if not n:
+            return done
+        done += n
 
-    Vectors another model made are queued again once per handle (the first semantic
-    query of a process re-embeds an upgraded store's; later queries skip the probe)."""
+
+def embed_batch(loom: Loom, n: int = _BATCH) -> int:
+    """Index new messages for full text, then embed up to `n` queued entries; how many
+    (0: nothing was queued). Vectors another model made are queued again once per handle."""
+    prepare_query(loom)
+    with loom.unit(SEMANTIC) as db:
+        rows = pending(db, n)
+    if not rows:
+        return 0
+    vectors = embed([r[1] for r in rows], threads=loom.settings.model_threads)
+    with loom.unit(SEMANTIC) as db:
+        _store(db, [r[0] for r in rows], vectors)
+    return len(rows)
+
+
+def prepare_query(loom: Loom) -> int:
+    """What a semantic query does before it ranks, in place of embedding: new messages
+    indexed for full text (cheap), other models' vectors queued again (once per handle),
+    deleted entries' vec0 rows dropped; how many entries are not embedded yet."""
     text_index.catch_up(loom)
     if loom not in _requeued:
         requeue_other_models(loom)
         _requeued.add(loom)
-    done = 0
     with loom.unit(SEMANTIC) as db:  # one transaction for a query's usual nothing-to-do
         V.of(db).drop_gone(db)
-        rows = pending(db, _BATCH)
-    while rows:
-        vectors = embed([r[1] for r in rows], threads=loom.settings.model_threads)
-        with loom.unit(SEMANTIC) as db:
-            _store(db, [r[0] for r in rows], vectors)
-            rows = pending(db, _BATCH)
-        done += len(vectors)
-    return done
+        return backlog(db)
+
+
+def backlog(db: Unit) -> int:
+    """How many entries wait to be embedded."""
+    return _count(db, "search_vec_pending")
+
+
+def _count(db: Unit, table: str) -> int:
+    found = db.one(f"SELECT count(*) FROM {table}")
+    return int(found[0]) if found else 0
+
+
+def status(loom: Loom) -> dict[str, int]:
+    """`{"embedded", "total", "pending"}`: vectors written, entries indexed (and nodes
+    waiting to be, which the worker indexes first), and those not embedded yet. Reads
+    only: nothing is indexed or embedded; a store without the semantic area has
+    embedded nothing (every entry pending)."""
+    with loom.unit(SEARCH) as db:
+        entries, queued = _count(db, "search_entries"), _count(db, "search_pending")
+    if not loom.has_area(SEMANTIC):
+        return {"embedded": 0, "total": entries + queued, "pending": entries + queued}
+    with loom.unit(SEMANTIC) as db:
+        waiting = backlog(db)
+        embedded = _count(db, "search_vectors")
+    return {"embedded": embedded, "total": entries + queued, "pending": waiting + queued}
 
 
 def forget_vectors(loom: Loom) -> dict[str, str] | None:
@@ -86,7 +131,7 @@ _requeued: weakref.WeakSet[Loom] = weakref.WeakSet()
 
 
 def reindex(loom: Loom) -> int:
-    """Embed every entry again (after a model change, or to repair); how many."""
+    """Embed every entry again (to repair); how many."""
     text_index.catch_up(loom)
     with loom.unit(SEMANTIC) as db:
         V.of(db).clear(db)

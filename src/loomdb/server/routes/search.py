@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 
 from ...front import Door
 from ...front.links import MAX_LIMIT
-from ..schemas import ERRORS, ErrorOut, SearchOut
+from ..schemas import ERRORS, ErrorOut, SearchOut, SearchStatusOut
 from ..state import door
 
 router = APIRouter(prefix="/api", responses=ERRORS, tags=["search"])
@@ -33,5 +33,13 @@ def search(q: str = Query(..., max_length=MAX_QUERY, description="The words (or 
            me: Door = Depends(door)) -> dict[str, Any]:
     """Messages, document revisions and collection items by their words (`text`), their
     meaning (`semantic`, with the `semantic` extra) or both fused (`hybrid`), best first."""
-    return {"hits": me.search(q, tree=tree, role=role, author=author, tag=tag, kind=kind,
-                              limit=limit, mode=mode)}
+    return me.search(q, tree=tree, role=role, author=author, tag=tag, kind=kind,
+                     limit=limit, mode=mode).answer()
+
+
+@router.get("/search/status", response_model=SearchStatusOut,
+            responses={501: {"model": ErrorOut, "description": "without the semantic extra"}})
+def search_status(me: Door = Depends(door)) -> dict[str, int]:
+    """How far semantic indexing has come (`loomdb search --status`): entries embedded,
+    of how many, and how many wait (the operator's: counts over the whole store)."""
+    return me.search.status()

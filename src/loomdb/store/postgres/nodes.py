@@ -41,6 +41,13 @@ _COPY = ("coalesce((SELECT s.body FROM node_scrubs s WHERE s.tree_id = n.tree_id
          f" AND s.node_id = n.id), '{TOMBSTONE}')")
 _BODY_OF = f"CASE WHEN {_OWN} THEN c.body ELSE {_COPY} END"
 _CONTENT = "LEFT JOIN contents c ON c.id = n.content_id"
+#: the same, one index probe of `contents` per node found, whatever the planner
+#: estimates: the nodes read by id (an append's parent, an index batch) are few, but a
+#: plan made from statistics that lag the store's size (a generic plan, or `nodes`
+#: not analyzed since it grew) estimated hundreds and hashed every content row, so
+#: such a read grew with the store (OFFSET 0 keeps the subquery a probe, not a join)
+_CONTENT_PROBE = ("LEFT JOIN LATERAL (SELECT c.id, c.body FROM contents c"
+                  " WHERE c.id = n.content_id OFFSET 0) c ON true")
 #: the nodes `_CONTENT` finds a body for (a node whose content row is missing is left out)
 _HELD = f"(c.id IS NOT NULL OR NOT {_OWN})"
 _NODE_COLS = (
@@ -105,7 +112,13 @@ _CHILDREN_PINNED = (
     " ORDER BY created_at, id"
 )
 #: the hot reads by name, for `explain` (tests and tools check their plans)
+#: nodes by id (an append's parent, a batch to index) and their path rows
+_BY_ID = (f"SELECT {_NODE_COLS} FROM nodes n {_CONTENT_PROBE} WHERE n.id = ANY(%s::text[])"
+          f" AND {_HELD}")
+_PATH_BY_ID = (f"SELECT {_PATH_COLS} FROM nodes n {_CONTENT_PROBE}"
+               f" WHERE n.id = ANY(%s::text[]) AND {_HELD}")
 HOT_QUERIES = {"walk": _WALK.format(pin="", rpin="", bound=""), "children": _CHILDREN, "leaves": _LEAVES,
+               "nodes": _BY_ID, "path_rows": _PATH_BY_ID,
                "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED, "climb": _CLIMB,
                "ref_log_pinned": REF_LOG.replace("?", "%s")
                + " WHERE tree_id = %s AND ref_name = %s ORDER BY seq"}
@@ -174,12 +187,7 @@ class PostgresNodes(NodeStore):
     def get_nodes(self, ids: Sequence[str]) -> dict[str, Node]:
         if not ids:
             return {}
-        rows = self.c.fetch_all(
-            f"SELECT {_NODE_COLS} FROM nodes n {_CONTENT} WHERE n.id = ANY(%s::text[])"
-            f" AND {_HELD}",
-            (list(ids),),
-        )
-        return self._nodes(rows)
+        return self._nodes(self.c.fetch_all(_BY_ID, (list(ids),)))
 
     def _nodes(self, rows: list[tuple[Any, ...]]) -> dict[str, Node]:
         return build_nodes(self, rows)
@@ -223,12 +231,7 @@ class PostgresNodes(NodeStore):
     def path_rows(self, ids: Sequence[str]) -> dict[str, PathRow]:
         if not ids:
             return {}
-        rows = self.c.fetch_all(
-            f"SELECT {_PATH_COLS} FROM nodes n {_CONTENT} WHERE n.id = ANY(%s::text[])"
-            f" AND {_HELD}",
-            (list(ids),),
-        )
-        return {r[0]: r for r in rows}
+        return {r[0]: r for r in self.c.fetch_all(_PATH_BY_ID, (list(ids),))}
 
     def node_selections(self, ids: Sequence[str]) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}
