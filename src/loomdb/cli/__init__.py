@@ -203,13 +203,10 @@ def loom(ctx: click.Context) -> Loom:
 
 
 def embed_behind(ctx: click.Context) -> None:
-    """Run the embedding worker (`loomdb.search.semantic.worker`) beside a long-lived
-    command (serve, watch, gateway) until it ends: new entries are embedded behind the
-    writes, so its semantic queries never wait for a backlog."""
-    from ..search.semantic.worker import EmbeddingWorker
-
-    worker = EmbeddingWorker(loom(ctx)).start()
-    ctx.call_on_close(worker.stop)  # before the store closes (the root's callback)
+    """Run the embedding worker beside a long-lived command (serve, watch, gateway)
+    until it ends: new entries are embedded behind the writes, so its semantic queries
+    never wait for a backlog."""
+    ctx.call_on_close(loom(ctx).search.embed_behind())  # before the store closes
 
 
 def settings_of(ctx: click.Context) -> Settings:

@@ -4,6 +4,7 @@ a link must be things the caller sees, and what they list is only what the calle
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -78,6 +79,16 @@ class Search(AreaDoor):
         the whole store (the operator's: counts over everyone's entries)."""
         self.sight.operator_only("the embedding status counts the whole store")
         return S.status(self.loom)
+
+    def embed_behind(self) -> Callable[[], None]:
+        """Start the embedding worker (`search.semantic.worker`) beside a long-lived
+        command (serve, watch, gateway): new entries are embedded behind the writes, so
+        a semantic query never waits for a backlog. Returns what stops it (before the
+        store closes). The operator's: it reads the whole store."""
+        from ..search.semantic.worker import EmbeddingWorker
+
+        self.sight.operator_only("the embedding worker reads the whole store")
+        return EmbeddingWorker(self.loom).start().stop
 
 
 __all__ = ["MAX_LIMIT", "References", "Search"]
