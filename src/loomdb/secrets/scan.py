@@ -107,7 +107,7 @@ class Scanner:
 
     def __init__(self, policy: Policy | None = None) -> None:
         self.policy = policy or Policy()
-        extra = tuple(Rule(r["kind"], (), re.compile(r["pattern"])) for r in self.policy.rules)
+        extra = tuple(Rule(r["kind"], (), r["pattern"]) for r in self.policy.rules)
         self.rules = tuple(r for r in (*RULES, *extra) if self.policy.action(r.kind) != "off")
         self._operator = {r.kind for r in extra}
         # every rule's literals in one flat list each (cased, folded): a plain text
