@@ -84,7 +84,7 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     #: child thread id -> its spawn, noted while its parent was read (parents come first)
     spawned: dict[str, dict[str, Any]] = {}
     for path in parents_first(list(session_files(inp.path, "rollout-*.jsonl")), inp.limits):
-        one = Input(path, limits=inp.limits)
+        one = inp if path == inp.path else Input(path, limits=inp.limits)  # (its reads counted)
         label = str(path.relative_to(inp.path)) if inp.path.is_dir() else inp.name
         rollout = _Rollout(label)
         item = guarded(label, rollout.run, read_values(one))  # folded as it is read

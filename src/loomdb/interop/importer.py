@@ -19,6 +19,7 @@ default, None for an upload, which reads no file of the server).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -182,14 +183,17 @@ def import_file(
     conversation being written rolls back and `budget.OverBudget` is raised carrying
     the report of what had landed (`.report`), so the caller can remove that too."""
     report = ImportReport()
+    started = time.perf_counter()
     try:
         with budget.within(seconds):
             _import(loom, path, format, report, stop_on_error=stop_on_error, progress=progress,
                     on_spawn=on_spawn, complete_only=complete_only, files=files,
-                    in_unit=in_unit)
+                    in_unit=in_unit, started=started)
     except budget.OverBudget as exc:
         exc.report = report
         raise
+    finally:
+        report.seconds = time.perf_counter() - started
     return report
 
 
@@ -197,7 +201,7 @@ def _import(
     loom: Loom, path: str | os.PathLike[str], format: str, report: ImportReport, *,
     stop_on_error: bool, progress: Progress | None,
     on_spawn: Callable[[dict[str, Any]], None] | None, complete_only: bool,
-    files: str | os.PathLike[str] | Beside | None, in_unit: InUnit | None,
+    files: str | os.PathLike[str] | Beside | None, in_unit: InUnit | None, started: float,
 ) -> None:
     folder = files if files is None or isinstance(files, Beside) else Path(files)
     fmt, inp = open_export(path, format, files=folder, limits=loom.limits)
@@ -239,7 +243,9 @@ def _import(
                     report.add(outcome, where)
                     landed = True
                 run.settle(landed)
+            report.bytes = inp.counter.read
             if progress is not None:
+                report.seconds = time.perf_counter() - started
                 progress(report, inp.counter.read, total)
             if stop_on_error and report.errors:
                 break
@@ -249,6 +255,7 @@ def _import(
         if report.conversations == 0:
             raise
         report.error(exc.where, exc.why)
+    report.bytes = max(report.bytes, inp.counter.read)
     _late_links(loom, run, report)
     if report.nodes >= SETTLE_AFTER:
         storage(loom).settle()
