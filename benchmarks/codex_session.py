@@ -104,12 +104,15 @@ def _turn(n: int, output: str, encrypted: str) -> list[str]:
     return lines
 
 
-def generate(path: Path, target_bytes: int = 600_000_000, events: int = 40_000) -> dict[str, int]:
+def generate(path: Path, target_bytes: int = 600_000_000, events: int = 40_000,
+             reasoning_share: float = REASONING_SHARE) -> dict[str, int]:
     """Write the rollout; {"bytes", "values", "turns", "messages"} it holds (messages: the
-    nodes an import makes)."""
+    nodes an import makes). `reasoning_share`: of the bytes beyond each step's fixed
+    parts, how much is encrypted reasoning (an import stores none of it) rather than
+    command output (an import stores all of it)."""
     turns = max(1, events // (_FIXED + STEPS * _STEP))
     spare = max(0, target_bytes // turns - sum(len(x) for x in _turn(0, "", "")))
-    encrypted_bytes = int(spare * REASONING_SHARE) // STEPS
+    encrypted_bytes = int(spare * reasoning_share) // STEPS
     output_bytes = max(0, (spare - encrypted_bytes * STEPS) // STEPS - 40)
     encrypted = "gAAAAAB" + ("Zm9sZGVkIGFzIHJlYWQ" * (encrypted_bytes // 19 + 1))[:encrypted_bytes]
     output = (_LINE * (output_bytes // len(_LINE) + 1))[:output_bytes].rstrip("\\")
