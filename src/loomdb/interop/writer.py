@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,7 @@ from .. import content as C
 from .. import refs as R
 from ..errors import InvalidInput
 from ..model import Node, Ref, Tree, iso
+from ..secrets import Finding
 from ..storage_ops import storage
 from .heads import ref_part, write_heads
 from .model import (
@@ -95,24 +97,44 @@ def _conversation_time(conv: ImportedConversation) -> datetime | None:
     return conv.created_at or (conv.messages[0].created_at if conv.messages else None)
 
 
-def fingerprint(conv: ImportedConversation) -> str:
+class Fingerprint:
     """A digest of everything a parsed conversation holds: equal for exact copies.
 
     Kept per conversation id while a file is read (not the conversation itself), so
     spotting a repeated conversation costs a hash each; fields are hashed in place,
-    without copying the conversation."""
-    digest = hashlib.sha256()
+    without copying the conversation. Fed part by part for a conversation given in
+    parts: its messages and attachments in order, then the last part's own fields."""
 
-    def feed(value: Any) -> None:
-        body = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-        digest.update(body.encode("utf-8", "surrogatepass") + b"\n")
+    def __init__(self) -> None:
+        self.messages = hashlib.sha256()
+        self.attachments = hashlib.sha256()
 
-    feed({k: v for k, v in vars(conv).items() if k not in ("messages", "attachments")})
-    for m in conv.messages:
-        feed(vars(m))
-    for att in conv.attachments:  # bytes hashed as such, not through JSON
-        feed([att.key, att.mime_type, att.name, C.digest(att.data) if att.data is not None else None])
-    return digest.hexdigest()
+    def feed(self, conv: ImportedConversation) -> None:
+        """The messages and attachments of `conv` (the whole conversation or a part)."""
+        for m in conv.messages:
+            _feed(self.messages, vars(m))
+        for att in conv.attachments:  # bytes hashed as such, not through JSON
+            _feed(self.attachments, [att.key, att.mime_type, att.name,
+                                     C.digest(att.data) if att.data is not None else None])
+
+    def mark(self, conv: ImportedConversation) -> str:
+        """The digest, with the fields of `conv` (the whole, or its last part)."""
+        digest = hashlib.sha256()
+        _feed(digest, {k: v for k, v in vars(conv).items() if k not in ("messages", "attachments")})
+        digest.update(self.messages.digest() + self.attachments.digest())
+        return digest.hexdigest()
+
+
+def _feed(digest: Any, value: Any) -> None:
+    body = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    digest.update(body.encode("utf-8", "surrogatepass") + b"\n")
+
+
+def fingerprint(conv: ImportedConversation) -> str:
+    """The `Fingerprint` of a whole conversation."""
+    found = Fingerprint()
+    found.feed(conv)
+    return found.mark(conv)
 
 
 def write_conversation(
@@ -133,10 +155,16 @@ def write_conversation(
     if conv.spawn is not None:
         writer.spawned = with_session(loom, spawned_lineage(conv, written or {}))
     try:
-        outcome = writer.run()
+        writer.run()
     except BaseException:
         writer.forget()  # rolled back: a later copy is no copy of anything stored
         raise
+    return _written(loom, writer, conv, written)
+
+
+def _written(loom: Loom, writer: _ConversationWriter, conv: ImportedConversation,
+             written: Written | None) -> Outcome:
+    outcome = writer.outcome
     if written is not None:
         for source, node in writer.nodes.items():
             written[(conv.source_id, source)] = (node.tree, node.id)
@@ -144,6 +172,43 @@ def write_conversation(
     if conv.spawn is not None:
         outcome.spawned = spawn_record(loom, conv, outcome, writer.spawned)
     return outcome
+
+
+class Parts:
+    """A conversation given in parts (`ImportedConversation.more`), written part by
+    part inside the caller's one transaction: `add(part)` for each, in order; the last
+    one's call returns the Outcome. What is held between parts is the stored nodes'
+    places (not their content) and each message's parent and time."""
+
+    def __init__(self, loom: Loom, first: ImportedConversation,
+                 seen: dict[str, tuple[str, str]] | None = None,
+                 written: Written | None = None) -> None:
+        self.loom = loom
+        self.source_id = first.source_id
+        self.writer = _ConversationWriter(loom, first, seen, parts=True)
+        self.written = written
+        if first.spawn is not None:
+            self.writer.spawned = with_session(loom, spawned_lineage(first, written or {}))
+
+    def add(self, part: ImportedConversation) -> Outcome | None:
+        """Write one part; the conversation's Outcome after its last part, else None."""
+        if part.source_id != self.source_id:
+            raise InvalidInput(f"conversation {part.source_id!r}",
+                               f"came before the end of {self.source_id!r}")
+        writer = self.writer
+        try:
+            writer.part(part)
+            if part.more:
+                if self.written is not None:
+                    for source, node in writer.nodes.items():
+                        self.written[(part.source_id, source)] = (node.tree, node.id)
+                writer.hold()
+                return None
+            writer.finish()
+        except BaseException:
+            writer.forget()
+            raise
+        return _written(self.loom, writer, part, self.written)
 
 
 class _ConversationWriter:
@@ -157,7 +222,8 @@ class _ConversationWriter:
     first message means a different conversation: it becomes its own tree."""
 
     def __init__(
-        self, loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None
+        self, loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None,
+        *, parts: bool = False,
     ) -> None:
         self.loom = loom
         self.conv = conv
@@ -169,7 +235,11 @@ class _ConversationWriter:
         self.attachments: dict[str, Attachment] = {a.key: a for a in conv.attachments}
         self.stored: dict[str, str | None] = {}
         self.outcome = Outcome(self.tree_id)
-        self.times = self._times()
+        #: every message's (time in its id, created_at) and parent, of all parts so far
+        self.times: dict[str, tuple[datetime | None, str]] = {}
+        self.parents: dict[str, str | None] = {}
+        self._known: dict[str, datetime | None] = {}
+        self._note(conv)
         self.by_source = {m.source_id: m for m in conv.messages}
         self.root_source = next(m.source_id for m in conv.messages if m.parent_source_id is None)
         self.prepared: dict[str, tuple[list[dict[str, Any]], str]] = {}
@@ -177,13 +247,79 @@ class _ConversationWriter:
         self.registered = False
         self.nodes: dict[str, Node] = {}
         self.spawned: dict[str, Any] | None = None
+        #: given in parts: what the parts so far hold, for the copy check at the end
+        self.parts: Fingerprint | None = Fingerprint() if parts else None
+        self.skip: set[str] = set()
+        self.tree: Tree | None = None
+        self.started = False
+        self.gone = False  # the tree was deleted here: every part is skipped
+        self.count = 0  # messages in the parts so far
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
-        conv = self.conv
         if self._repeated():
             return self.outcome
-        tree = self._find_tree()
+        self._write_messages(self.conv)
+        if not self.gone:
+            self._finish()
+        return self.outcome
+
+    def part(self, part: ImportedConversation) -> None:
+        """One part of a conversation given in parts (see `Parts`)."""
+        assert self.parts is not None
+        if self.started:
+            self.conv = part
+            self.attachments = {a.key: a for a in part.attachments}
+            self.by_source = {m.source_id: m for m in part.messages}
+            self._note(part)
+        self.parts.feed(part)
+        self.count += len(part.messages)
+        if self.gone:
+            self.outcome.skipped += len(part.messages)
+            return
+        self._write_messages(part)
+
+    def hold(self) -> None:
+        """Between parts: keep the stored nodes' places, not what they hold."""
+        self.prepared.clear()
+        self.nodes = {k: replace(n, content=[]) for k, n in self.nodes.items()}
+        self.by_source = {}
+
+    def finish(self) -> None:
+        """After the last part: the copy check, the tree's lineage as the end tells
+        it, the session."""
+        assert self.parts is not None
+        conv, key = self.conv, self.tree_id
+        mark = self.parts.mark(conv)
+        label = f"conversation {conv.source_id!r}"
+        if key in self.seen:
+            first, first_mark = self.seen[key]
+            if first_mark != mark:
+                raise InvalidInput(
+                    label, f"appears twice in this file with different content (its first "
+                    f"copy was {first}); import them from separate files to keep both")
+            self.outcome.skipped = self.count
+            self.outcome.warnings.append(f"an exact copy of {first} earlier in this file; skipped")
+            return
+        self.seen[key] = (label, mark)
+        self.registered = True
+        if self.gone:
+            return
+        if self.outcome.created:
+            self._relineage()
+        self._finish()
+
+    def _finish(self) -> None:
+        self._say_changed()
+        self._session(self.nodes)
+        self._say_count(len(self.nodes))
+
+    def _write_messages(self, conv: ImportedConversation) -> None:
+        """The messages of `conv` (the whole conversation, or one part of it)."""
+        if not self.started:
+            self.started = True
+            self.tree = self._find_tree()
+        tree = self.tree
         ids = {m.source_id: self._node_id(m.source_id) for m in conv.messages}
         existing = storage(self.loom).nodes_by_id(list(ids.values())) if tree is not None else {}
         if tree is not None and tree.mode != conv.mode:
@@ -191,9 +327,10 @@ class _ConversationWriter:
         for node in existing.values():
             if node.tree != self.tree_id:
                 raise InvalidInput(f"node {node.id}", "exists in another tree")
-        skip = self._forgotten(ids)
+        skip = self._forgotten(ids, conv)
         if skip is None:
-            return self.outcome
+            self.gone = True
+            return
         nodes = self.nodes
         for m in conv.messages:
             if m.source_id in skip or m.source_id in nodes:
@@ -212,13 +349,9 @@ class _ConversationWriter:
             nodes[m.source_id] = node
             self.outcome.nodes += 1
             if tree is None and m.source_id == self.root_source:
-                tree = self._insert_tree(m, node)
+                tree = self.tree = self._insert_tree(m, node)
                 self.outcome.created = True
             self._overlay(m, node)
-        self._say_changed()
-        self._session(nodes)
-        self._say_count(len(nodes))
-        return self.outcome
 
     def _say_count(self, landed: int) -> None:
         """A conversation whose messages in the store differ in number from what the
@@ -229,25 +362,28 @@ class _ConversationWriter:
                 f"the file holds {held} message(s) in this conversation; {landed} are in the "
                 f"store after this import")
 
-    def _forgotten(self, ids: dict[str, str]) -> set[str] | None:
+    def _forgotten(self, ids: dict[str, str], conv: ImportedConversation) -> set[str] | None:
         """Source ids of messages deleted here before (`loomdb delete`), with the
-        messages below them: skipped, so an import never brings them back. None when
-        the whole tree was deleted (then nothing is imported)."""
+        messages below them: skipped, so an import never brings them back (the earlier
+        parts' too, for a conversation given in parts). None when the whole tree was
+        deleted (then nothing is imported)."""
         gone = storage(self.loom).forgetting().forgotten([*ids.values(), self.tree_id])
-        if not gone:
-            return set()
+        skip = self.skip
+        if not gone and not skip:
+            return skip
         if self.tree_id in gone:
-            self.outcome.skipped = len(self.conv.messages)
+            self.outcome.skipped += len(conv.messages)
             self.outcome.warnings.append("this conversation was deleted from this store; "
                                          "skipped (see `loomdb forgotten`)")
             return None
-        skip: set[str] = set()
-        for m in self.conv.messages:  # parents come first
+        before = len(skip)
+        for m in conv.messages:  # parents come first
             if (ids[m.source_id] in gone or m.parent_source_id in skip
                     or m.edited_from_source_id in skip):
                 skip.add(m.source_id)
-        self.outcome.warnings.append(f"{len(skip)} message(s) deleted from this store "
-                                     "before were skipped (see `loomdb forgotten`)")
+        if len(skip) > before:
+            self.outcome.warnings.append(f"{len(skip) - before} message(s) deleted from this "
+                                         "store before were skipped (see `loomdb forgotten`)")
         return skip
 
     def _repeated(self) -> bool:
@@ -357,17 +493,18 @@ class _ConversationWriter:
             f"the same ids (in content, or in the messages before them); imported beside them "
             f"(as versions or a new branch)")
 
-    def _times(self) -> dict[str, tuple[datetime | None, str]]:
-        """message -> (source time used in its id, created_at to store).
+    def _note(self, conv: ImportedConversation) -> None:
+        """The messages' parents, and their times (into `times`): message -> (source
+        time used in its id, created_at to store).
 
         A message without a time takes its parent's, else the conversation's; when the
         source has no times at all, messages get the import time, a microsecond apart in
         file order (their ids then hold time 0, so they stay stable)."""
-        conv = self.conv
-        known: dict[str, datetime | None] = {}
-        out: dict[str, tuple[datetime | None, str]] = {}
+        known, out = self._known, self.times
         base = datetime.now(UTC)
-        for i, m in enumerate(conv.messages):
+        start = len(out)
+        for i, m in enumerate(conv.messages, start=start):
+            self.parents[m.source_id] = m.parent_source_id
             when = m.created_at
             if when is None and m.parent_source_id is not None:
                 when = known.get(m.parent_source_id)
@@ -375,7 +512,6 @@ class _ConversationWriter:
                 when = conv.created_at
             known[m.source_id] = when
             out[m.source_id] = (when, iso(when if when else base + timedelta(microseconds=i)))
-        return out
 
     def _links(self, m: ImportedMessage, nodes: dict[str, Node]) -> tuple[Node | None, Node | None]:
         """(parent node, node this one is a version of) for a message."""
@@ -384,7 +520,7 @@ class _ConversationWriter:
             return None, nodes[self.root_source]
         edited = m.edited_from_source_id
         if (edited and edited in nodes
-                and self.by_source[edited].parent_source_id == m.parent_source_id):
+                and self.parents.get(edited) == m.parent_source_id):
             return parent, nodes[edited]
         return parent, None
 
@@ -436,6 +572,18 @@ class _ConversationWriter:
         title = conv.title.strip() if conv.title and conv.title.strip() else None
         C.check_text(title, "title")
         C.check_text(conv.system, "system")
+        tree = Tree(
+            id=self.tree_id, mode=conv.mode,
+            title=title or first_sentence(conv.messages) or C.title_from(node.content),
+            created_at=iso(conv.created_at) if conv.created_at else node.created_at,
+            updated_at=node.created_at, system=conv.system or None, options={},
+            root=node.id, lineage=self._lineage(),
+        )
+        storage(self.loom).write_tree(tree)
+        return tree
+
+    def _lineage(self) -> dict[str, Any]:
+        conv = self.conv
         lineage: dict[str, Any] = {"format": self.fmt, "conversation": conv.source_id}
         if conv.current_source_id:
             lineage["current"] = conv.current_source_id
@@ -444,15 +592,19 @@ class _ConversationWriter:
         tree_lineage: dict[str, Any] = {"imported": lineage}
         if self.spawned is not None:
             tree_lineage["spawned"] = self.spawned
-        tree = Tree(
-            id=self.tree_id, mode=conv.mode,
-            title=title or first_sentence(conv.messages) or C.title_from(node.content),
-            created_at=iso(conv.created_at) if conv.created_at else node.created_at,
-            updated_at=node.created_at, system=conv.system or None, options={},
-            root=node.id, lineage=tree_lineage,
-        )
-        storage(self.loom).write_tree(tree)
-        return tree
+        return tree_lineage
+
+    def _relineage(self) -> None:
+        """A tree made from the first of several parts: its lineage as the last part
+        tells it (the current message, what was left out), scanned as a new tree's is."""
+        assert self.tree is not None
+        lineage = self._lineage()
+        if lineage == self.tree.lineage:
+            return
+        found: list[Finding] = []
+        lineage = storage(self.loom).scanner().value(lineage, "lineage", found)
+        storage(self.loom).set_lineage(self.tree_id, lineage)
+        storage(self.loom).note_findings(found, self.tree_id, self.tree_id)
 
     def _overlay(self, m: ImportedMessage, node: Node) -> None:
         tags = [_tag(t) for t in m.tags if isinstance(t, str) and t.strip()]
@@ -583,7 +735,7 @@ class _ConversationWriter:
 
     def _active_path(self, nodes: dict[str, Node], current: str) -> set[str]:
         """Node ids from the root to the active leaf (a session there fast-forwards)."""
-        parents = {m.source_id: m.parent_source_id for m in self.conv.messages}
+        parents = self.parents
         path: set[str] = set()
         source: str | None = current
         while source is not None and nodes[source].id not in path:
