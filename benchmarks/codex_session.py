@@ -105,7 +105,7 @@ def _turn(n: int, output: str, encrypted: str) -> list[str]:
 
 
 def generate(path: Path, target_bytes: int = 600_000_000, events: int = 40_000,
-             reasoning_share: float = REASONING_SHARE) -> dict[str, int]:
+             reasoning_share: float = REASONING_SHARE, session: str = SESSION) -> dict[str, int]:
     """Write the rollout; {"bytes", "values", "turns", "messages"} it holds (messages: the
     nodes an import makes). `reasoning_share`: of the bytes beyond each step's fixed
     parts, how much is encrypted reasoning (an import stores none of it) rather than
@@ -118,7 +118,7 @@ def generate(path: Path, target_bytes: int = 600_000_000, events: int = 40_000,
     output = (_LINE * (output_bytes // len(_LINE) + 1))[:output_bytes].rstrip("\\")
     values = 0
     with path.open("w", encoding="utf-8") as fh:
-        fh.write(_v(0, "session_meta", f'{{"id":"{SESSION}","timestamp":"{_stamp(0)}",'
+        fh.write(_v(0, "session_meta", f'{{"id":"{session}","timestamp":"{_stamp(0)}",'
                     '"cwd":"/work/app","originator":"codex_cli_rs","cli_version":"0.58.0",'
                     '"instructions":null,"source":"cli","model_provider":"openai"}'))
         values += 1

@@ -62,3 +62,46 @@ def test_a_200mb_codex_rollout_imports_in_at_most_256mb(tmp_path: Path) -> None:
     print(f"\n{made['bytes'] / 1e6:.0f} MB rollout, {got['nodes']} messages: "
           f"peak RSS {peak / MB:.0f} MiB")
     assert peak <= 256 * MB
+
+
+HEAP = textwrap.dedent(
+    """
+    import json, sys, tracemalloc
+    import loomdb
+    from loomdb.interop import importer
+    importer.PART_CHARS = int(sys.argv[3])
+    with loomdb.open(sys.argv[2]) as loom:
+        loom.import_file(sys.argv[4])  # first a small one: what any import loads, loaded
+        tracemalloc.start()
+        report = loom.import_file(sys.argv[1])
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    print(json.dumps({"nodes": report.nodes, "errors": report.errors, "peak": peak}))
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_session_whose_messages_keep_more_than_a_part_holds_is_never_held_whole(
+    tmp_path: Path,
+) -> None:
+    """The other side of the bound: a rollout whose bytes are nearly all command output
+    (which the import keeps) holds 12 MB of text, imported in parts of 512 KB: the
+    Python heap's peak stays under three quarters of the file (about 6.7 MB; held
+    whole, it is more than the whole file: 14.8 MB)."""
+    rollout = tmp_path / "rollout-2025-11-17T00-00-00-kept.jsonl"
+    made = _generator().generate(rollout, 12 * 1000 * 1000, 800, reasoning_share=0.0)
+    small = tmp_path / "small" / "rollout-2025-11-16T00-00-00-small.jsonl"
+    small.parent.mkdir()
+    _generator().generate(small, 1000 * 1000, 100, reasoning_share=0.0, session="small")
+    done = subprocess.run(
+        [sys.executable, "-c", HEAP, str(rollout), str(tmp_path / "store"), str(512 * 1024),
+         str(small)],
+        capture_output=True, text=True, timeout=300, check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["errors"] == [] and got["nodes"] == made["messages"]
+    print(f"\n{made['bytes'] / 1e6:.0f} MB of kept output: traced heap peak "
+          f"{got['peak'] / MB:.1f} MiB")
+    assert got["peak"] < made["bytes"] * 3 / 4

@@ -203,6 +203,7 @@ class Parts:
                     for source, node in writer.nodes.items():
                         self.written[(part.source_id, source)] = (node.tree, node.id)
                 writer.hold()
+                part.messages, part.attachments = [], []  # written: let them go
                 return None
             writer.finish()
         except BaseException:

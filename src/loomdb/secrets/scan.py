@@ -27,7 +27,7 @@ _KIND = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 #: texts this long are remembered once scanned (a shorter one costs less to scan again
 #: than to look up), up to `_KEPT` characters in all
 _LONG = 4096
-_KEPT = 4 * 1024 * 1024
+_KEPT = 2 * 1024 * 1024
 
 
 def marker(kind: str) -> str:
