@@ -32,7 +32,7 @@ from loomdb.exchanges import openai_chat
 from loomdb.exchanges.exchange import Gateway
 from loomdb.providers.base import Completion
 from loomdb.secrets import Scanner, SecretRefused
-from loomdb.secrets.rules import RULES
+from loomdb.secrets.rules import ENTROPY, RULES
 from pg import store_of
 
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
@@ -96,7 +96,7 @@ def _needles() -> list[bytes]:
 # -- the rules, no store ---------------------------------------------------------------
 def test_every_kind_is_found_and_only_the_secret_goes() -> None:
     scan = Scanner()
-    assert KINDS == {r.kind for r in RULES}  # a planted sample of every rule
+    assert KINDS | {ENTROPY} == {r.kind for r in RULES}  # a planted sample of every rule
     for kind, text, secret in CORPUS:
         found: list[Any] = []
         kept = scan.text(f"before {text} after", "t", found)
@@ -116,9 +116,58 @@ def test_every_kind_is_found_and_only_the_secret_goes() -> None:
     "the task-tracking-and-scheduling-subsystem", "ghp_short", "AKIA is a prefix", "eyJhbGciOi",
     "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----",
     "see https://docs.python.org/3/library/re.html#re.Pattern for details",
+    # what entropy alone must not flag: ids, hashes, paths and identifiers
+    '{"id": "toolu_01NZnG9ZjS7ybSmvjKtx2ZCz", "call": "call_Zx9QmT4vLp2RwK8sNc5YhB7d"}',
+    '"3f786850e387550fdab836ed7e6dc881de23001b" "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"',
+    "'/var/folders/49/l4171l3n219_xwq30fmyzr8w0000gn/T/TemporaryItems/x'",
+    'name = "HttpRequestHandlerFactoryBuilder"', 'token: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1A"',
 ])
 def test_what_looks_like_a_secret_but_is_not(text: str) -> None:
     assert Scanner().spans(text) == []
+
+
+_RANDOM = "Zx9QmT4vLp2RwK8sNc5YhB7dFg3JtE6u"
+
+
+@pytest.mark.parametrize("text", [
+    f'client_secret: "{_RANDOM}"', f"API_TOKEN={_RANDOM}", f"x = '{_RANDOM}'",
+    f'{{"auth": "{_RANDOM}=="}}', f"credentials:  {_RANDOM}\n",
+])
+def test_entropy_alone_is_listed_not_changed(text: str) -> None:
+    """A random-looking token no rule names: `warn` by default (kept, listed); a
+    policy naming the kind redacts it; `all=off` stops looking."""
+    from loomdb.secrets import Policy
+
+    found: list[Any] = []
+    assert Scanner().text(text, "t", found) == text
+    assert [(f.kind, f.action, text[f.start:f.end].rstrip("=")) for f in found] == [
+        (ENTROPY, "warn", _RANDOM)]
+    strict = Policy()
+    strict.set(ENTROPY, "redact")
+    assert Scanner(strict).text(text, "t", []) == text.replace(
+        text[found[0].start:found[0].end], f"[redacted:{ENTROPY}]")
+    quiet = Policy()
+    quiet.set("all", "off")
+    assert Scanner(quiet).spans(text) == [] and not Scanner(quiet).active
+
+
+def test_a_policy_per_source_over_the_stores() -> None:
+    from loomdb.secrets import Policy
+
+    p = Policy()
+    p.set("jwt", "warn")
+    p.set("all", "refuse", source="import")
+    p.set("aws-access-key", "warn", source="agent")
+    assert [p.action("jwt"), p.action("jwt", "import"), p.action("jwt", "agent")] == [
+        "warn", "refuse", "warn"]
+    assert [p.action("aws-access-key"), p.action("aws-access-key", "agent"),
+            p.action("aws-access-key", "human")] == ["redact", "warn", "redact"]
+    assert p.action(ENTROPY) == "warn" and p.action(ENTROPY, "import") == "refuse"
+    assert Policy.parse(json.dumps(p.as_dict())) == p
+    for bad in [("jwt", "warn", "nobody"), ("jwt", "explode", "import"), ("Bad Kind", "warn", "import")]:
+        with pytest.raises(InvalidInput) as caught:
+            p.set(*bad)
+        assert "\n" not in str(caught.value)
 
 
 def test_false_positives_on_the_projects_own_sessions_and_exports() -> None:
@@ -362,6 +411,70 @@ def test_under_refuse_nothing_is_written(blank: tuple[Loom, Path]) -> None:
     S.set_policy(lm, {"all": "redact"})
 
 
+def test_a_source_refuses_what_the_store_redacts(blank: tuple[Loom, Path]) -> None:
+    """Imports refused, live writes redacted: the import writes nothing, the human's
+    append and the agent's are redacted, an agent's kept where its source says warn."""
+    from loomdb.forget import secrets as S
+
+    lm, folder = blank
+    S.set_policy(lm, {"all": "refuse"}, source="import")
+    S.set_policy(lm, {"jwt": "warn"}, source="agent")
+    lm.new_tree("clean", session="p")
+    trees = len(lm.trees())
+    with pytest.raises(InvalidInput, match="refuses them"):
+        _imported(lm, _codex(folder / "in"), "codex")
+    assert len(lm.trees()) == trees
+    mine = lm.append("p", "mine: " + CORPUS[13][1])
+    theirs = lm.append("p", "theirs: " + CORPUS[13][1], role="assistant", source="agent")
+    assert "[redacted:jwt]" in mine.content[0]["text"]
+    assert CORPUS[13][2] in theirs.content[0]["text"]
+    assert S.policy(lm)["sources"]["import"] == {"default": "refuse"}
+    S.set_policy(lm, {"all": "redact"}, source="import")
+    S.set_policy(lm, {"all": "redact"}, source="agent")
+
+
+def test_documents_collection_fields_and_drafts_are_looked_at(blank: tuple[Loom, Path]) -> None:
+    """The areas' own writes pass the same policy: a document's revisions, a
+    collection item's fields, a buffer's draft (set, or appended in pieces)."""
+    from loomdb.forget import secrets as S
+
+    lm, _ = blank
+    key, jwt = CORPUS[3][2], CORPUS[13][2]
+    _, first = lm.documents.new("deploy-notes", f"keys:\n{CORPUS[3][1]}\n")
+    again = lm.documents.commit("deploy-notes", f"keys:\n{CORPUS[13][1]}\n")
+    for rev in (first, again):
+        text = json.dumps(lm.documents.show(f"deploy-notes@{rev.id}").blocks)
+        assert key not in text and jwt not in text and "[redacted:" in text
+    tree, root = lm.new_tree("notes", session="picks-s")
+    lm.collections.new("picks", kind="list")
+    item = lm.collections.add("picks", root.id, fields={"note": "login " + CORPUS[0][1]})
+    fields = lm.collections.set_fields("picks", item.id, {"token": jwt, "plain": "kept"}).fields
+    assert CORPUS[0][2] not in json.dumps(fields) and jwt not in json.dumps(fields)
+    assert fields["plain"] == "kept" and fields["token"] == "[redacted:jwt]"
+    lm.new_tree("Once", mode="buffer", session="tale-s")
+    assert "[redacted:jwt]" in lm.buffer.set_draft("tale-s", "draft " + jwt)
+    half = len(key) // 2
+    lm.buffer.set_draft("tale-s", "then ")
+    lm.buffer.append_draft("tale-s", "aws_access_key_id = " + key[:half])
+    whole = lm.buffer.append_draft("tale-s", key[half:] + " done")
+    assert key not in whole and whole.endswith("[redacted:aws-access-key] done")
+    places = {(f["place"].split("[")[0].split(".")[0], f["kind"]) for f in _findings(lm)}
+    assert {("content", "aws-access-key"), ("content", "jwt"), ("fields", "openai-api-key"),
+            ("fields", "jwt"), ("draft", "jwt"), ("draft", "aws-access-key")} <= places
+    S.set_policy(lm, {"all": "refuse"})
+    try:
+        for step in [lambda: lm.documents.commit("deploy-notes", CORPUS[5][1]),
+                     lambda: lm.collections.set_fields("picks", item.id, {"x": jwt}),
+                     lambda: lm.buffer.append_draft("tale-s", " " + jwt)]:
+            with pytest.raises(SecretRefused):
+                step()
+        assert lm.collections.set_fields("picks", item.id, {}).fields.keys() == {
+            "note", "token", "plain"}
+        assert jwt not in lm.buffer.draft("tale-s")
+    finally:
+        S.set_policy(lm, {"all": "redact"})
+
+
 def test_a_lossless_export_holding_a_secret_arrives_redacted_and_verifies(
         blank: tuple[Loom, Path], tmp_path: Path) -> None:
     """A store that kept a secret (`warn`) exports it; a store that redacts imports the
@@ -409,3 +522,5 @@ def test_the_command_sets_the_policy_and_lists_findings_never_the_secret(
         ("acme-token", "redact", "operator"), ("openai-api-key", "redact", "loomdb")]
     assert CORPUS[0][2] not in json.dumps(found)
     assert run("secrets", "--policy")["known"] == [r.kind for r in RULES]
+    per = run("secrets", "--source", "import", "--set", "all=warn", "--set", "jwt=refuse")
+    assert per["sources"] == {"import": {"default": "warn", "kinds": {"jwt": "refuse"}}}

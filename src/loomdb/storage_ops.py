@@ -266,9 +266,9 @@ class Storage:
         self._core.check_values(**{"tree.options": tree.options, "tree.lineage": tree.lineage})
         scan, found = self._core._scanner(), list[Finding]()
         if scan.active:  # an import's title, system prompt and lineage, as content is
-            tree = replace(tree, title=scan.value(tree.title, "title", found),
-                           system=scan.value(tree.system, "system", found),
-                           lineage=scan.value(tree.lineage, "lineage", found))
+            tree = replace(tree, title=scan.value(tree.title, "title", found, "import"),
+                           system=scan.value(tree.system, "system", found, "import"),
+                           lineage=scan.value(tree.lineage, "lineage", found, "import"))
         self.backend.trees.insert_tree(tree)
         self._core._note_findings(found, tree.id, tree.id)
 
@@ -280,6 +280,15 @@ class Storage:
     def forget_scanner(self) -> None:
         """Read the secrets policy again on the next write (after it changed)."""
         self._core._forget_scanner()
+
+    def screen(self, value: Any, place: str, source: str | None = None) -> tuple[Any, list[Finding]]:
+        """`value` (a text, blocks, fields) under the store's secrets policy, for the
+        areas' own writes (documents, collections, drafts): (what to write, findings to
+        note once the item has its id). Raises SecretRefused for a refused kind."""
+        scan, found = self._core._scanner(), list[Finding]()
+        if scan.active:
+            value = scan.value(value, place, found, source)
+        return value, found
 
     def note_findings(self, found: Sequence[Finding], tree: str, item: str) -> None:
         """Record the scanner's findings about a node or generation record (inside the

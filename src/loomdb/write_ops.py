@@ -203,9 +203,9 @@ class WriteOps(LoomParts):
         found: list[Finding] = []
         scan = self._scanner()
         if scan.active:  # the title is made from the content: scanned before it is
-            blocks = scan.value(blocks, "content", found)
-            title = scan.value(title, "title", found)
-            system = scan.value(system, "system", found)
+            blocks = scan.value(blocks, "content", found, source)
+            title = scan.value(title, "title", found, source)
+            system = scan.value(system, "system", found, source)
         at = created_at or now()
         tree = Tree(
             id=tree_id or new_id(), title=title or C.title_from(blocks), mode=mode,
@@ -505,9 +505,9 @@ class WriteOps(LoomParts):
         found: list[Finding] = []
         scan = self._scanner()
         if scan.active:  # before anything is hashed or written: content, options, provenance
-            blocks = scan.value(blocks, "content", found)
-            options = scan.value(options, "options", found)
-            provenance = scan.value(provenance, "provenance", found)
+            blocks = scan.value(blocks, "content", found, source)
+            options = scan.value(options, "options", found, source)
+            provenance = scan.value(provenance, "provenance", found, source)
         cid, body = C.encode(blocks, self.max_content_bytes)
         selections = selections or {}
         wanted = [s for s, _ in sources] + list(selections.values())

@@ -1,6 +1,7 @@
 """Managing the store from the page (both backends, at 1280x900 and 390x844), with no
 form asking for an id: a tree renamed, archived and back, exported in every format (a
-download), deleted after saying how many messages; a message bookmarked, tagged,
+download), deleted after saying how many messages (to the trash, which restores it or
+purges it for good after a confirmation); a message bookmarked, tagged,
 excluded, saved as a document, added to a collection, its branch pruned and deleted
 (each confirmed, saying how many messages), redacted; another tool's export imported
 by dropping its file, with the report shown."""
@@ -9,13 +10,17 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from loomdb import Loom
+from loomdb.errors import NotFound
 
+SHOTS = Path("/tmp/shots/web-verbs")
 FIXTURE = (Path(__file__).resolve().parents[1] / "fixtures" / "interop"
            / "openwebui_export_openwebui-importer_webui-json.json")
 
@@ -29,6 +34,13 @@ def opened(page: Any, headish: str, count: int) -> None:
 
     page.goto(f"/#/thread/{headish}")
     expect(page.get_by_role("region", name="Thread")).to_have_attribute("data-ready", str(count))
+
+
+def listed(base: str, tree: str) -> tuple[bool, bool]:
+    """(whether the tree is in Trees, whether it is in the trash), as the API says."""
+    trees = httpx.get(f"{base}/api/trees").json()["trees"]
+    trash = httpx.get(f"{base}/api/trash").json()
+    return tree in [t["id"] for t in trees], tree in [t["id"] for t in trash]
 
 
 def talk(lm: Loom, name: str) -> list[str]:
@@ -93,9 +105,54 @@ def test_a_tree_is_renamed_archived_exported_and_deleted(
     row.get_by_role("button", name="Delete…").click()
     confirm = row.get_by_role("alertdialog", name="Delete tree")
     expect(confirm).to_contain_text(f"5 messages and the session {name}")
-    confirm.get_by_role("button", name="Delete 5 messages").click()
+    confirm.get_by_role("button", name="Move 5 messages to the trash").click()
     expect(page.locator(f'li.tree[data-tree="{tree}"]')).to_have_count(0)
-    assert not [t for t in lm.trees() if t.id == tree]
+    assert listed(served[1], tree) == (False, True)  # in the trash, not in Trees
+
+
+def test_the_trash_restores_and_purges_a_deleted_tree(sized_page: Any, served: Any, name: str,
+                                                      axe: Any) -> None:
+    from playwright.sync_api import expect
+
+    page, lm = sized_page, served[0]
+    tree = lm.node(talk(lm, name)[0]).tree
+    page.goto(f"/#/thread/{name}")
+    page.get_by_role("group", name=f"Manage Garden {name}").get_by_role(
+        "button", name="Delete…").click()
+    page.get_by_role("alertdialog", name="Delete tree").get_by_role(
+        "button", name="Move 5 messages to the trash").click()
+    expect(page).to_have_url(re.compile(r"#/trees$"))
+    page.get_by_role("link", name="Trash").click()
+    trash = page.get_by_role("list", name="Trees in the trash")
+    row = trash.locator(f'li[data-tree="{tree}"]')
+    expect(row).to_contain_text(f"Garden {name}")
+    expect(row).to_contain_text("5 messages")
+    expect(row).to_contain_text("purged after")
+    axe(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"trash-{page.viewport_size['width']}.png"), full_page=True)
+    # restored: back in Trees
+    row.get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("status").filter(has_text=f'Restored "Garden {name}".')).to_be_visible()
+    expect(row).to_have_count(0)
+    assert listed(served[1], tree) == (True, False)
+    page.goto("/#/trees")
+    expect(page.locator(f'li.tree[data-tree="{tree}"]')).to_be_visible()
+    # deleted again, then purged for good after a confirmation
+    httpx.delete(f"{served[1]}/api/trees/{tree}").raise_for_status()
+    page.goto("/#/trash")
+    row.get_by_role("button", name="Purge now…").click()
+    confirm = row.get_by_role("alertdialog", name=f"Purge Garden {name}")
+    expect(confirm).to_contain_text("5 messages for good")
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(confirm).to_have_count(0)
+    row.get_by_role("button", name="Purge now…").click()
+    confirm.get_by_role("button", name="Purge 5 messages").click()
+    expect(page.get_by_role("status").filter(has_text="Purged")).to_be_visible()
+    expect(row).to_have_count(0)
+    assert listed(served[1], tree) == (False, False)
+    with pytest.raises(NotFound):
+        lm.tree(tree)
 
 
 def test_a_message_is_marked_saved_collected_pruned_redacted_and_deleted(

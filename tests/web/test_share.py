@@ -73,6 +73,42 @@ def test_a_snapshot_link_from_the_share_view(page: Any, served: tuple[Loom, str]
     expect(row).to_contain_text("snapshot")
 
 
+def test_a_link_that_allows_continuing_is_continued(page: Any, other: Any,
+                                                  served: tuple[Loom, str], name: str,
+                                                  axe: Any) -> None:
+    """Made with "Let a signed-in reader continue it": the link's page has Continue,
+    which makes the reader's own tree (here the store's operator: no users) and opens
+    it; a link made without it has no Continue."""
+    from playwright.sync_api import expect
+
+    lm, _ = served
+    _, root = lm.new_tree("Where to in June?", session=name)
+    lm.append(name, "Try the coast.", role="assistant")
+    page.goto(f"/#/share/{root.id}?session={name}")
+    page.get_by_label("Let a signed-in reader continue it").check()
+    page.get_by_role("button", name="Share live").click()
+    url = page.get_by_role("group", name="New link").get_by_role("textbox", name="Link").input_value()
+    other.goto(url)
+    expect(other.get_by_role("article", name="assistant message 2")).to_contain_text("Try the coast.")
+    other.get_by_role("button", name="Continue").click()
+    form = other.get_by_role("form", name="Continue in your own space")
+    form.get_by_label("New session name").fill(f"{name}-mine")
+    form.get_by_label("Your next message").fill("Which coast?")
+    axe(other)
+    form.get_by_role("button", name="Continue here").click()
+    expect(other).to_have_url(re.compile(rf"/#/thread/{name}-mine$"))
+    expect(other.get_by_role("list", name="Messages")).to_contain_text("Which coast?")
+    fork = lm.tree(lm.ref(f"{name}-mine").tree)
+    assert fork.lineage["shared"]["node"] == lm.ref(name).node
+    # a read-only link: no Continue
+    page.get_by_label("Let a signed-in reader continue it").uncheck()
+    page.get_by_role("button", name="Share snapshot").click()
+    expect(page.get_by_role("textbox", name="Link")).not_to_have_value(url)
+    other.goto(page.get_by_role("textbox", name="Link").input_value())
+    expect(other.get_by_role("article", name="user message 1")).to_be_visible()
+    expect(other.get_by_role("button", name="Continue")).to_have_count(0)
+
+
 def test_the_tree_map_shows_what_another_browser_wrote(page: Any, other: Any,
                                                        served: tuple[Loom, str],
                                                        name: str) -> None:

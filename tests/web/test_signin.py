@@ -6,6 +6,8 @@ another user holds is refused as taken, never naming what holds it."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -106,3 +108,47 @@ def test_a_name_another_user_holds_is_taken_and_nothing_more(
     form.get_by_role("button", name="Create fork").click()
     expect(form.get_by_role("alert")).to_have_text("That name is already in use: choose another.")
     expect(page.locator("body")).not_to_contain_text("bob's")
+
+
+def test_a_signed_in_reader_continues_a_shared_branch(sized_page: Any, served: tuple[Loom, str],
+                                                     tokens: dict[str, str], axe: Any) -> None:
+    """ann's link allows continuing: a visitor is asked to sign in first; bob, signed in,
+    continues it as a tree of his own, which ann never sees (at both sizes)."""
+    from playwright.sync_api import expect
+
+    page, base = sized_page, served[1]
+    made = httpx.post(f"{base}/api/shares", headers={"Authorization": f"Bearer {tokens['ann']}"},
+                      json={"headish": "ann-s", "allow_continue": True})
+    assert made.status_code == 201, made.text
+    link = made.json()["path"]
+    page.goto(link)
+    expect(page.get_by_role("article", name="user message 1")).to_contain_text("ann's secret plan")
+    page.get_by_role("button", name="Continue").click()
+    form = page.get_by_role("form", name="Continue in your own space")
+    form.get_by_label("New session name").fill("bob-goes-on")
+    form.get_by_label("Your next message").fill("What would you add?")
+    axe(page)
+    form.get_by_role("button", name="Continue here").click()
+    expect(form.get_by_role("alert")).to_contain_text("Sign in to continue")
+    expect(form.get_by_label("Your next message")).to_have_value("What would you add?")
+    shots = Path("/tmp/shots/web-verbs")
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"continue-{page.viewport_size['width']}.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+
+    sign_in(page, tokens["bob"], "bob")
+    page.goto(link)
+    page.get_by_role("button", name="Continue").click()
+    session = f"bob-goes-on-{page.viewport_size['width']}"
+    form.get_by_label("New session name").fill(session)
+    form.get_by_label("Your next message").fill("What would you add?")
+    form.get_by_role("button", name="Continue here").click()
+    expect(page).to_have_url(re.compile(rf"/#/thread/{session}$"))
+    expect(page.get_by_test_id("signed-in")).to_contain_text("Signed in as bob")
+    expect(page.get_by_role("list", name="Messages")).to_contain_text("What would you add?")
+    bob = {"Authorization": f"Bearer {tokens['bob']}"}
+    ann = {"Authorization": f"Bearer {tokens['ann']}"}
+    mine = httpx.get(f"{base}/api/refs", headers=bob, params={"kind": "session"}).json()
+    assert session in [r["name"] for r in mine["refs"]]
+    theirs = httpx.get(f"{base}/api/refs", headers=ann, params={"kind": "session"}).json()
+    assert session not in [r["name"] for r in theirs["refs"]]

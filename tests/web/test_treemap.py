@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -21,9 +22,10 @@ import loomdb
 from helpers import grow_big
 from loomdb import Loom
 from loomdb.server import create_app
-from loomdb.users import add_user
+from loomdb.users import USERS, add_user
 from pg import store_of
 
+SHOTS = Path("/tmp/shots/web-verbs")
 BACKENDS = [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
 
 @dataclass
@@ -68,6 +70,24 @@ def trip(served: tuple[Loom, str]) -> Trip:
 @pytest.fixture(scope="module")
 def big(served: tuple[Loom, str]) -> str:
     return grow_big(served[0], 10_000)
+
+
+@pytest.fixture(scope="module")
+def bushy(served: tuple[Loom, str]) -> tuple[str, str]:
+    """A 4,001-node bushy tree: a root, 40 replies, 99 replies to each (far wider than
+    any screen); (its id, the message the session `bushy` ends at)."""
+    lm = served[0]
+    with lm.unit(USERS):
+        tree, root = lm.new_tree("Brainstorm names", title="Bushy")
+        end = root.id
+        for i in range(40):
+            kid = lm.append(root.id, f"Idea {i}", role="assistant")
+            for j in range(99):
+                leaf = lm.append(kid.id, f"Variant {i}.{j}", role="user")
+                if (i, j) == (20, 50):
+                    end = leaf.id
+        lm.fork(end, "bushy")
+    return tree.id, end
 
 
 def region(page: Any) -> Any:
@@ -234,6 +254,7 @@ def test_the_map_pans_and_zooms(page: Any, trip: Trip) -> None:
     app = region(page).get_by_role("application")
     app.press("0")  # fit again
     expect(canvas).to_have_attribute("data-zoom", f"{start:.3f}")
+    expect(region(page).get_by_role("button", name="Whole tree")).to_have_count(0)  # it fits
     ring = region(page).locator(".ring")
     before = ring.bounding_box()
     style = ring.get_attribute("style")
@@ -355,7 +376,7 @@ def test_a_ten_thousand_node_map_is_drawn_and_answers(page: Any, big: str,
     assert 0 < int(canvas.get_attribute("data-drawn")) < 100 < shown
     expect(said(page)).to_contain_text("end of the current path, session big")
     map_ = region(page)
-    map_.get_by_role("button", name="Fit").click()
+    map_.get_by_role("button", name="Whole tree").click()
     expect(canvas).to_have_attribute("data-drawn", str(shown))  # the whole, as dots
     app = map_.get_by_role("application")
     app.press("Home")
@@ -372,6 +393,66 @@ def test_a_ten_thousand_node_map_is_drawn_and_answers(page: Any, big: str,
     box = ring.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     expect(page).to_have_url(re.compile(re.escape(f"#/thread/{head}?at={head}") + "$"))
+
+
+def test_fit_keeps_a_bushy_tree_readable_with_an_overview(page: Any, bushy: tuple[str, str],
+                                                          shot: Any, axe: Any) -> None:
+    """4,001 nodes side by side: the whole would be a sliver, so Fit shows the current
+    path at a readable zoom (boxes with their words) and an overview of the whole; a click on
+    the overview moves the view; Whole tree still shows all of it."""
+    from playwright.sync_api import expect
+
+    tree, end = bushy
+    canvas = opened(page, tree)
+    assert canvas.get_attribute("data-nodes") == "4001"
+    map_ = region(page)
+    map_.get_by_role("button", name="Fit").click()
+    expect(map_.get_by_role("status").filter(has_text="fitted to the current path")).to_be_visible()
+    assert to_number(canvas, "data-zoom") >= 0.6  # boxes with their words
+    assert 0 < int(canvas.get_attribute("data-drawn")) < 4001
+    expect(map_.locator(f".ring[data-node='{end}']")).to_be_attached()  # the path's end in view
+    overview = map_.get_by_test_id("overview")
+    expect(overview).to_be_visible()
+    axe(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "treemap-bushy-fit-1280.png"))
+    shot(page, "treemap-bushy-fit")
+    zoom = canvas.get_attribute("data-zoom")
+    view = overview.locator(".view")
+    style = view.get_attribute("style")
+    box = overview.bounding_box()
+    page.mouse.click(box["x"] + 8, box["y"] + box["height"] / 2)
+    expect(view).not_to_have_attribute("style", style)  # the view moved there
+    expect(map_.locator(".ring")).to_have_count(0)  # away from the path's end
+    assert canvas.get_attribute("data-zoom") == zoom
+    map_.get_by_role("button", name="Whole tree").click()
+    expect(canvas).to_have_attribute("data-drawn", "4001")
+    assert to_number(canvas, "data-zoom") < 0.05
+
+
+def test_branch_points_only_folds_each_run_into_one_box(page: Any, trip: Trip, axe: Any) -> None:
+    from playwright.sync_api import expect
+
+    canvas = opened(page, trip.tree, at=trip.coimbra)
+    assert canvas.get_attribute("data-shown") == "12"
+    map_ = region(page)
+    toggle = map_.get_by_role("button", name="Branch points only")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    # porto's question, answer and Coimbra are one box; the question about food and its answer another
+    expect(canvas).to_have_attribute("data-shown", "9")
+    expect(said(page)).to_contain_text("a run of 3 messages")
+    expect(said(page)).to_contain_text("What about a day trip to Porto?")
+    axe(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "treemap-runs-1280.png"))
+    app = map_.get_by_role("application")
+    app.press("ArrowUp")
+    expect(said(page)).to_contain_text("2 replies")
+    app.press("b")  # the key, back to every message
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+    expect(canvas).to_have_attribute("data-shown", "12")
 
 
 def test_a_map_of_an_unknown_tree_says_so(page: Any) -> None:

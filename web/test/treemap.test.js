@@ -47,4 +47,24 @@ describe("the tree map's model and layout", () => {
     expect(l.places.length).toBe(n);
     expect(l.y[n - 1]).toBeGreaterThan(l.y[0]);
   });
+  it("folds each linear run into one box at branch points only", () => {
+    // 0 root -> 1 -> 2 (a branch point) -> 3 -> 4 and 2 -> 5
+    const run = { tree: "t", nodes: { id: ["a", "b", "c", "d", "e", "f"], parent: [-1, 0, 1, 2, 3, 2],
+      slot: [0, 1, 2, 3, 4, 5], role: Array(6).fill("user"), kind: Array(6).fill("message"), text: Array(6).fill("") },
+    refs: {}, current: 4 };
+    const m = buildModel(run);
+    const l = layoutTree(m, { runs: true });
+    expect([...l.places]).toEqual([0, 3, 5]);
+    expect(l.runOf(0)).toBe(3); // the root, its reply and the branch point
+    expect(l.runOf(3)).toBe(2);
+    expect(l.runOf(5)).toBe(1);
+    expect(l.shownAs(4)).toBe(3);
+    expect(l.shownAs(1)).toBe(0);
+    expect(l.children(0)).toEqual([3, 5]);
+    expect(layoutTree(m).places.length).toBe(6);
+    // a collapsed place ends its run there
+    const cut = layoutTree(m, { runs: true, collapsed: new Set([1]) });
+    expect([...cut.places]).toEqual([0]);
+    expect(cut.runOf(0)).toBe(2);
+  });
 });

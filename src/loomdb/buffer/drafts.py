@@ -83,6 +83,10 @@ def require_buffer(loom: Loom, tree_id: str) -> None:
         )
 
 
+#: how much of a draft's end is looked at again with each appended piece
+DRAFT_SCAN_TAIL = 8192
+
+
 def read_draft(loom: Loom, ref_name: str) -> str:
     return storage(loom).draft(ref_name)
 
@@ -113,9 +117,11 @@ def set_draft(loom: Loom, at: At, value: str) -> str:
     ref = require_ref(loom, at, pos)
     require_buffer(loom, pos.tree)
     check_text(loom, value, "draft")
+    value, found = storage(loom).screen(value, "draft")
     with storage(loom).transaction():
         still_there(loom, ref)
         write_draft(loom, ref.name, value)
+        storage(loom).note_findings(found, pos.tree, f"draft:{ref.name}")
     return value
 
 
@@ -127,9 +133,15 @@ def append_draft(loom: Loom, at: At, value: str) -> str:
     check_text(loom, value, "draft")
     with storage(loom).transaction():
         still_there(loom, ref)
-        draft = read_draft(loom, ref.name) + value
+        before = read_draft(loom, ref.name)
+        # a secret may arrive in pieces (a model's tokens): the new text is looked at
+        # with the draft's last characters before it, never the whole draft again
+        keep = max(0, len(before) - DRAFT_SCAN_TAIL)
+        tail, found = storage(loom).screen(before[keep:] + value, "draft")
+        draft = before[:keep] + str(tail)
         check_text(loom, draft, "draft")
         write_draft(loom, ref.name, draft)
+        storage(loom).note_findings(found, pos.tree, f"draft:{ref.name}")
     return draft
 
 

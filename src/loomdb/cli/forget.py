@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import InvalidInput
+from ..model import SOURCES as SOURCE_NAMES
 from . import JSON, emit, loom
 from . import root as app
 
@@ -91,21 +92,31 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
                    "refuse, warn or off; then show the policy.")
 @click.option("--rule", "rules", multiple=True, metavar="KIND=REGEX",
               help="Add an operator rule: the regex's whole match is a secret of KIND.")
+@click.option("--source", type=click.Choice(SOURCE_NAMES),
+              help="With --set: the policy for writes from this source only (import, "
+                   "agent, human...), over the store's.")
 @click.option("--policy", "show_policy", is_flag=True, help="Show the policy.")
 @JSON
 @click.pass_context
 def secrets(ctx: click.Context, tree: str | None, limit: int, actions: tuple[str, ...],
-            rules: tuple[str, ...], show_policy: bool, as_json: bool) -> None:
+            rules: tuple[str, ...], source: str | None, show_policy: bool,
+            as_json: bool) -> None:
     """What the secrets scanner found as content came in: kind, node, place, what was
     done (never the secret); or the store's policy (docs/security.md)."""
     me = loom(ctx).forget
+    if source and not actions:
+        raise InvalidInput("--source", "goes with --set KIND=ACTION")
     if actions or rules or show_policy:
-        kept = (me.set_secrets_policy(_pairs(actions, "--set"), _pairs(rules, "--rule"))
+        kept = (me.set_secrets_policy(_pairs(actions, "--set"), _pairs(rules, "--rule"), source)
                 if actions or rules else me.secrets_policy())
         kinds = ", ".join(f"{k}={v}" for k, v in sorted(kept["kinds"].items()))
         own = ", ".join(r["kind"] for r in kept["rules"])
+        per = "; ".join(
+            f"{s}: " + ", ".join([*([f"default={p['default']}"] if "default" in p else []),
+                                  *(f"{k}={v}" for k, v in sorted(p.get("kinds", {}).items()))])
+            for s, p in sorted(kept["sources"].items()))
         emit(as_json, kept, f"default: {kept['default']}" + (f"; {kinds}" if kinds else "")
-             + (f"; operator rules: {own}" if own else ""))
+             + (f"; operator rules: {own}" if own else "") + (f"; per source: {per}" if per else ""))
         return
     found = me.secrets(tree=tree, limit=limit)
     text = "\n".join(f"{f['at']} {f['action']} {f['kind']} in {f['item']} {f['place']}"

@@ -16,6 +16,7 @@ from ..content import check_text
 from ..errors import CycleError, InvalidInput, MissingExtra, check_choice
 from ..model import new_id, now
 from ..naming import check_name
+from ..storage_ops import storage
 from ..store.areas import Unit
 from . import COLLECTIONS, KINDS
 from . import storage as S
@@ -94,15 +95,24 @@ def add(loom: Loom, name: str, entity: str, *, parent: str | None = None,
         _check_tag(t)
     for k, v in (fields or {}).items():
         _check_field(k, v)
+    fields, found = _screened(loom, fields or {})
     with loom.unit(COLLECTIONS) as db:
         coll = _coll(db, name)
         parent_id, ord = _placement(db, coll, None, parent, after, first=False)
         it = Item(new_id(), coll.id, parent_id, ord, target.address, target.key, now())
         S.insert_item(db, it)
         S.add_tags(db, it.id, list(dict.fromkeys(tags)))
-        for k, v in (fields or {}).items():
+        for k, v in fields.items():
             S.set_field(db, it.id, k, v)
+        storage(loom).note_findings(found, coll.id, it.id)
         return _reindexed(loom, db, coll, it.id)
+
+
+def _screened(loom: Loom, fields: Mapping[str, str | None]) -> tuple[dict[str, Any], list[Any]]:
+    """Field values under the store's secrets policy (a refused kind raises before
+    anything is written); the findings to note once the item is known."""
+    kept, found = storage(loom).screen({k: v for k, v in fields.items() if v}, "fields")
+    return {**fields, **kept}, found
 
 
 def _placement(db: Unit, coll: Collection, moving: Item | None, parent: str | None,
@@ -172,11 +182,13 @@ def set_fields(loom: Loom, name: str, item_spec: str, fields: Mapping[str, str |
     """Set fields (a None or empty value removes the field)."""
     for k, v in fields.items():
         _check_field(k, v)
+    fields, found = _screened(loom, fields)
     with loom.unit(COLLECTIONS) as db:
         coll = _coll(db, name)
         it = _item(db, coll, item_spec)
         for k, v in fields.items():
             S.set_field(db, it.id, k, v or None)
+        storage(loom).note_findings(found, coll.id, it.id)
         return _reindexed(loom, db, coll, it.id)
 
 

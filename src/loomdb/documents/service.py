@@ -20,6 +20,7 @@ from ..errors import InvalidInput, MergeConflict, MissingExtra, NotFound
 from ..limits import check_reference
 from ..model import new_id, now
 from ..naming import check_name
+from ..storage_ops import storage
 from ..store.areas import Unit
 from . import DOCUMENTS
 from . import storage as S
@@ -58,11 +59,13 @@ def text_of(blocks: list[dict[str, Any]]) -> str | None:
 def new(loom: Loom, name: str, content: ContentLike, message: str = "") -> tuple[Document, Revision]:
     """Create a document with its first revision on branch `main`."""
     check_name("document", name)
-    blocks = loom.prepare(content)
+    blocks, found = storage(loom).screen(loom.prepare(content), "content")
     with loom.unit(DOCUMENTS) as db:
         if S.find_document(db, name) is not None:
             raise InvalidInput(f"document {name!r}", "already exists; commit to it instead")
-        return _create(loom, db, name, blocks, message or "create")
+        doc, rev = _create(loom, db, name, blocks, message or "create")
+        storage(loom).note_findings(found, doc.id, rev.id)
+        return doc, rev
 
 
 def _create(loom: Loom, db: Unit, name: str, blocks: list[dict[str, Any]],
@@ -78,9 +81,12 @@ def commit(loom: Loom, name: str, content: ContentLike, message: str = "",
            branch: str | None = None) -> Revision:
     """A new revision whose parent is the branch head (the current branch by default);
     refused when the content did not change."""
-    blocks = loom.prepare(content)
+    blocks, found = storage(loom).screen(loom.prepare(content), "content")
     with loom.unit(DOCUMENTS) as db:
-        return _commit(loom, db, S.document(db, name), blocks, message, branch)
+        doc = S.document(db, name)
+        rev = _commit(loom, db, doc, blocks, message, branch)
+        storage(loom).note_findings(found, doc.id, rev.id)
+        return rev
 
 
 def _commit(loom: Loom, db: Unit, doc: Document, blocks: list[dict[str, Any]], message: str,

@@ -23,20 +23,23 @@ MAX_FINDINGS = 10_000
 
 
 def policy(loom: Loom) -> dict[str, Any]:
-    """The store's policy: {default, kinds, rules, known}, `known` the built-in kinds."""
+    """The store's policy: {default, kinds, rules, sources, known}, `known` the
+    built-in kinds."""
     held = Policy.parse(storage(loom).forgetting().setting("secrets"))
-    return {**held.as_dict(), "known": [r.kind for r in RULES]}
+    return {**held.as_dict(), "known": list(dict.fromkeys(r.kind for r in RULES))}
 
 
 def set_policy(loom: Loom, actions: dict[str, str] | None = None,
-               rules: dict[str, str] | None = None) -> dict[str, Any]:
-    """Set actions per kind (`all` for the default; one of ACTIONS) and operator rules
-    (kind -> regex, its whole match the secret), in one transaction; the policy kept."""
+               rules: dict[str, str] | None = None, source: str | None = None) -> dict[str, Any]:
+    """Set actions per kind (`all` for the default; one of ACTIONS), for the store or
+    for writes from `source` (a node's source: import, agent, human...), and operator
+    rules (kind -> regex, its whole match the secret), in one transaction; the policy
+    kept."""
     with storage(loom).transaction():
         forget = storage(loom).forgetting()
         held = Policy.parse(forget.setting("secrets"))
         for kind, action in (actions or {}).items():
-            held.set(kind, action)
+            held.set(kind, action, source)
         for kind, pattern in (rules or {}).items():
             held.add_rule(kind, pattern)
         forget.set_setting("secrets", _json(held))

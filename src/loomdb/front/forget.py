@@ -113,13 +113,15 @@ class Forget(AreaDoor):
         return S.policy(self.loom)
 
     def set_secrets_policy(self, actions: dict[str, str] | None = None,
-                           rules: dict[str, str] | None = None) -> dict[str, Any]:
-        """Set the action per kind (`all`: the default) and operator rules (kind ->
-        regex); the policy kept. The operator's alone."""
+                           rules: dict[str, str] | None = None,
+                           source: str | None = None) -> dict[str, Any]:
+        """Set the action per kind (`all`: the default), for the store or for writes
+        from one `source`, and operator rules (kind -> regex); the policy kept. The
+        operator's alone."""
         from ..forget import secrets as S
 
         self.sight.operator_only("the store's secrets policy is the operator's to set")
-        return S.set_policy(self.loom, actions, rules)
+        return S.set_policy(self.loom, actions, rules, source)
 
     def _within(self) -> F.Within | None:
         return self.sight.visible if self.sight.shared else None

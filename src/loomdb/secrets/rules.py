@@ -19,7 +19,9 @@ rules without a release through the store's settings (`loomdb secrets --rule`).
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -35,14 +37,57 @@ class Rule:
     regex: str
     group: int = 0
     fold: bool = False
+    #: a last test of the secret group (entropy): a match it refuses is no finding
+    check: Callable[[str], bool] | None = None
+    #: for a rule without needles, a cheap test a text must pass before the pattern runs
+    gate: Callable[[str], bool] | None = None
 
     @property
     def pattern(self) -> re.Pattern[str]:
         return re.compile(self.regex)  # (compiled once: `re` keeps what it compiled)
 
 
-def _r(kind: str, needles: str, pattern: str, group: int = 0, fold: bool = False) -> Rule:
-    return Rule(kind, tuple(needles.split()), pattern, group, fold)
+def _r(kind: str, needles: str, pattern: str, group: int = 0, fold: bool = False,
+       check: Callable[[str], bool] | None = None,
+       gate: Callable[[str], bool] | None = None) -> Rule:
+    return Rule(kind, tuple(needles.split()), pattern, group, fold, check, gate)
+
+
+#: the kind entropy alone finds: no name says what it is, so its default is `warn`
+ENTROPY = "high-entropy-string"
+#: bits per character from which a token reads as random (a random base64 string of
+#: 24-128 characters has 4.4-6.0; English words run together and identifiers stay under
+#: 4.0; lower-case hex, UUIDs and hashes, which an agent session is full of, are never
+#: looked at: the check asks for upper case, lower case and digits)
+ENTROPY_BITS = 4.3
+
+
+def shannon_bits(text: str) -> float:
+    """Shannon entropy of `text` in bits per character."""
+    n = len(text)
+    counts: dict[str, int] = {}
+    for ch in text:
+        counts[ch] = counts.get(ch, 0) + 1
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+#: ids that look random and are not secrets (nor are paths: a token that starts with
+#: a slash or holds three): tool-call, message, response and request
+#: ids of the providers' APIs, which agent transcripts quote everywhere
+_ID_PREFIX = re.compile(r"(?:toolu|srvtoolu|call|msg|resp|fc|rs|chatcmpl|req|run|thread|asst"
+                        r"|file|batch|evt|ws|item|conv)[_-]")
+
+
+def _long_word(text: str) -> bool:
+    """Whether `text` has a run of 24 characters without white space (a token the
+    entropy rule could take must be one): a split, no regular expression."""
+    return len(text) >= 24 and any(len(w) >= 24 for w in text.split())
+
+
+def _random_looking(token: str) -> bool:
+    return (not _ID_PREFIX.match(token) and not token.startswith("/")
+            and token.count("/") < 3 and any(c.isdigit() for c in token) and any(c.isupper() for c in token)
+            and any(c.islower() for c in token) and shannon_bits(token) >= ENTROPY_BITS)
 
 
 _B64 = r"[A-Za-z0-9+/]"
@@ -89,4 +134,15 @@ RULES: tuple[Rule, ...] = (
     _r("password-assignment", "passw pwd",
        r"(?i:(?:passw(?:or)?d|pwd)(?:\\*[\"'])?\s*[=:]\s*)(\\*[\"'])"
        r"([^\"'\s\\]{8,128})\1", 2, fold=True),
+    # entropy alone (detect-secrets' idea, kept narrow): a quoted token, or the value
+    # of a key/token/secret/password/auth/credential assignment, of 24-128 characters
+    # of the base64 alphabets, mixed case with digits, at least ENTROPY_BITS per char
+    _r(ENTROPY, "",
+       r"(?:[\"']|(?i:key|token|secret|passw\w*|auth\w*|cred\w*)\s*[=:]\s*)"
+       r"([A-Za-z0-9+/_-]{24,128}={0,2})(?![A-Za-z0-9+/_=-])", 1, check=_random_looking,
+       gate=_long_word),
 )
+
+#: the action a kind takes when the policy does not name it and its default is `redact`
+#: (a finding of entropy alone is listed, not changed: a redaction must name a kind)
+QUIET_KINDS = {ENTROPY: "warn"}

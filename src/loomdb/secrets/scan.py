@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidInput
-from .rules import PLACEHOLDER, RULES, Rule
+from ..model import SOURCES
+from .rules import PLACEHOLDER, QUIET_KINDS, RULES, Rule
 
 ACTIONS = ("redact", "refuse", "warn", "off")
 #: rules whose secret group is a free-form value: a placeholder there is no secret
@@ -78,19 +79,48 @@ class Finding:
                 "end": self.end, "action": self.action, "rule": self.rule}
 
 
+#: where a write comes from, as its node says: a policy may differ per source (an
+#: import of old transcripts warned, live writes refused, say)
+SOURCE_NAMES = SOURCES
+
+
 @dataclass
 class Policy:
-    """The action per kind (`default` for kinds not named) and operator rules."""
+    """The action per kind (`default` for kinds not named), the same per source
+    (`sources`: source -> {"default"?, "kinds"?}, over the store's) and operator rules."""
 
     default: str = "redact"
     kinds: dict[str, str] = field(default_factory=dict)
     rules: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def action(self, kind: str) -> str:
-        return self.kinds.get(kind, self.default)
+    def action(self, kind: str, source: str | None = None) -> str:
+        """What a finding of `kind` in a write from `source` gets: the source's action
+        for the kind, else the source's default, else the store's action for the kind,
+        else the store's default (a kind of entropy alone is `warn` where a default is
+        `redact`)."""
+        own = self.sources.get(source or "") if self.sources else None
+        if own is not None:
+            if kind in own.get("kinds", {}):
+                return str(own["kinds"][kind])
+            if "default" in own:
+                return self._unnamed(kind, str(own["default"]))
+        if kind in self.kinds:
+            return self.kinds[kind]
+        return self._unnamed(kind, self.default)
+
+    @staticmethod
+    def _unnamed(kind: str, default: str) -> str:
+        return QUIET_KINDS.get(kind, default) if default == "redact" else default
+
+    def looks_for(self, kind: str) -> bool:
+        """Whether any source's action for `kind` is other than `off`."""
+        return any(self.action(kind, s) != "off" for s in (None, *self.sources))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"default": self.default, "kinds": dict(self.kinds), "rules": list(self.rules)}
+        return {"default": self.default, "kinds": dict(self.kinds), "rules": list(self.rules),
+                "sources": {s: {k: (dict(v) if isinstance(v, dict) else v)
+                                for k, v in p.items()} for s, p in self.sources.items()}}
 
     @classmethod
     def parse(cls, text: str | None) -> Policy:
@@ -99,12 +129,25 @@ class Policy:
             return cls()
         data = json.loads(text)
         return cls(data.get("default", "redact"), dict(data.get("kinds", {})),
-                   list(data.get("rules", [])))
+                   list(data.get("rules", [])), dict(data.get("sources", {})))
 
-    def set(self, kind: str, action: str) -> None:
-        """Set `kind`'s action (`all`: the default for every kind)."""
+    def set(self, kind: str, action: str, source: str | None = None) -> None:
+        """Set `kind`'s action (`all`: the default for every kind), for the store or,
+        with `source`, for writes from that source."""
         if action not in ACTIONS:
             raise InvalidInput("secrets policy", f"{action!r} is not one of {', '.join(ACTIONS)}")
+        if source is not None:
+            if source not in SOURCE_NAMES:
+                raise InvalidInput("secrets policy source",
+                                   f"{source!r} is not one of {', '.join(SOURCE_NAMES)}")
+            own = self.sources.setdefault(source, {})
+            if kind == "all":
+                own.clear()
+                own["default"] = action
+                return
+            check_kind(kind)
+            own.setdefault("kinds", {})[kind] = action
+            return
         if kind == "all":
             self.default, self.kinds = action, {}
             return
@@ -134,7 +177,7 @@ class Scanner:
     def __init__(self, policy: Policy | None = None) -> None:
         self.policy = policy or Policy()
         extra = tuple(Rule(r["kind"], (), r["pattern"]) for r in self.policy.rules)
-        self.rules = tuple(r for r in (*RULES, *extra) if self.policy.action(r.kind) != "off")
+        self.rules = tuple(r for r in (*RULES, *extra) if self.policy.looks_for(r.kind))
         self._operator = {r.kind for r in extra}
         # every rule's literals in one flat list each (cased, folded): a plain text
         # costs one substring test per literal and nothing else
@@ -156,9 +199,10 @@ class Scanner:
         if self._folded:
             lower = text.lower()
             hits += [i for n, i in self._folded if n in lower]
-        if not hits and not self._always:
+        hits += [i for i in self._always if (gate := self.rules[i].gate) is None or gate(text)]
+        if not hits:
             return []
-        return [self.rules[i] for i in sorted({*hits, *self._always})]
+        return [self.rules[i] for i in sorted(set(hits))]
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every secret in `text`, in order, not overlapping
@@ -180,22 +224,26 @@ class Scanner:
                     continue
                 if rule.kind in _CHECK_PLACEHOLDER and PLACEHOLDER.match(m.group(rule.group)):
                     continue
+                if rule.check is not None and not rule.check(m.group(rule.group)):
+                    continue
                 if any(s < end and start < e for s, e, _ in found):
                     continue
                 found.append((start, end, rule.kind))
         found.sort()
         return found
 
-    def text(self, text: str, place: str, out: list[Finding]) -> str:
-        """`text` with the policy applied; findings appended to `out`. Raises
-        SecretRefused when a kind found is refused."""
+    def text(self, text: str, place: str, out: list[Finding], source: str | None = None) -> str:
+        """`text` with the policy applied (for a write from `source`); findings appended
+        to `out`. Raises SecretRefused when a kind found is refused."""
         spans = self.spans(text)
         if not spans:
             return text
         pieces: list[str] = []
         last = 0
         for start, end, kind in spans:
-            action = self.policy.action(kind)
+            action = self.policy.action(kind, source)
+            if action == "off":
+                continue
             rule = "operator" if kind in self._operator else "loomdb"
             if action == "refuse":
                 raise SecretRefused(place, f"holds a secret ({kind}, characters {start}-{end})"
@@ -208,31 +256,32 @@ class Scanner:
         pieces.append(text[last:])
         return "".join(pieces)
 
-    def value(self, value: Any, place: str, out: list[Finding]) -> Any:
+    def value(self, value: Any, place: str, out: list[Finding], source: str | None = None) -> Any:
         """A JSON-like value with every string in it (not keys) scanned; the same object
         when nothing was redacted."""
         if isinstance(value, str):
-            return self.text(value, place, out)
+            return self.text(value, place, out, source)
         if isinstance(value, list):
-            new = [self.value(v, f"{place}[{i}]", out) for i, v in enumerate(value)]
+            new = [self.value(v, f"{place}[{i}]", out, source) for i, v in enumerate(value)]
             return value if all(a is b for a, b in zip(new, value, strict=True)) else new
         if isinstance(value, dict):
-            changed = {k: self.value(v, f"{place}.{k}", out) for k, v in value.items()
+            changed = {k: self.value(v, f"{place}.{k}", out, source) for k, v in value.items()
                        if k not in ("ref", "type", "mime_type")}
             if all(changed[k] is value[k] for k in changed):
                 return value
             return {k: changed.get(k, v) for k, v in value.items()}
         return value
 
-    def json_text(self, text: str | None, place: str, out: list[Finding]) -> str | None:
+    def json_text(self, text: str | None, place: str, out: list[Finding],
+                  source: str | None = None) -> str | None:
         """A stored JSON text with its strings scanned (re-dumped only when changed)."""
         if not text or not self._candidates(text):
             return text
         try:
             data = json.loads(text)
         except ValueError:
-            return self.text(text, place, out)
-        new = self.value(data, place, out)
+            return self.text(text, place, out, source)
+        new = self.value(data, place, out, source)
         return text if new is data else json.dumps(new, ensure_ascii=False)
 
 

@@ -19,8 +19,14 @@ export const rename = (tree, title) => patch(`/api/trees/${enc(tree)}`, { title 
 export const archive = (tree, on) => patch(`/api/trees/${enc(tree)}`, { archived: on });
 /** What deleting the tree would take (its messages, its refs), nothing written. @param {string} tree */
 export const removal = (tree) => del(`/api/trees/${enc(tree)}?dry_run=true`);
-/** Delete a tree and its refs for good (the page asks first; without `now` it would go to the trash). @param {string} tree */
-export const remove = (tree) => del(`/api/trees/${enc(tree)}?now=true&force=true`);
+/** Move a tree, with its sessions, to the trash (restorable until its purge date). @param {string} tree */
+export const remove = (tree) => del(`/api/trees/${enc(tree)}`);
+/** The caller's trees in the trash, first purged first. */
+export const trash = () => get("/api/trash");
+/** Take a tree out of the trash. @param {string} tree */
+export const restore = (tree) => post(`/api/trash/${enc(tree)}/restore`);
+/** Delete a tree (in the trash or not) and its refs for good, now. @param {string} tree */
+export const purge = (tree) => del(`/api/trees/${enc(tree)}?now=true&force=true`);
 /** The whole tree as the map draws it. @param {string} tree @param {string|null} [at] */
 export const map = (tree, at) => get(`/api/trees/${enc(tree)}/map${query({ at })}`);
 

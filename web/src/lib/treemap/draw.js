@@ -98,7 +98,17 @@ export function draw(ctx, model, layout, t, size, state) {
     for (const p of inView) {
       const row = model.pathRow.get(p) ?? p;
       const bx = sx(p) - hw, by = sy(p) - hh;
+      const run = layout.runOf(p);
       ctx.globalAlpha = model.pruned.has(p) ? 0.4 : 1;
+      if (run > 1) { // a run: a stack of boxes
+        ctx.fillStyle = colors.box;
+        ctx.strokeStyle = colors.border;
+        ctx.lineWidth = 1;
+        for (const d of [6, 3]) {
+          ctx.fillRect(bx + d * k, by + d * k, 2 * hw, 2 * hh);
+          ctx.strokeRect(bx + d * k, by + d * k, 2 * hw, 2 * hh);
+        }
+      }
       ctx.fillStyle = colors.box;
       ctx.fillRect(bx, by, 2 * hw, 2 * hh);
       ctx.fillStyle = roleColor(colors, model.role[row]);
@@ -114,7 +124,8 @@ export function draw(ctx, model, layout, t, size, state) {
         ctx.textBaseline = "top";
         const vs = model.versions.get(p);
         const head = model.kind[row] === "message" ? model.role[row] : `${model.role[row]} · ${model.kind[row]}`;
-        const tag = vs ? `${head} · v${row === p ? 1 : vs.indexOf(row) + 2}/${vs.length + 1}` : head;
+        const versioned = vs ? `${head} · v${row === p ? 1 : vs.indexOf(row) + 2}/${vs.length + 1}` : head;
+        const tag = run > 1 ? `${versioned} · ${run} messages` : versioned;
         ctx.fillText(tag, bx + 9 * k, by + 5 * k);
         ctx.fillStyle = colors.text;
         ctx.font = `${font}px system-ui, sans-serif`;

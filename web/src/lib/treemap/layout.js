@@ -42,12 +42,21 @@ function nodes(top, childrenOf) {
   return root;
 }
 
-export function layoutTree(model, { collapsed = new Set(), hoist = null } = {}) {
+// `runs`: branch points only. A linear run (a place and the single replies below it, down
+// to a branch point or a leaf) is one box standing for all of them, at its first place;
+// its replies are the last place's.
+export function layoutTree(model, { collapsed = new Set(), hoist = null, runs = false } = {}) {
   const top = hoist ?? (model.roots.length === 1 ? model.roots[0] : VIRTUAL);
+  const runEnd = (p) => {
+    let q = p;
+    for (let kids; runs && !collapsed.has(q) && (kids = model.kids.get(q)) && kids.length === 1;) q = kids[0];
+    return q;
+  };
   const root = nodes(top, (p) => {
     if (p === VIRTUAL) return model.roots;
-    if (collapsed.has(p)) return null;
-    return model.kids.get(p) || null;
+    const end = runEnd(p);
+    if (collapsed.has(end)) return null;
+    return model.kids.get(end) || null;
   });
   const tidied = /** @type {any} */ (tidy().nodeSize([BOX.w + GAP.x, BOX.h + GAP.y]));
   tidied.separation((a, b) => (a.parent === b.parent ? 1 : 1.2))(root);
@@ -72,11 +81,26 @@ export function layoutTree(model, { collapsed = new Set(), hoist = null } = {}) 
     if (d.y - shift > y1) y1 = d.y - shift;
   });
   const places = Int32Array.from(shown);
+  // each place inside a run: the first place of its run (the box that stands for it)
+  const head = new Int32Array(runs ? model.n : 0).fill(-1);
+  const length = new Map(); // a run's first place -> how many places it stands for
+  if (runs) {
+    for (const p of shown) {
+      let q = p, n = 1;
+      head[q] = p;
+      for (let kids; !collapsed.has(q) && (kids = model.kids.get(q)) && kids.length === 1; n++) head[(q = kids[0])] = p;
+      if (n > 1) length.set(p, n);
+    }
+  }
 
   return {
-    root: top, places, x, y, par, hoist,
+    root: top, places, x, y, par, hoist, runs,
     bounds: { x0: x0 - BOX.w / 2, x1: x1 + BOX.w / 2, y0: y0 - BOX.h / 2, y1: y1 + BOX.h / 2 },
     has: (p) => byPlace.has(p),
+    /** How many places the box at `p` stands for (1 unless it is a run's). */
+    runOf: (p) => length.get(p) ?? 1,
+    /** The shown place standing for `p` (itself, or the first place of its run), or -1. */
+    shownAs: (p) => (byPlace.has(p) ? p : runs && p >= 0 && p < head.length ? head[p] : -1),
     depthOf: (p) => (byPlace.has(p) ? byPlace.get(p).depth - (top === VIRTUAL ? 1 : 0) : undefined),
     isCollapsed: (p) => collapsed.has(p) && model.kids.has(p),
     parentOf: (p) => (byPlace.has(p) ? par[p] : -1),

@@ -99,6 +99,8 @@ export function describe(model, place, layout) {
   const sibs = layout ? layout.siblings(place) : [];
   if (sibs.length > 1) parts.push(`${sibs.indexOf(place) + 1} of ${sibs.length} branches`);
   const kids = model.kids.get(place)?.length || 0;
+  const run = layout?.runOf ? layout.runOf(place) : 1;
+  if (run > 1) parts.push(`a run of ${run} messages`);
   parts.push(kids === 1 ? "1 reply" : `${kids} replies`);
   if (layout?.isCollapsed(place)) parts.push(`collapsed, ${descendants(model, place)} hidden`);
   const vs = model.versions.get(place);
