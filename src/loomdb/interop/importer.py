@@ -273,7 +273,8 @@ def _import(
         if report.conversations == 0:
             raise
         report.error(exc.where, exc.why)
-    report.bytes = max(report.bytes, inp.counter.read)
+    # (a parser that opens its files itself, a Claude Code session's, read them all)
+    report.bytes = inp.counter.read or total
     _late_links(loom, run, report)
     if report.nodes >= SETTLE_AFTER:
         storage(loom).settle()
