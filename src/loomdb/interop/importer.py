@@ -34,10 +34,11 @@ from .detect import FORMATS, _document, detect
 from .files import BESIDE, Beside
 from .formats import usage
 from .model import EmptyConversation, ImportedConversation, ParseError
+from .parts import Parts
 from .report import ImportReport, Outcome
 from .spawns import Written
 from .stream import Input
-from .writer import Parts, write_conversation
+from .writer import write_conversation
 
 if TYPE_CHECKING:
     from ..loom import Loom

@@ -43,7 +43,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +51,10 @@ from ulid import ULID
 from .. import content as C
 from .. import refs as R
 from ..errors import InvalidInput
-from ..model import Node, Ref, Tree, iso
-from ..secrets import Finding
+from ..model import Node, Tree, iso
 from ..storage_ops import storage
-from .heads import ref_part, write_heads
+from .fingerprint import fingerprint
+from .heads import ref_part, write_session
 from .model import (
     ATTACHMENT_PREFIX,
     Attachment,
@@ -97,46 +96,6 @@ def _conversation_time(conv: ImportedConversation) -> datetime | None:
     return conv.created_at or (conv.messages[0].created_at if conv.messages else None)
 
 
-class Fingerprint:
-    """A digest of everything a parsed conversation holds: equal for exact copies.
-
-    Kept per conversation id while a file is read (not the conversation itself), so
-    spotting a repeated conversation costs a hash each; fields are hashed in place,
-    without copying the conversation. Fed part by part for a conversation given in
-    parts: its messages and attachments in order, then the last part's own fields."""
-
-    def __init__(self) -> None:
-        self.messages = hashlib.sha256()
-        self.attachments = hashlib.sha256()
-
-    def feed(self, conv: ImportedConversation) -> None:
-        """The messages and attachments of `conv` (the whole conversation or a part)."""
-        for m in conv.messages:
-            _feed(self.messages, vars(m))
-        for att in conv.attachments:  # bytes hashed as such, not through JSON
-            _feed(self.attachments, [att.key, att.mime_type, att.name,
-                                     C.digest(att.data) if att.data is not None else None])
-
-    def mark(self, conv: ImportedConversation) -> str:
-        """The digest, with the fields of `conv` (the whole, or its last part)."""
-        digest = hashlib.sha256()
-        _feed(digest, {k: v for k, v in vars(conv).items() if k not in ("messages", "attachments")})
-        digest.update(self.messages.digest() + self.attachments.digest())
-        return digest.hexdigest()
-
-
-def _feed(digest: Any, value: Any) -> None:
-    body = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    digest.update(body.encode("utf-8", "surrogatepass") + b"\n")
-
-
-def fingerprint(conv: ImportedConversation) -> str:
-    """The `Fingerprint` of a whole conversation."""
-    found = Fingerprint()
-    found.feed(conv)
-    return found.mark(conv)
-
-
 def write_conversation(
     loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None = None,
     written: Written | None = None,
@@ -159,11 +118,13 @@ def write_conversation(
     except BaseException:
         writer.forget()  # rolled back: a later copy is no copy of anything stored
         raise
-    return _written(loom, writer, conv, written)
+    return finished(loom, writer, conv, written)
 
 
-def _written(loom: Loom, writer: _ConversationWriter, conv: ImportedConversation,
+def finished(loom: Loom, writer: _ConversationWriter, conv: ImportedConversation,
              written: Written | None) -> Outcome:
+    """The Outcome of a conversation written: its nodes noted in `written` (for the
+    subagents read later), its warnings, its spawn record."""
     outcome = writer.outcome
     if written is not None:
         for source, node in writer.nodes.items():
@@ -172,44 +133,6 @@ def _written(loom: Loom, writer: _ConversationWriter, conv: ImportedConversation
     if conv.spawn is not None:
         outcome.spawned = spawn_record(loom, conv, outcome, writer.spawned)
     return outcome
-
-
-class Parts:
-    """A conversation given in parts (`ImportedConversation.more`), written part by
-    part inside the caller's one transaction: `add(part)` for each, in order; the last
-    one's call returns the Outcome. What is held between parts is the stored nodes'
-    places (not their content) and each message's parent and time."""
-
-    def __init__(self, loom: Loom, first: ImportedConversation,
-                 seen: dict[str, tuple[str, str]] | None = None,
-                 written: Written | None = None) -> None:
-        self.loom = loom
-        self.source_id = first.source_id
-        self.writer = _ConversationWriter(loom, first, seen, parts=True)
-        self.written = written
-        if first.spawn is not None:
-            self.writer.spawned = with_session(loom, spawned_lineage(first, written or {}))
-
-    def add(self, part: ImportedConversation) -> Outcome | None:
-        """Write one part; the conversation's Outcome after its last part, else None."""
-        if part.source_id != self.source_id:
-            raise InvalidInput(f"conversation {part.source_id!r}",
-                               f"came before the end of {self.source_id!r}")
-        writer = self.writer
-        try:
-            writer.part(part)
-            if part.more:
-                if self.written is not None:
-                    for source, node in writer.nodes.items():
-                        self.written[(part.source_id, source)] = (node.tree, node.id)
-                writer.hold()
-                part.messages, part.attachments = [], []  # written: let them go
-                return None
-            writer.finish()
-        except BaseException:
-            writer.forget()
-            raise
-        return _written(self.loom, writer, part, self.written)
 
 
 class _ConversationWriter:
@@ -224,7 +147,6 @@ class _ConversationWriter:
 
     def __init__(
         self, loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None,
-        *, parts: bool = False,
     ) -> None:
         self.loom = loom
         self.conv = conv
@@ -248,13 +170,10 @@ class _ConversationWriter:
         self.registered = False
         self.nodes: dict[str, Node] = {}
         self.spawned: dict[str, Any] | None = None
-        #: given in parts: what the parts so far hold, for the copy check at the end
-        self.parts: Fingerprint | None = Fingerprint() if parts else None
         self.skip: set[str] = set()
         self.tree: Tree | None = None
         self.started = False
         self.gone = False  # the tree was deleted here: every part is skipped
-        self.count = 0  # messages in the parts so far
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
@@ -265,54 +184,9 @@ class _ConversationWriter:
             self._finish()
         return self.outcome
 
-    def part(self, part: ImportedConversation) -> None:
-        """One part of a conversation given in parts (see `Parts`)."""
-        assert self.parts is not None
-        if self.started:
-            self.conv = part
-            self.attachments = {a.key: a for a in part.attachments}
-            self.by_source = {m.source_id: m for m in part.messages}
-            self._note(part)
-        self.parts.feed(part)
-        self.count += len(part.messages)
-        if self.gone:
-            self.outcome.skipped += len(part.messages)
-            return
-        self._write_messages(part)
-
-    def hold(self) -> None:
-        """Between parts: keep the stored nodes' places, not what they hold."""
-        self.prepared.clear()
-        self.nodes = {k: replace(n, content=[]) for k, n in self.nodes.items()}
-        self.by_source = {}
-
-    def finish(self) -> None:
-        """After the last part: the copy check, the tree's lineage as the end tells
-        it, the session."""
-        assert self.parts is not None
-        conv, key = self.conv, self.tree_id
-        mark = self.parts.mark(conv)
-        label = f"conversation {conv.source_id!r}"
-        if key in self.seen:
-            first, first_mark = self.seen[key]
-            if first_mark != mark:
-                raise InvalidInput(
-                    label, f"appears twice in this file with different content (its first "
-                    f"copy was {first}); import them from separate files to keep both")
-            self.outcome.skipped = self.count
-            self.outcome.warnings.append(f"an exact copy of {first} earlier in this file; skipped")
-            return
-        self.seen[key] = (label, mark)
-        self.registered = True
-        if self.gone:
-            return
-        if self.outcome.created:
-            self._relineage()
-        self._finish()
-
     def _finish(self) -> None:
         self._say_changed()
-        self._session(self.nodes)
+        write_session(self, self.nodes)
         self._say_count(len(self.nodes))
 
     def _write_messages(self, conv: ImportedConversation) -> None:
@@ -595,18 +469,6 @@ class _ConversationWriter:
             tree_lineage["spawned"] = self.spawned
         return tree_lineage
 
-    def _relineage(self) -> None:
-        """A tree made from the first of several parts: its lineage as the last part
-        tells it (the current message, what was left out), scanned as a new tree's is."""
-        assert self.tree is not None
-        lineage = self._lineage()
-        if lineage == self.tree.lineage:
-            return
-        found: list[Finding] = []
-        lineage = storage(self.loom).scanner().value(lineage, "lineage", found)
-        storage(self.loom).set_lineage(self.tree_id, lineage)
-        storage(self.loom).note_findings(found, self.tree_id, self.tree_id)
-
     def _overlay(self, m: ImportedMessage, node: Node) -> None:
         tags = [_tag(t) for t in m.tags if isinstance(t, str) and t.strip()]
         if m.hidden:
@@ -693,57 +555,6 @@ class _ConversationWriter:
             if ref.node == node_id and ref.tree == self.tree_id:
                 return None
         raise InvalidInput(f"ref {wanted!r}", "no free name left")
-
-    def _session(self, nodes: dict[str, Node]) -> None:
-        """The active branch as a session: created with the tree, moved to the source's
-        new current message when the import added messages (see `_follows_source`)."""
-        from .tree import newest_leaf
-
-        if self.conv.heads:
-            write_heads(self, nodes)
-            return
-        current = self.conv.current_source_id
-        if current is None or current not in nodes:
-            current = newest_leaf(self.conv.messages)
-        if current is None or current not in nodes or not self.outcome.nodes:
-            return
-        head = nodes[current].id
-        mine = [r for r in self.loom.refs("session", self.tree_id) if isinstance(r.origin, dict)
-                and (r.origin.get("imported") or {}).get("conversation") == self.conv.source_id]
-        origin = {"imported": {"format": self.fmt, "conversation": self.conv.source_id,
-                               "current": current}}
-        if not mine:
-            name = self.free_name(self.base_name(), head)
-            if name is not None:
-                self.loom.create_ref(name, "session", self.tree_id, head, {}, origin)
-            return
-        ref = mine[0]
-        if ref.node == head or not self.follows_source(ref):
-            return
-        grew = ref.node in self._active_path(nodes, current)
-        storage(self.loom).move_ref(ref, head, "import: the source's active branch "
-                                    + ("grew" if grew else "changed"))
-
-    def follows_source(self, ref: Ref) -> bool:
-        """Is the session still where an import put it (nobody moved, continued or
-        selected in it since)? Then it follows the source to its new active message (a
-        regenerated answer, an edit); a session someone used stays where they left it."""
-        log = self.loom.ref_log(ref.name)
-        if not log or log[-1].new != ref.node:
-            return False
-        last = log[-1]
-        return last.old is None or last.reason.startswith("import:")
-
-    def _active_path(self, nodes: dict[str, Node], current: str) -> set[str]:
-        """Node ids from the root to the active leaf (a session there fast-forwards)."""
-        parents = self.parents
-        path: set[str] = set()
-        source: str | None = current
-        while source is not None and nodes[source].id not in path:
-            path.add(nodes[source].id)
-            source = parents.get(source)
-        return path
-
 
 # ---------------------------------------------------------------- small helpers
 
