@@ -395,16 +395,18 @@ class _Rollout:
         self.group = None
 
 
-def _weight(blocks: Blocks) -> int:
-    """About how much text blocks hold (their string fields, one level down)."""
-    total = 0
-    for block in blocks:
-        for value in block.values():
-            if isinstance(value, str):
-                total += len(value)
-            elif isinstance(value, (dict, list)):
-                total += len(str(value)) if len(value) < 64 else 4096
-    return total
+def _weight(value: Any, depth: int = 0) -> int:
+    """About how much text a value holds: the lengths of its strings, three levels
+    down (a tool result's text blocks), without copying any."""
+    if isinstance(value, str):
+        return len(value)
+    if depth > 3:
+        return 0
+    if isinstance(value, dict):
+        return sum(_weight(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return sum(_weight(v, depth + 1) for v in value)
+    return 0
 
 
 def _output(raw: Any) -> str:
