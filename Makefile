@@ -57,7 +57,7 @@ pg-up:
 
 test: install pg-up
 	cd web && npm test --silent
-	$(PY) -m pytest -n 2 --dist loadgroup -q --durations=25
+	$(PY) -m pytest -n 2 --dist loadgroup -q --durations=60
 
 lint: install
 	$(PY) -m ruff check src tests benchmarks

@@ -1,7 +1,8 @@
 """Forgetting benchmark: deleting a 10,000-node subtree and redacting one node in a
-100,000-node SQLite store (targets: 1 s and 50 ms), beside raw sqlite3 doing the same
-deletes and the same update on a plain (id, parent_id, content) table with an index on
-parent_id.
+100,000-node SQLite store (targets: 1 s and 50 ms), and `redact --text` of a string
+copied into one node in a hundred (target: 5 s), beside raw sqlite3 doing the same
+deletes and the same updates on a plain (id, parent_id, content) table with an index on
+parent_id (the span: one `UPDATE ... SET content = replace(...) WHERE instr(...)`).
 
 Both sides pay for the same file work: `secure_delete` on (loomdb keeps it on for every
 connection, so freed bytes are zeroed) and a WAL checkpoint that truncates the WAL
@@ -29,6 +30,7 @@ from ulid import ULID
 
 import loomdb
 from loomdb.forget import service as F
+from loomdb.forget import spans as S
 from loomdb.storage_ops import storage
 
 TOMBSTONE = '[{"text":"[redacted]","type":"text"}]'
@@ -65,6 +67,18 @@ class Floor:
         self.db.execute("COMMIT")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    def redact_text(self, text: str) -> int:
+        self.db.execute("BEGIN IMMEDIATE")
+        cur = self.db.execute("UPDATE f SET content = replace(content, ?, '[redacted:text]')"
+                              " WHERE instr(content, ?) > 0", (text, text))
+        self.db.execute("COMMIT")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return cur.rowcount
+
+
+#: the strings copied into one node in a hundred (one per run)
+NEEDLES = [f"needle-{k}-7Qx9-copied-around" for k in range(3)]
+
 
 def shape(n: int, sub: int, rng: random.Random) -> list[int]:
     """Parents (by index) of a bushy n-node tree (mostly continuations, a branch in
@@ -93,6 +107,8 @@ def build(loom: loomdb.Loom, floor: Floor, total: int, sub: int, runs: int) -> l
             floor.db.execute("BEGIN")
             for i in range(1, size):
                 text = f"t{t} n{i} {TEXT[:100]}"
+                if i % 100 == 0:
+                    text += f" {NEEDLES[(i // 100) % len(NEEDLES)]}"
                 ours.append(loom.append(ours[parents[i]], text,
                                         role="assistant" if i % 2 else "user").id)
                 theirs.append(floor.add(theirs[parents[i]], text))
@@ -123,6 +139,15 @@ def main() -> None:
         tops = build(loom, floor, total, sub, runs)
         console.print(f"built {total} nodes in {time.perf_counter() - t0:.1f} s; subtrees of "
                       f"{subtree_sizes(loom, tops)} nodes (floor: the same shape)")
+        ours_span, floor_span, counts = [], [], []
+        for needle in NEEDLES[:runs]:
+            t0 = time.perf_counter()
+            done = S.redact_spans(loom, S.spans_for(loom, text=needle), dry_run=False)
+            ours_span.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            counts.append((len(done.ids), floor.redact_text(needle)))
+            floor_span.append(time.perf_counter() - t0)
+        console.print(f"redact --text: nodes changed per run (loomdb, floor): {counts}")
         ours_del, floor_del, ours_red, floor_red = [], [], [], []
         for top, ftop in tops:
             t0 = time.perf_counter()
@@ -147,7 +172,8 @@ def main() -> None:
     for col in ("operation", "loomdb", "raw sqlite3", "ratio", "target"):
         table.add_column(col, justify="right" if col != "operation" else "left")
     for label, o, f, target in ((f"delete a {sub:,}-node subtree", ours_del, floor_del, 1.0),
-                                ("redact one node", ours_red, floor_red, 0.05)):
+                                ("redact one node", ours_red, floor_red, 0.05),
+                                ("redact --text (1 node in 100)", ours_span, floor_span, 5.0)):
         mo, mf = statistics.median(o), statistics.median(f)
         table.add_row(label, f"{mo * 1e3:.1f} ms", f"{mf * 1e3:.1f} ms", f"{mo / mf:.1f}x",
                       f"≤ {target * 1e3:.0f} ms {'ok' if mo <= target else 'MISSED'}")

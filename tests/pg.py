@@ -171,10 +171,11 @@ def fresh_postgres_url(options: str = "", *, migrated: bool = False) -> Iterator
 
 @contextmanager
 def store_of(kind: str, folder: str) -> Iterator[str]:
-    """A fresh, empty store URL of a backend kind ("sqlite" or "postgres"); blobs and
-    the SQLite file go under `folder`."""
+    """A fresh, empty store URL of a backend kind ("sqlite" or "postgres", a copy of the
+    migrated template: see `fresh_postgres_url`); blobs and the SQLite file go under
+    `folder`."""
     if kind == "sqlite":
         yield str(folder)
         return
-    with fresh_postgres_url() as url:
+    with fresh_postgres_url(migrated=True) as url:
         yield f"{url}?blobs=file://{folder}/blobs"

@@ -25,7 +25,7 @@ from loomdb.store import areas
 SRC = Path(__file__).resolve().parents[1] / "src" / "loomdb"
 #: packages holding areas (and the services that have no tables: they hold no SQL)
 PACKAGES = ("documents", "collections", "references", "search", "users", "agents",
-            "exchanges", "gc", "forget", "shares", "integrations.langgraph",
+            "exchanges", "gc", "forget", "shares", "pieces", "integrations.langgraph",
             "integrations.claude_agent_sdk")
 #: catalogs and set-returning functions a statement may read
 CATALOGS = {"sqlite_master", "pg_trigger", "pg_class", "pg_extension",

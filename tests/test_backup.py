@@ -100,7 +100,7 @@ class TestBackup:
     def test_postgres_is_pointed_at_its_own_tools(self, tmp_path: Path) -> None:
         from pg import fresh_postgres_url
 
-        with fresh_postgres_url() as url, loomdb.open(url + "?blobs=file://" + str(
+        with fresh_postgres_url(migrated=True) as url, loomdb.open(url + "?blobs=file://" + str(
                 tmp_path / "blobs")) as loom, pytest.raises(InvalidInput, match="pg_dump"):
             loom.backup(str(tmp_path / "copy"))
         assert not (tmp_path / "copy").exists()

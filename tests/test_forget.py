@@ -234,7 +234,7 @@ def test_a_store_copy_carries_the_record(loom: Loom, tmp_path: Path) -> None:
 def test_a_copy_into_postgres_carries_the_record(tmp_path: Path) -> None:
     from pg import fresh_postgres_url
 
-    with Loom.open(tmp_path / "src") as src, fresh_postgres_url() as url, \
+    with Loom.open(tmp_path / "src") as src, fresh_postgres_url(migrated=True) as url, \
             Loom.open(url + ("&" if "?" in url else "?")
                       + f"blobs=file://{tmp_path / 'blobs'}") as dst:
         ids = thread(src, ["q0", "pg-copy-secret", "q2"])

@@ -152,7 +152,11 @@ def test_entropy_alone_is_listed_not_changed(text: str) -> None:
 
 
 def test_a_policy_per_source_over_the_stores() -> None:
+    from loomdb.model import SOURCES
     from loomdb.secrets import Policy
+    from loomdb.secrets.scan import SOURCE_NAMES
+
+    assert SOURCE_NAMES == SOURCES
 
     p = Policy()
     p.set("jwt", "warn")

@@ -35,7 +35,8 @@ DEFAULT_MAX_CONTENT_BYTES = 4 * 1024 * 1024
 #: a store's own is `loom.limits.json_depth`
 DEFAULT_JSON_DEPTH = 64
 
-BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", "thinking")
+BLOCK_TYPES = ("text", "image", "audio", "document", "tool_use", "tool_result", "thinking",
+               "piece")
 #: blocks whose payload lives in the blob store
 BLOB_BLOCK_TYPES = ("image", "audio", "document")
 
@@ -59,6 +60,7 @@ def validate_blocks(raw: Any, where: str = "content",
     if not raw:
         raise InvalidInput(where, "content must hold at least one block")
     check_depth(raw, max_depth, where)
+    raw = [_piece_shorthand(b) for b in raw]
     from pydantic import ValidationError
 
     try:
@@ -74,6 +76,18 @@ def validate_blocks(raw: Any, where: str = "content",
 
 
 _TOOL_TYPES = frozenset({"tool_use", "tool_result"})
+
+
+def _piece_shorthand(block: Any) -> Any:
+    """`{"piece": "NAME"}` is a piece block (`{"type": "piece", "piece": "NAME"}`)."""
+    if isinstance(block, dict) and "piece" in block and "type" not in block:
+        return {"type": "piece", **block}
+    return block
+
+
+def piece_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The piece blocks of validated content (see `loomdb.pieces`)."""
+    return [b for b in blocks if b.get("type") == "piece"]
 
 
 def text(value: str) -> list[dict[str, Any]]:
@@ -170,3 +184,37 @@ def title_from(blocks: list[dict[str, Any]]) -> str:
         return "Untitled"
     title = " ".join(words[:8])
     return title if len(title) <= 60 else title[:59].rstrip() + "…"
+
+
+#: keys whose strings are names and ids, not text (a span redaction leaves them)
+NAME_KEYS = frozenset({"type", "ref", "mime_type", "media_type", "id", "tool_use_id",
+                       "generation", "response_hash"})
+
+
+def scrub_strings(value: Any, sub: Any) -> tuple[Any, int]:
+    """`value` (JSON-like) with `sub(text) -> (new text, count)` applied to every string
+    in it but keys and names (`NAME_KEYS`); and how many spans were replaced. The same
+    object comes back when nothing was."""
+    if isinstance(value, str):
+        new, n = sub(value)
+        return (new, n) if n else (value, 0)
+    if isinstance(value, list):
+        total = 0
+        out = []
+        for v in value:
+            nv, n = scrub_strings(v, sub)
+            out.append(nv)
+            total += n
+        return (out, total) if total else (value, 0)
+    if isinstance(value, dict):
+        total = 0
+        changed: dict[str, Any] = {}
+        for k, v in value.items():
+            if k in NAME_KEYS and isinstance(v, str):
+                changed[k] = v
+                continue
+            nv, n = scrub_strings(v, sub)
+            changed[k] = nv
+            total += n
+        return (changed, total) if total else (value, 0)
+    return value, 0

@@ -76,6 +76,18 @@ class ThinkingBlock(TypedDict):
     signature: NotRequired[str]
 
 
+@with_config(_strict)
+class PieceBlock(TypedDict):
+    """A named prompt piece, expanded when the context is assembled (`loomdb.pieces`):
+    `piece` is its name, `id` the piece it was found to be when written, `version` a
+    content id when pinned (`NAME@hash`); both filled in at write time."""
+
+    type: Literal["piece"]
+    piece: Annotated[str, Field(min_length=1, max_length=1000)]
+    id: NotRequired[Annotated[str, Field(max_length=100)]]
+    version: NotRequired[BlobRef]
+
+
 Block = Annotated[
     Union[
         TextBlock,
@@ -85,6 +97,7 @@ Block = Annotated[
         ToolUseBlock,
         ToolResultBlock,
         ThinkingBlock,
+        PieceBlock,
     ],
     Field(discriminator="type"),
 ]

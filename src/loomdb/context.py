@@ -68,16 +68,25 @@ def _split(reader: Reader, tree_id: str, path: list[Row]) -> tuple[list[Row], li
     return path, rows, excluded
 
 
+#: what a stored body holding a prompt piece block contains (canonical JSON: keys
+#: sorted, no spaces; a text holding these characters has its quotes escaped)
+PIECE_MARK = '"type":"piece"'
+
+
 def assemble(
-    reader: Reader, tree_id: str, path: list[Row], options: dict[str, Any]
+    reader: Reader, tree_id: str, path: list[Row], options: dict[str, Any],
+    pieces: list[bool] | None = None,
 ) -> dict[str, Any]:
-    """The context window of the path `path` (root first) in tree `tree_id`."""
+    """The context window of the path `path` (root first) in tree `tree_id`; `pieces`
+    (when given) is told whether a message names a prompt piece (`loomdb.pieces`
+    expands them), found in the bodies' text as they are parsed."""
     with gc_paused():
-        return _assemble(reader, tree_id, path, options)
+        return _assemble(reader, tree_id, path, options, pieces)
 
 
 def _assemble(
-    reader: Reader, tree_id: str, path: list[Row], options: dict[str, Any]
+    reader: Reader, tree_id: str, path: list[Row], options: dict[str, Any],
+    pieces: list[bool] | None = None,
 ) -> dict[str, Any]:
     tree = reader.trees.get_tree(tree_id, stats=False)
     assert tree is not None
@@ -86,9 +95,9 @@ def _assemble(
     messages: list[dict[str, Any]] = []
     if tree.system:
         messages.append({"role": "system", "content": [{"type": "text", "text": tree.system}]})
-    for row, body in zip(rows, _parse_bodies(rows), strict=True):
+    for row, body in zip(rows, _parse_bodies(rows, pieces), strict=True):
         if row[FLAGS] & HAS_SOURCES:
-            messages.extend(_message(r) for r in sources.get(row[ID], ()))
+            messages.extend(_message(r, pieces) for r in sources.get(row[ID], ()))
         msg = {"role": row[ROLE], "content": body}
         if row[CACHE]:
             msg["cache"] = True
@@ -101,13 +110,20 @@ def _assemble(
     return {"messages": messages, "options": deep_merge(merged, options)}
 
 
-def _parse_bodies(rows: list[tuple[Any, ...]]) -> list[Any]:
+def _parse_bodies(rows: list[tuple[Any, ...]], pieces: list[bool] | None = None) -> list[Any]:
     """Every row's content in one parse: stored bodies are canonical JSON arrays, so
     joining them makes one JSON document (10x faster than a parse per row)."""
-    return json.loads("[" + ",".join([r[BODY] for r in rows]) + "]") if rows else []
+    if not rows:
+        return []
+    joined = "[" + ",".join([r[BODY] for r in rows]) + "]"
+    if pieces is not None and PIECE_MARK in joined:
+        pieces.append(True)
+    return json.loads(joined)  # type: ignore[no-any-return]
 
 
-def _message(row: tuple[Any, ...]) -> dict[str, Any]:
+def _message(row: tuple[Any, ...], pieces: list[bool] | None = None) -> dict[str, Any]:
+    if pieces is not None and PIECE_MARK in row[BODY]:
+        pieces.append(True)
     msg = {"role": row[ROLE], "content": json.loads(row[BODY])}
     if row[CACHE]:
         msg["cache"] = True

@@ -19,7 +19,7 @@ entity's text goes to every index (a derived area: search), made on its first en
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,10 @@ from .store import areas
 
 if TYPE_CHECKING:
     from .loom import Loom
+
+
+#: a span redaction's replacement: text -> (new text, spans replaced)
+Scrub = Callable[[str], tuple[str, int]]
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,18 @@ class AreaHooks:
     def holds_blob(self, loom: Loom, blob: str) -> bool:
         """Whether the area still names the blob."""
         return False
+
+    # -- span redaction (loomdb.forget.spans), inside its transaction -----------------
+    def scrub_content(self, loom: Loom, content_id: str, body: str) -> None:
+        """A content's body had spans replaced: so has this area's copy of it."""
+
+    def scrub_texts(self, loom: Loom, sub: Scrub) -> list[str]:
+        """Replace the spans in every text this area keeps of its own (`sub(text)`: the
+        new text and how many spans, 0 when none); the addresses changed."""
+        return []
+
+    def nodes_changed(self, loom: Loom, ids: Sequence[str]) -> None:
+        """These nodes' stored text changed in place (their ids stay): derive again."""
 
 
 def offered(loom: Loom) -> list[AreaHooks]:
@@ -213,3 +229,17 @@ def redact_content(loom: Loom, content_id: str) -> None:
 def holds_blob(loom: Loom, blob: str) -> bool:
     return any(h.holds_blob(loom, blob) for h in offered(loom))
 
+
+
+def scrub_content(loom: Loom, content_id: str, body: str) -> None:
+    for hooks in offered(loom):
+        hooks.scrub_content(loom, content_id, body)
+
+
+def scrub_texts(loom: Loom, sub: Scrub) -> list[str]:
+    return [a for hooks in offered(loom) for a in hooks.scrub_texts(loom, sub)]
+
+
+def nodes_changed(loom: Loom, ids: Sequence[str]) -> None:
+    for hooks in offered(loom):
+        hooks.nodes_changed(loom, ids)

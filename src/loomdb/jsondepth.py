@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
+from itertools import accumulate, chain
 from typing import Any
 
 from .errors import InvalidInput
@@ -158,6 +158,8 @@ def _bounded(value: Any, left: int) -> int:
         children: Any = value.values()
     elif kind is list or kind is tuple:
         children = value
+        if left > 1 and _flat_records(value):  # a chat's messages: two levels, no walk
+            return 2
     else:
         return 0
     if left <= 0:
@@ -169,6 +171,18 @@ def _bounded(value: Any, left: int) -> int:
             if found > deepest:
                 deepest = found
     return deepest + 1
+
+
+def _flat_records(items: Any) -> bool:
+    """A non-empty list of dicts whose values are no containers (told by the C loops of
+    `set` and `map` rather than a call per item)."""
+    if not items or set(map(type, items)) != {dict}:
+        return False
+    return _CONTAINERS_SET.isdisjoint(set(map(type, chain.from_iterable(
+        map(dict.values, items)))))
+
+
+_CONTAINERS_SET = frozenset(_CONTAINERS)
 
 
 def check_depth(value: Any, limit: int, where: str) -> None:

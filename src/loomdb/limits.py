@@ -60,6 +60,11 @@ class Limits:
     #: (root messages) in it: read once into maps, refused past these
     foreign_messages: int = 1_000_000
     foreign_roots: int = 100_000
+    #: one prompt piece's text (or template), in bytes of UTF-8
+    piece: int = 1 * MB
+    #: prompt pieces and templates one user (or the operator) holds, and versions of one
+    pieces: int = 10_000
+    piece_versions: int = 10_000
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], base: Limits | None = None) -> Limits:

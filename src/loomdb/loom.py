@@ -37,7 +37,7 @@ from .storage_ops import Storage
 from .store import areas
 from .store.areas import Area, Unit
 from .store.base import ID, Backend
-from .write_ops import ContentLike, WriteOps
+from .write_ops import _FULL_ID, ContentLike, WriteOps
 
 if TYPE_CHECKING:
     from .verify import Report
@@ -210,6 +210,9 @@ class Loom(WriteOps, RefOps, OverlayOps):
     def _resolve(self, headish: str,
                  names: BaseResolver | None = None) -> tuple[Position, Node]:
         base, up = parse(headish)
+        if names is None and up == 0 and _FULL_ID.fullmatch(base) and (
+                hit := self._recent.get(base)) is not None:
+            return Position(hit.id, hit.tree, None, None, {}), hit  # never a ref name
         node_id, ref = resolve_base(self.backend, base) if names is None else names(base)
         selections = dict(ref.selections) if ref and ref.kind != "bookmark" else {}
         session = ref.name if ref and ref.kind == "session" and up == 0 else None
@@ -292,7 +295,11 @@ class Loom(WriteOps, RefOps, OverlayOps):
     def context(self, at: str | Position, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """The normalized context window at `at`: `{"messages": [...], "options": {...}}`."""
         pos = at if isinstance(at, Position) else self.resolve(at)
-        return assemble(self.backend, pos.tree, self.path_rows(pos), options or {})
+        pieces: list[bool] = []
+        ctx = assemble(self.backend, pos.tree, self.path_rows(pos), options or {}, pieces)
+        if pieces or areas.PIECE_OPTION in ctx["options"]:
+            return areas.block_hooks("piece").expand_context(self, pos.tree, ctx)
+        return ctx
 
     def context_rows(self, at: str | Position) -> list[tuple[Any, ...]]:
         """The path rows whose messages enter the context at `at`, in order (the latest

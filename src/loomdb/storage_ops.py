@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .headish import Position
     from .store.base import Backend
     from .store.forget import ForgetStore
-    from .store.nodes import ChainRow, PathRow, ShapeRow
+    from .store.nodes import ChainRow, ClimbRow, PathRow, ShapeRow
     from .store.provenance import Compaction, Generation
 
 
@@ -42,6 +42,7 @@ class Core(Protocol):
     _sessions: dict[str, Ref]
 
     def _find_tree(self, name: str, *, stats: bool) -> Tree: ...
+    def _remember(self, node: Node) -> Node: ...
     def _head_of(self, ref: Ref) -> str: ...
     def _move(self, ref: Ref, new: str | None, reason: str) -> Ref: ...
     def check_values(self, **values: Any) -> None: ...
@@ -129,6 +130,19 @@ class Storage:
         from .graph import resolve_path
 
         return resolve_path(self.backend, pos.node, pos.selections, min_depth)
+
+    def climb(self, tree: str, a: str, b: str, steps: int, source: str) -> list[ClimbRow]:
+        """Nodes `a` and `b` of `tree` and up to `steps` ancestors of each, in one
+        query (see `NodeStore.climb`)."""
+        return self.backend.nodes.climb(tree, (a, b), steps, source)
+
+    def remember(self, node: Node) -> None:
+        """Keep a node written inside a transaction of the caller's in this Loom's
+        memory of recent nodes, once that transaction has committed (a node of a
+        transaction that may still roll back is not a fact yet): a later append or
+        read after it then starts without reading it."""
+        if self.backend.committed():
+            self._core._remember(node)
 
     def nodes_by_id(self, ids: Sequence[str]) -> dict[str, Node]:
         """The nodes that exist among `ids`, by id (missing ids are left out)."""

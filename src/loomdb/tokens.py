@@ -147,6 +147,8 @@ def count_block(block: Mapping[str, Any]) -> int:
         return TOOL_OVERHEAD + count_text(block["name"]) + count_text(payload)
     if kind == "tool_result":
         return TOOL_OVERHEAD + count_blocks(block["content"])
+    if kind == "piece":  # a reference: the piece's text is counted where it is expanded
+        return count_text(block["piece"])
     raise ValueError(f"unknown block type {kind!r}")
 
 

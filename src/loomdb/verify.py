@@ -16,7 +16,10 @@ must still be there with bytes that hash to its id. Each broken item carries its
 A redacted node (loomdb.forget) is not broken: its body is the tombstone and its
 content id is recorded as redacted, and its chain hash still checks against its
 content id and parents. It is listed under `redacted`, as is a redacted generation
-record, and the store verifies when nothing else is wrong.
+record, and the store verifies when nothing else is wrong. A value whose spans were
+redacted (`loomdb redact --text`) is listed under `scrubbed`: its body (or a generation
+record's raw response) must be exactly what the scrub left (`scrubs` keeps its digest).
+Derived values made from what was forgotten since are listed under `stale`.
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ class Report:
     redacted: list[dict[str, str]] = field(default_factory=list)
     #: content and generation ids recorded as redacted (read once per verification)
     erased: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    #: what span redactions left: kind -> {content or generation id: digest}
+    scrubs: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    #: values whose spans were redacted, each checked against what the scrub left
+    scrubbed: list[dict[str, str]] = field(default_factory=list)
+    #: derived values made from what was forgotten since (`loomdb compact --redo`)
+    stale: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -56,11 +65,17 @@ class Report:
         out: dict[str, Any] = {"ok": self.ok, "checked": self.checked, "broken": self.broken}
         if self.redacted:
             out["redacted"] = self.redacted
+        if self.scrubbed:
+            out["scrubbed"] = self.scrubbed
+        if self.stale:
+            out["stale"] = self.stale
         return out
 
 
 def verify(loom: Loom, tree_id: str | None = None) -> Report:
-    report = Report(erased=storage(loom).forgetting().all_redacted())
+    forget = storage(loom).forgetting()
+    report = Report(erased=forget.all_redacted(), scrubs=forget.all_scrubbed(),
+                    stale=forget.stale(tree_id))
     trees = [tree_id] if tree_id else [t.id for t in loom.trees()] + [
         t.id for t in loom.trees(archived=True)
     ]
@@ -81,6 +96,10 @@ def _verify_tree(loom: Loom, tree_id: str, report: Report) -> None:
         erased = _erased(row, report)
         if erased:
             report.redacted.append({"kind": "content", "node": nid, "tree": tree_id})
+        elif _scrubbed(row, report):
+            erased = True
+            report.scrubbed.append({"kind": "content", "node": nid, "tree": tree_id,
+                                    "content": str(row["content_id"])})
         reason = _check(row, deps, stored, erased=erased)
         if reason:
             tampered[nid] = reason
@@ -122,6 +141,15 @@ def _erased(row: ChainRow, report: Report) -> bool:
             and digest(row["body"]) != row["content_id"])
 
 
+def _scrubbed(row: ChainRow, report: Report) -> bool:
+    """Spans redacted, not tampering: the body is exactly what the scrub left."""
+    left = (report.scrubs.get("node", {}).get(row["id"])
+            or report.scrubs.get("content", {}).get(str(row["content_id"])))
+    body = row["body"]
+    return (left is not None and body is not None and digest(body) == left
+            and left != row["content_id"])
+
+
 def _check(row: ChainRow, deps: list[str], stored: dict[str, str], *,
            erased: bool = False) -> str | None:
     body = row["body"]
@@ -156,6 +184,15 @@ def _check_claims(loom: Loom, tree_id: str, row: ChainRow, report: Report) -> No
     if isinstance(gen_id, str) and gen_id in report.erased.get("generation", ()):
         report.redacted.append({"kind": "generation", "node": row["id"], "tree": tree_id,
                                 "generation": gen_id})
+    elif isinstance(gen_id, str) and gen_id in report.scrubs.get("generation", {}):
+        reason = _check_scrubbed_generation(loom, tree_id, gen_id,
+                                            report.scrubs["generation"][gen_id])
+        if reason:
+            report.broken.append({"kind": "generation", "node": row["id"], "tree": tree_id,
+                                  "generation": gen_id, "reason": reason})
+        else:
+            report.scrubbed.append({"kind": "generation", "node": row["id"], "tree": tree_id,
+                                    "generation": gen_id})
     elif isinstance(gen_id, str):
         reason = _check_generation(loom, tree_id, gen_id, provenance.get("response_hash"))
         if reason:
@@ -187,6 +224,20 @@ def _check_generation(loom: Loom, tree_id: str, gen_id: str,
         return f"generation {gen_id}: its raw response does not match the hash the chain covers"
     if gen["response_hash"] != response_hash:
         return f"generation {gen_id}: its recorded response hash differs from the node's"
+    return None
+
+
+def _check_scrubbed_generation(loom: Loom, tree_id: str, gen_id: str, left: str) -> str | None:
+    """A generation record whose spans were redacted holds exactly what the scrub left."""
+    gen = storage(loom).generation(gen_id)
+    if gen is None or gen["tree_id"] != tree_id:
+        return f"its generation record {gen_id} is missing"
+    try:
+        raw = digest(canonical(json.loads(gen["raw_response"])))
+    except (TypeError, ValueError, LoomError):
+        raw = digest(str(gen["raw_response"]).encode("utf-8"))
+    if raw != left:
+        return f"generation {gen_id}: its raw response changed after its spans were redacted"
     return None
 
 

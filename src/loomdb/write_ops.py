@@ -84,6 +84,8 @@ class WriteOps(LoomParts):
         if isinstance(value, list):
             value = [self._inline_blob(b, f"{where}[{i}]") for i, b in enumerate(value)]
         blocks = C.validate_blocks(value, where, self.limits.json_depth)
+        if C.piece_blocks(blocks):  # names resolved to exact ids, or refused
+            blocks = areas.block_hooks("piece").written(self, blocks, where)
         refs = C.blob_refs(blocks)
         if refs:  # naming a blob is a use: its time moves on, so gc keeps it (gc/service)
             at = now()
@@ -92,6 +94,12 @@ class WriteOps(LoomParts):
                     if not self.backend.blob_meta.touch_blob_meta(ref, at) and not self.blobs.has(ref):
                         raise InvalidInput(where, f"blob {ref} is not in the store; put it first")
         return blocks
+
+    def _piece_options(self, options: dict[str, Any] | None, where: str) -> dict[str, Any] | None:
+        """Options whose system piece (`system_piece`) is resolved to its exact id."""
+        if not isinstance(options, dict) or areas.PIECE_OPTION not in options:
+            return options
+        return areas.block_hooks("piece").written_options(self, options, where)
 
     def _inline_blob(self, block: Any, where: str) -> Any:
         if not isinstance(block, dict) or "data" not in block or "ref" in block:
@@ -195,6 +203,8 @@ class WriteOps(LoomParts):
             raise InvalidInput("options", "must be a JSON object")
         check_tool_options(options, "options")
         check_tool_options(node_options, "node options")
+        options = self._piece_options(options, "options")
+        node_options = self._piece_options(node_options, "node options")
         self.check_values(options=options, lineage=lineage)
         if session is not None:
             R.check_name(session)
@@ -260,6 +270,7 @@ class WriteOps(LoomParts):
                 return node
         check_choice("policy", policy, POLICIES)
         check_tool_options(options)
+        options = self._piece_options(options, "options")
         blocks = self.prepare(content)
         fields = dict(role=role, author=author, source=source, options=options, cache=cache,
                       kind=kind, created_at=created_at, provenance=provenance, origin=origin,
@@ -511,7 +522,9 @@ class WriteOps(LoomParts):
         cid, body = C.encode(blocks, self.max_content_bytes)
         selections = selections or {}
         wanted = [s for s, _ in sources] + list(selections.values())
-        linked = self.backend.nodes.get_nodes(wanted) if wanted else {}
+        linked = {w: hit for w in wanted if (hit := self._recent.get(w)) is not None}
+        if len(linked) < len(wanted):
+            linked |= self.backend.nodes.get_nodes([w for w in wanted if w not in linked])
         for vid in selections.values():
             if vid not in linked:
                 raise NotFound("selected version", vid)
@@ -547,7 +560,9 @@ class WriteOps(LoomParts):
     def _source(self, tree: str, spec: str | tuple[str, str]) -> tuple[str, str]:
         headish, role = (spec, "context") if isinstance(spec, str) else spec
         check_choice("source role", role, SOURCE_ROLES[1:])
-        pos = self.resolve(headish)
+        # a whole node id is never a ref name: one this Loom remembers is read from memory
+        known = self._recent.get(headish) if _FULL_ID.fullmatch(headish) else None
+        pos = Position(known.id, known.tree) if known is not None else self.resolve(headish)
         if pos.tree != tree:
             raise InvalidInput(
                 f"source {headish!r}",

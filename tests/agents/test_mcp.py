@@ -18,9 +18,10 @@ from mcp_client import SRC, answer, server, session_with
 from tools_file import tools_toml
 
 TOOLS = {"search", "context", "append", "fork", "log", "tree", "generate", "spawn", "delete",
-         "redact", "forgotten", "show", "edit", "bookmark", "tag", "doc_new", "doc_commit",
+         "redact", "redact_spans", "forgotten", "show", "edit", "bookmark", "tag", "doc_new", "doc_commit",
          "doc_show", "doc_log", "doc_diff", "coll_new", "coll_add", "coll_show", "link",
-         "backlinks", "pending", "diff", "merge", "replay", "fork_fresh", "share_continue"}
+         "backlinks", "pending", "diff", "merge", "replay", "fork_fresh", "share_continue",
+         "piece_add", "piece_list", "piece_log", "piece_show", "piece_used_by", "new_thread"}
 
 
 
@@ -144,3 +145,31 @@ def test_forget_tools(loom: Loom, store_url: str) -> None:
     assert out["refused"][0] and "--force" in out["refused"][1]
     assert out["delete"]["ids"] == [a1.id] and out["delete"]["refs"] == ["main"]
     assert [e["action"] for e in out["forgotten"]["lines"]] == ["delete", "redact"]
+
+
+def test_span_redaction_and_the_trash_over_mcp(loom: Loom, store_url: str) -> None:
+    """`redact_spans` is a dry run unless told; `delete tree:ID` goes to the trash."""
+    tree, _ = loom.new_tree("mcp key walrus-7781-copied", session="main")
+    loom.append("main", "it was walrus-7781-copied", role="assistant")
+    other, _ = loom.new_tree("another tree", session="other")
+    loom.close()
+
+    async def job(s: ClientSession) -> dict[str, Any]:
+        async def call(tool: str, **args: Any) -> Any:
+            return answer(await s.call_tool(tool, args))
+
+        out: dict[str, Any] = {"dry": await call("redact_spans", text="walrus-7781-copied")}
+        out["done"] = await call("redact_spans", text="walrus-7781-copied", dry_run=False)
+        out["context"] = await call("context", headish="main")
+        out["trash"] = await call("delete", address=f"tree:{other.id}")
+        return out
+
+    out = session_with(store_url, job)
+    assert out["dry"]["dry_run"] and out["dry"]["trees"][tree.id]["nodes"] == 2
+    assert not out["done"]["dry_run"] and len(out["done"]["ids"]) == 2
+    texts = [m["content"][0]["text"] for m in out["context"]["messages"]]
+    assert texts == ["mcp key [redacted:text]", "it was [redacted:text]"]
+    assert out["trash"]["id"] == other.id and out["trash"]["purge_after"]
+    with loomdb.open(store_url) as lm:
+        assert [t["id"] for t in lm.forget.trash()] == [other.id]
+        assert lm.verify().ok

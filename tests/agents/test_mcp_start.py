@@ -35,10 +35,15 @@ ANNOTATIONS = {
     "tag": (False, True, True, False),
     "delete": (False, True, True, False),
     "redact": (False, True, False, False),
+    "redact_spans": (False, True, True, False),
     **dict.fromkeys(("generate", "spawn"), (False, True, False, True)),
     "diff": (True, False, True, False),
     **dict.fromkeys(("merge", "replay", "fork_fresh"), (False, False, True, True)),
     "share_continue": (False, False, True, False),
+    **dict.fromkeys(("piece_list", "piece_log", "piece_show", "piece_used_by"),
+                    (True, False, True, False)),
+    "piece_add": (False, False, True, False),
+    "new_thread": (False, False, False, False),
 }
 
 

@@ -8,6 +8,7 @@ and Claude Code gave up at once."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,68 @@ def test_continue_resume_and_fork_grow_one_tree_through_the_recording_proxy(
     assert [t for r, t in imported if r == "assistant"] == [t for _, t in recorded]
     keep_fixture(session_file(gw, session), "claude-code-2.1.332-resumed.jsonl")
     keep_fixture(session_file(gw, forked["session_id"]), "claude-code-2.1.332-forked.jsonl")
+    # the forked session's file, imported or watched after the original's, is a branch
+    # of the original's tree: its copied lines are the nodes stored, nothing copied
+    with gw.open() as lm:
+        recorded_fork = [texts(n) for n in lm.nodes(fork_path) if n.role == "assistant"]
+    files = [session_file(gw, session), session_file(gw, forked["session_id"])]
+    for use, url, folder in _stores(gw.home / "fork-imports"):
+        _fork_lands_as_a_branch(use, url, folder, files, forked["result"], third["result"],
+                                recorded_fork)
+
+
+def _stores(home: Path) -> Iterator[tuple[str, str, Path]]:
+    """(use, a fresh store, a folder of its own) for each backend the tests run on:
+    one store imports the two files, one watches them."""
+    for kind in [b for b in os.environ.get("LOOMDB_TEST_BACKENDS", "sqlite,postgres").split(",")
+                 if b]:
+        for use in ("import", "watch"):
+            folder = home / f"{kind}-{use}"
+            folder.mkdir(parents=True)
+            if kind == "sqlite":
+                yield use, str(folder / "store"), folder
+                continue
+            from pg import fresh_postgres_url
+
+            with fresh_postgres_url(migrated=True) as url:
+                yield use, url + ("&" if "?" in url else "?") + f"blobs=file://{folder}", folder
+
+
+def _fork_lands_as_a_branch(use: str, url: str, folder: Path, files: list[Path],
+                            fork_answer: str, last_answer: str,
+                            recorded_fork: list[str]) -> None:
+    import shutil
+
+    import loomdb
+    from loomdb.interop.watch import Watcher
+    from loomdb.settings import Settings
+
+    original, fork = files
+    with loomdb.open(url, settings=Settings()) as lm:
+        if use == "watch":  # a projects folder watched: the original, then the fork
+            project = folder / "projects" / "-work"
+            project.mkdir(parents=True)
+            watcher = Watcher(lm, project.parent)
+            shutil.copyfile(original, project / original.name)
+            assert [i.error for i in watcher.step()] == [None]
+            shutil.copyfile(fork, project / fork.name)
+            done = watcher.step()
+            assert [(i.error, i.report.nodes if i.report else 0) for i in done] == [(None, 2)]
+        else:
+            lm.import_file(original)
+            report = lm.import_file(fork)  # told from its lines
+            assert report.format == "claude_code" and not report.errors, report.errors
+            assert report.nodes == 2  # the forked question and its answer
+        trees = lm.trees()
+        assert len(trees) == 1, [t.title for t in trees]
+        ends = {texts(lm.node(leaf)): leaf for leaf in lm.leaves(trees[0].id)}
+        fork_path, main_path = lm.path(ends[fork_answer]), lm.path(ends[last_answer])
+        shared = [a for a, b in zip(fork_path, main_path, strict=False) if a == b]
+        assert len(fork_path) == len(shared) + 2  # nothing copied: a branch of two nodes
+        assert len(lm.tree_nodes(trees[0].id)) == len(set(fork_path) | set(main_path))
+        # the imported fork says what the gateway recorded of it
+        assert [texts(n) for n in lm.nodes(fork_path) if n.role == "assistant"
+                and texts(n)] == [t for t in recorded_fork if t]
 
 
 def _imported(gw: Gateway, file: Path) -> list[tuple[str, str]]:
@@ -139,6 +202,28 @@ def _imported(gw: Gateway, file: Path) -> list[tuple[str, str]]:
         tree = lm.trees()[0]
         head = max(lm.leaves(tree.id), key=lambda leaf: len(lm.path(leaf)))
         return [(n.role, texts(n)) for n in lm.nodes(lm.path(head))]
+
+
+def test_a_small_session_and_its_fork_import_as_one_tree(gw: Gateway) -> None:
+    """With its own short system prompt and no tools, Claude Code writes small files:
+    kept as the fixtures the fork import's tests read (LOOMDB_KEEP_FIXTURES=1)."""
+    terse = ("--system-prompt", "You are terse.", "--tools", "", "--model", "upstream",
+             "--output-format", "json")
+    first = result(gw.claude("-p", "Small first question", *terse))
+    forked = result(gw.claude("--resume", first["session_id"], "--fork-session", "-p",
+                              "Small forked question", *terse))
+    third = result(gw.claude("--resume", first["session_id"], "-p", "Small second question",
+                             *terse))
+    files = [session_file(gw, first["session_id"]), session_file(gw, forked["session_id"])]
+    with gw.open() as lm:
+        ends = {texts(lm.node(n)): n for n in _answers(lm)}
+        recorded_fork = [texts(n) for n in lm.nodes(lm.path(ends[forked["result"]]))
+                         if n.role == "assistant"]
+    for use, url, folder in _stores(gw.home / "small-fork-imports"):
+        _fork_lands_as_a_branch(use, url, folder, files, forked["result"], third["result"],
+                                recorded_fork)
+    keep_fixture(files[0], "claude-code-2.1.332-small.jsonl")
+    keep_fixture(files[1], "claude-code-2.1.332-small-forked.jsonl")
 
 
 def test_a_subagent_call_records_the_call_its_conversation_and_the_result(

@@ -23,5 +23,5 @@ def shared_store(request: pytest.FixtureRequest,
         return
     from pg import fresh_postgres_url
 
-    with fresh_postgres_url() as url:
+    with fresh_postgres_url(migrated=True) as url:
         yield url + ("&" if "?" in url else "?") + f"blobs=file://{folder / 'blobs'}"

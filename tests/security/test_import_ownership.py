@@ -118,3 +118,57 @@ def test_an_import_claims_each_new_tree_inside_its_own_transaction(
     mine = {t for t, _ in owners(lm).items()}
     assert set(out["trees"]) <= mine
     assert set(owners(lm)) <= {t.id for t in lm.trees()}
+
+
+FORK_FILES = Path(__file__).parents[1] / "fixtures" / "agent-sessions" / "written"
+
+
+def _fork_files() -> tuple[bytes, bytes]:
+    """The original session and its fork, as Claude Code wrote them, under session ids
+    of their own (the tests share one store: each imports conversations new to it)."""
+    import uuid
+
+    original = (FORK_FILES / "claude-code-2.1.332-small.jsonl").read_bytes()
+    forked = (FORK_FILES / "claude-code-2.1.332-small-forked.jsonl").read_bytes()
+    ids = {json.loads(f.splitlines()[0])["sessionId"].encode(): str(uuid.uuid4()).encode()
+           for f in (original, forked)}
+    for old, new in ids.items():
+        original, forked = original.replace(old, new), forked.replace(old, new)
+    return original, forked
+
+
+def _original_uploaded(lm: Loom, base: str) -> tuple[str, bytes, str, int]:
+    """A new user who uploaded the original session: (their token, the fork's bytes,
+    the original's tree, its size)."""
+    _, alice = add_user(lm, f"alice-{secrets.token_hex(4)}")
+    original, forked = _fork_files()
+    first = upload(base, "original.jsonl", original, alice)
+    assert first.status_code == 201, first.text
+    (tree,) = first.json()["trees"]
+    return alice, forked, tree, lm.tree(tree).nodes
+
+
+def test_a_forked_session_grows_the_tree_of_the_user_who_uploaded_the_original(
+        served: tuple[Loom, str]) -> None:
+    lm, base = served
+    alice, forked, tree, size = _original_uploaded(lm, base)
+    mine = upload(base, "fork.jsonl", forked, alice)
+    assert mine.status_code == 201, mine.text
+    assert mine.json()["trees"] == [] and mine.json()["nodes"] == 2
+    assert lm.tree(tree).nodes == size + 2  # the fork's question and answer, a branch
+
+
+def test_a_forked_session_never_grows_another_users_tree(served: tuple[Loom, str]) -> None:
+    """The fork file names the original's lines; uploaded by another user than the
+    original's, it matches nothing of theirs and is a tree of its own."""
+    lm, base = served
+    _, forked, tree, size = _original_uploaded(lm, base)
+    _, bob = add_user(lm, f"bob-{secrets.token_hex(4)}")
+    theirs = upload(base, "fork.jsonl", forked, bob)
+    assert theirs.status_code == 201, theirs.text
+    assert not theirs.json()["errors"] and len(theirs.json()["trees"]) == 1
+    assert theirs.json()["trees"] != [tree] and lm.tree(tree).nodes == size  # not grown
+    assert owners(lm)[theirs.json()["trees"][0]] != owners(lm)[tree]
+    with client(base, bob) as c:
+        (bobs,) = c.get("/api/trees").json()["trees"]
+    assert bobs["id"] == theirs.json()["trees"][0]

@@ -63,3 +63,27 @@ def test_a_redaction_acts_on_the_callers_own_copies_only(world: World) -> None:
 def test_without_a_token_it_is_401(world: World) -> None:
     with client(world.base) as anon:
         assert anon.delete(f"/api/nodes/{world.things['a']['reply']}").status_code == 401
+
+
+def test_a_span_redaction_over_http_reaches_the_callers_trees_only(world: World) -> None:
+    a, b = world.things["a"], world.things["b"]
+    with world.http("a") as ac:
+        # "secret" is in both users' roots ("a secret", "b secret") and titles
+        dry = ac.post("/api/redact", json={"text": " secret"})
+        assert dry.status_code == 200, dry.text
+        assert dry.json()["dry_run"] and list(dry.json()["trees"]) == [a["tree"]]
+        assert ac.get(f"/api/nodes/{a['root']}").json()["content"][0]["text"] == "a secret"
+        r = ac.post("/api/redact", json={"text": " secret", "dry_run": False})
+        assert r.status_code == 200, r.text
+        assert r.json()["ids"] == [a["root"]] and b["tree"] not in r.text
+        assert ac.get(f"/api/nodes/{a['root']}").json()["content"][0]["text"] == \
+            "a[redacted:text]"
+        assert is_hidden(ac.post("/api/redact", json={"text": " secret", "tree": b["tree"]}))
+        made = ac.post(f"/api/nodes/{a['session']}/append", json={"role": "user", "text": "a" * 40 + "!"})
+        assert made.status_code == 201, made.text
+        bad = ac.post("/api/redact", json={"pattern": "(a|aa)+$", "dry_run": False})
+        assert bad.status_code == 400 and "time budget" in bad.text, bad.text
+        assert ac.post("/api/redact", json={"pattern": "a*"}).status_code == 400
+    with world.http("b") as bc:
+        assert bc.get(f"/api/nodes/{b['root']}").json()["content"][0]["text"] == "b secret"
+    assert world.loom.verify().ok

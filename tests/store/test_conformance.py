@@ -45,7 +45,7 @@ class TestPostgresConformance(StorageConformance, unittest.TestCase):
         from pg import fresh_postgres_url
 
         folder = self.enterContext(_tempdir())
-        url = self.enterContext(fresh_postgres_url())
+        url = self.enterContext(fresh_postgres_url(migrated=True))
         return open_store(url + ("&" if "?" in url else "?") + f"blobs=file://{folder}/blobs")
 
 

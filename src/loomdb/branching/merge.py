@@ -35,6 +35,9 @@ Row = tuple[Any, ...]
 
 #: how many messages back a merge climbs from each end before it reads whole paths
 CLIMB = 64
+#: how many messages back the one-query climb reads from each end (`near`): most
+#: branches part a few messages from their ends
+NEAR = 8
 
 
 def parting(lm: Loom, a: Position, b: Position) -> tuple[str | None, list[Row], list[Row]]:
@@ -89,6 +92,29 @@ def climb(lm: Loom, a: str, b: str, steps: int = CLIMB) -> tuple[Node, list[Node
     return None
 
 
+def near(lm: Loom, tree: str, into: str, tip: str,
+         steps: int = NEAR) -> tuple[str, list[str], list[str]] | None:
+    """(the common ancestor's id, INTO's nodes after it that have the tip as a context
+    source, the branch's nodes after it, each deepest first) in one query, when the
+    two part within `steps` messages of both ends; None otherwise. The ancestor is the
+    deepest depth at which both hold the same slot, as `climb` finds it."""
+    chains: dict[str, list[tuple[str, str, int, bool]]] = {into: [], tip: []}
+    for start, nid, slot, depth, names in storage(lm).climb(tree, into, tip, steps, tip):
+        chains[start].append((nid, slot, depth, names))
+    for chain in chains.values():
+        chain.sort(key=lambda n: -n[2])  # deepest first
+    if into == tip:
+        chains[tip] = chains[into]
+    if not chains[into] or not chains[tip]:
+        raise InvalidInput("merge", "a node named is not stored")
+    theirs = {depth: slot for _, slot, depth, _ in chains[tip]}
+    for nid, slot, depth, _ in chains[into]:
+        if theirs.get(depth) == slot:
+            return (nid, [n for n, _, d, names in chains[into] if d > depth and names],
+                    [n for n, _, d, _ in chains[tip] if d > depth])
+    return None
+
+
 def merged_already(nodes: list[Node], tip: str) -> Node | None:
     """The merge of `tip` among these nodes (a path's, after where it parted), if any."""
     for node in nodes:
@@ -98,11 +124,15 @@ def merged_already(nodes: list[Node], tip: str) -> Node | None:
 
 
 def _parted(lm: Loom, into: Position, branch: Position) -> tuple[str | None, list[Node], list[Any]]:
-    """(the common ancestor's id, INTO's nodes after it, BRANCH's messages after it):
-    by climbing when they part near their ends, else from the paths' ends."""
-    near = climb(lm, into.node, branch.node)
-    if near is not None:
-        return near[0].id, near[1], near[2]
+    """(the common ancestor's id, INTO's nodes after it that may be merges of the
+    branch's tip, BRANCH's messages after it): in one query when they part near their
+    ends, else by climbing, else from the paths' ends."""
+    close = near(lm, into.tree, into.node, branch.node)
+    if close is not None:
+        return close[0], lm.nodes(close[1]), close[2]
+    found = climb(lm, into.node, branch.node)
+    if found is not None:
+        return found[0].id, found[1], found[2]
     ancestor, rows, since = parting(lm, into, branch)
     fed = [r[ID] for r in rows if r[FLAGS] & HAS_SOURCES]
     return ancestor, lm.nodes(fed), since
@@ -140,4 +170,5 @@ def merge(lm: Loom, branch: Position, into: Position, *, text: str | None = None
                                   "messages": len(since), "carries": carries}}
         node = lm.append(into, note, role="user", also=[(tip, "context")], origin=origin,
                          provenance=provenance, policy="fail")
+    storage(lm).remember(node)  # (committed: the next append there starts from it)
     return node, True

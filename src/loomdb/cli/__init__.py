@@ -47,7 +47,7 @@ COMMANDS = {
     "serve": "serve", "gateway": "gateway", "mcp": "mcp", "share": "shares", "trust": "trust",
     # the groups, after every plain command
     "session": "refs", "view": "refs", "doc": "docs", "coll": "colls", "agent": "agents",
-    "persona": "agents", "user": "serve",
+    "persona": "agents", "user": "serve", "piece": "pieces",
 }
 
 

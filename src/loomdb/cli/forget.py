@@ -46,17 +46,60 @@ def delete(ctx: click.Context, address: str, force: bool, reason: str | None, no
 
 
 @app.command()
-@click.argument("headish")
+@click.argument("headish", required=False)
 @click.option("--reason", help="Why (kept in the record of forgetting).")
+@click.option("--text", help="Erase this text (4-1000 characters) everywhere it was copied.")
+@click.option("--pattern", metavar="REGEX", help="Erase every match of this regular "
+              "expression (at most 1000 characters, a time budget).")
+@click.option("--secret-type", metavar="KIND", help="Erase every secret of this kind the "
+              "scanner knows (`loomdb secrets --policy` lists them).")
+@click.option("--tree", help="With --text/--pattern/--secret-type: only this tree.")
+@click.option("--yes", is_flag=True, help="With --text/--pattern/--secret-type: erase; "
+              "without it, only show what would change per tree (a dry run).")
 @JSON
 @click.pass_context
-def redact(ctx: click.Context, headish: str, reason: str | None, as_json: bool) -> None:
-    """Erase a node's content everywhere it is stored; the node stays as a tombstone."""
-    done = loom(ctx).forget.redact(headish, reason=reason)
-    shared = (f"; the same content was redacted in {', '.join(done.shared)}"
-              if done.shared else "")
-    gens = f"; {len(done.generations)} generation record(s) erased" if done.generations else ""
-    emit(as_json, done.to_json(), f"redacted {done.target}{shared}{gens}")
+def redact(ctx: click.Context, headish: str | None, reason: str | None, text: str | None,
+           pattern: str | None, secret_type: str | None, tree: str | None, yes: bool,
+           as_json: bool) -> None:
+    """Erase a node's content everywhere it is stored (the node stays as a tombstone);
+    or, with --text, --pattern or --secret-type, every span of it in every place it
+    was copied, each replaced by a marker such as [redacted:text] (a dry run unless
+    --yes)."""
+    me = loom(ctx).forget
+    if text is None and pattern is None and secret_type is None:
+        if headish is None:
+            raise InvalidInput("redact", "name a node, or give --text, --pattern or "
+                               "--secret-type")
+        if tree is not None or yes:
+            raise InvalidInput("--tree" if tree is not None else "--yes",
+                               "goes with --text, --pattern or --secret-type")
+        done = me.redact(headish, reason=reason)
+        shared = (f"; the same content was redacted in {', '.join(done.shared)}"
+                  if done.shared else "")
+        gens = f"; {len(done.generations)} generation record(s) erased" if done.generations else ""
+        emit(as_json, done.to_json(), f"redacted {done.target}{shared}{gens}")
+        return
+    if headish is not None:
+        raise InvalidInput("redact", "name a node or give --text/--pattern/--secret-type, "
+                           "not both")
+    spans = me.redact_spans(text=text, pattern=pattern, secret_type=secret_type, tree=tree,
+                            dry_run=not yes, reason=reason)
+    lines = [f"tree {t}: {c['occurrences']} span(s) in {c['nodes']} node(s), "
+             f"{c['generations']} generation record(s), {c['titles']} title(s)"
+             + (f"; {c['stale']} compaction summary(ies) made stale" if c["stale"] else "")
+             for t, c in sorted(spans.trees.items())]
+    if spans.areas:
+        lines.append(f"documents and collections: {', '.join(spans.areas)}")
+    if not spans.trees and not spans.areas:
+        lines.append(f"nothing to redact ({spans.marker})")
+    elif spans.dry_run:
+        lines.append(f"dry run: nothing written; `--yes` replaces {spans.occurrences} span(s) "
+                     f"by {spans.marker}")
+    else:
+        lines.append(f"replaced {spans.occurrences} span(s) by {spans.marker}"
+                     + (f"; stale: `loomdb compact --redo` for {len(spans.stale)} summary(ies)"
+                        if spans.stale else ""))
+    emit(as_json, spans.to_json(), "\n".join(lines))
 
 
 @app.command()

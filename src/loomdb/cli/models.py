@@ -91,18 +91,29 @@ def generate(ctx: click.Context, headish: str | None, model: list[str], n: int,
 
 
 @app.command()
-@argument("headish")
+@argument("headish", required=False)
 @click.option("--keep", default=2, help="Newest turns kept verbatim.")
 @click.option("-m", "--model")
 @click.option("--max-tokens", type=click.IntRange(min=1, max=2**31 - 1),
               help="Longest summary (default: half the tokens it replaces).")
+@click.option("--redo", is_flag=True, help="Compact again where each stale summary (made "
+              "from messages redacted since; `loomdb verify` lists them) was made, or the "
+              "one HEADISH names.")
 @JSON
 @click.pass_context
-def compact(ctx: click.Context, headish: str, keep: int, model: str | None,
-            max_tokens: int | None, as_json: bool) -> None:
+def compact(ctx: click.Context, headish: str | None, keep: int, model: str | None,
+            max_tokens: int | None, redo: bool, as_json: bool) -> None:
     """Summarize older turns into a compaction node; context then starts from it.
     Refuses (exit 2, nothing written) when the summary would not be shorter."""
     lm = loom(ctx)
+    if redo:
+        done = lm.forget.redo_compactions(headish, model=model, max_tokens=max_tokens,
+                                          config=providers_config(ctx))
+        emit(as_json, done, "\n".join(f"{d['stale']} -> {d['node']} (tree {d['tree']})"
+                                      for d in done) or "no stale compaction summary")
+        return
+    if headish is None:
+        raise click.UsageError("give HEADISH (or --redo)")
     node = lm.compact(headish, keep=keep, model=model, config=providers_config(ctx),
                       max_tokens=max_tokens)
     row = lm.as_(lm.operator).nodes.compaction(node.id) or {}

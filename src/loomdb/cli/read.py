@@ -243,6 +243,12 @@ def verify(ctx: click.Context, tree: str | None, as_json: bool) -> None:
         emit(True, data)
     elif report.ok:
         click.echo(f"ok: {report.checked} nodes verified")
+        for s in report.scrubbed:
+            what = f"generation {s['generation']}" if s["kind"] == "generation" else "content"
+            click.echo(f"scrubbed {s['node']} (tree {s['tree']}): spans redacted in its {what}")
+        for s in report.stale:
+            click.echo(f"stale {s['kind']} {s['item']} (tree {s['tree']}): made from {s['source']},"
+                       " forgotten since (`loomdb compact --redo`)")
     else:
         for b in report.broken:
             click.echo(f"BROKEN {b['node']}: {b['reason']}")

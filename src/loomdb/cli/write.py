@@ -35,16 +35,25 @@ def _content(ctx: click.Context, text: str | None, file: Path | None, content_js
 @click.option("--role", default="user")
 @click.option("--options", help="Tree default options (JSON object).")
 @click.option("--session", help="Create a session at the root.")
+@click.option("--template", help="Start from this template (`loomdb piece add --template`).")
+@click.option("--system-piece", help="A piece as the system context (NAME or NAME@VERSION).")
 @JSON
 @click.pass_context
 def new(ctx: click.Context, text: str | None, file: Path | None, content_json: str | None,
         mode: str, title: str | None, system: str | None, role: str, options: str | None,
-        session: str | None, as_json: bool) -> None:
+        session: str | None, template: str | None, system_piece: str | None,
+        as_json: bool) -> None:
     """Start a new tree with its first message."""
-    tree, node = loom(ctx).new_tree(
-        _content(ctx, text, file, content_json), mode=mode, title=title, system=system,
-        role=role, options=json_arg("--options", options), session=session,
-    )
+    lm = loom(ctx)
+    content = _content(ctx, text, file, content_json)
+    if template is not None or system_piece is not None:
+        tree, node = lm.as_(lm.operator).trees.new(
+            content, mode=mode, title=title, system=system, role=role,
+            options=json_arg("--options", options), session=session, template=template,
+            system_piece=system_piece)
+    else:
+        tree, node = lm.new_tree(content, mode=mode, title=title, system=system, role=role,
+                                 options=json_arg("--options", options), session=session)
     emit(as_json, {"tree": tree.id, "node": node.id}, f"tree {tree.id}\nnode {node.id}")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..hooks import AreaHooks, Target
+from ..hooks import AreaHooks, Scrub, Target
 from . import lookup as K
 from . import service
 
@@ -43,6 +43,9 @@ class CollectionHooks(AreaHooks):
 
     def held_keys(self, loom: Loom) -> set[str]:
         return service.entity_keys(loom)
+
+    def scrub_texts(self, loom: Loom, sub: Scrub) -> list[str]:
+        return service.scrub_fields(loom, sub)
 
 
 HOOKS = CollectionHooks()

@@ -229,6 +229,26 @@ def _index(loom: Loom, coll: Collection, it: Item) -> None:
     hooks.entity_written(loom, f"coll:{coll.name}/{it.id}", "item", " ".join(words))
 
 
+def scrub_fields(loom: Loom, sub: hooks.Scrub) -> list[str]:
+    """Spans replaced in every item field's value (`sub`); the items changed, each
+    indexed again."""
+    changed: list[str] = []
+    with loom.unit(COLLECTIONS) as db:
+        rows = db.execute("SELECT f.item_id, f.key, f.value, c.id, c.name, c.kind, c.created_at"
+                          " FROM coll_fields f JOIN coll_items i ON i.id = f.item_id"
+                          " JOIN coll_collections c ON c.id = i.collection_id")
+        colls: dict[str, Collection] = {}
+        for item_id, key, value, *held in rows:
+            new, n = sub(str(value))
+            if n:
+                S.set_field(db, str(item_id), str(key), new)
+                colls[str(item_id)] = Collection(*(str(v) for v in held))
+        for item_id, found in colls.items():
+            _reindexed(loom, db, found, item_id)
+            changed.append(f"coll:{found.name}/{item_id}")
+    return changed
+
+
 def reindex(loom: Loom) -> int:
     """Put every item of every collection in the search index (again); how many. A
     store copy rebuilds the index with it rather than copying the index."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound
-from ..hooks import AreaHooks, Target
+from ..hooks import AreaHooks, Scrub, Target
 from ..store.forget import TOMBSTONE
 from . import DOCUMENTS
 from . import service as D
@@ -68,6 +68,12 @@ class DocumentHooks(AreaHooks):
     def redact_content(self, loom: Loom, content_id: str) -> None:
         with loom.unit(DOCUMENTS) as db:
             S.set_body(db, content_id, TOMBSTONE)
+
+    def scrub_content(self, loom: Loom, content_id: str, body: str) -> None:
+        D.scrub_body(loom, content_id, body)
+
+    def scrub_texts(self, loom: Loom, sub: Scrub) -> list[str]:
+        return D.scrub_bodies(loom, sub)
 
     def holds_blob(self, loom: Loom, blob: str) -> bool:
         with loom.unit(DOCUMENTS) as db:

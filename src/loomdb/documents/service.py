@@ -267,6 +267,31 @@ def _merge_text(name: str, base: str, ours: str, theirs: str) -> str:
 
 
 # == reading ========================================================================
+def scrub_body(loom: Loom, content_id: str, body: str) -> None:
+    """A content's body had spans replaced (a span redaction): the area's copy too, and
+    the revisions using it indexed again from it."""
+    with loom.unit(DOCUMENTS) as db:
+        if S.stored_body(db, content_id) is not None:
+            S.set_body(db, content_id, body)
+        for name, rev in S.revisions_with_content(db, content_id):
+            _index(loom, name, rev, json.loads(body))
+
+
+def scrub_bodies(loom: Loom, sub: hooks.Scrub) -> list[str]:
+    """Spans replaced in every body the area keeps (`sub`); the revisions changed."""
+    changed: list[str] = []
+    with loom.unit(DOCUMENTS) as db:
+        for cid, body in db.execute("SELECT id, body FROM doc_contents"):
+            new, n = C.scrub_strings(json.loads(body), sub)
+            if n:
+                text = C.canonical(new).decode("utf-8")
+                S.set_body(db, str(cid), text)
+                for name, rev in S.revisions_with_content(db, str(cid)):
+                    _index(loom, name, rev, new)
+                    changed.append(f"doc:{name}@{rev}")
+    return changed
+
+
 def blocks_of(loom: Loom, db: Unit, content_id: str) -> list[dict[str, Any]]:
     """A revision's content: the area's copy, else the core's (shared with messages)."""
     body = S.stored_body(db, content_id)

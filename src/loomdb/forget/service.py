@@ -264,14 +264,18 @@ def redact(loom: Loom, headish: str, *, reason: str | None = None, actor: str | 
             fs.redact_content(cid)
             hooks.redact_content(loom, cid)
             fs.mark_redacted([cid], "content", at)
+            fs.drop_copies_of(cid)  # users' own scrubbed copies of it too
         else:
             hooks.keep_bodies(loom, [cid])  # a document naming it keeps its own copy
             fs.redact_copies(ids)
             fs.mark_redacted(ids, "node", at)
+        fs.drop_node_copies(ids)
         for gid in gens:
             fs.redact_generation(gid)
         _scrub_origins(fs, ids, texts)
         _retitle(loom, fs, trees, set(ids), C.title_from(found.content))
+        fs.mark_stale([(s["tree"], s["item"], s["kind"], s["source"])
+                       for s in stale_compactions(fs, trees, set(ids))], at)
         left = hooks.forget_nodes(loom, ids, memo_trees=trees, redacted=True)
         fs.mark_redacted(gens, "generation", at)
         blobs = sorted({b for body in with_blobs.values() for b in C.blob_refs(json.loads(body))})
@@ -328,6 +332,33 @@ def _retitle(loom: Loom, fs: ForgetStore, trees: Sequence[str], ids: set[str],
         tree = storage(loom).tree_by_id(tid)
         if tree is not None and tree.root in ids and tree.title == derived:
             fs.retitle(tid, "[redacted]")
+
+
+def stale_compactions(fs: ForgetStore, trees: Sequence[str], changed: set[str]
+                      ) -> list[dict[str, str]]:
+    """The compaction summaries of `trees` made from a node of `changed` (one of the
+    messages it summarized: an ancestor that is not one of the turns it kept)."""
+    if not changed or not trees:
+        return []
+    found: list[dict[str, str]] = []
+    by_tree: dict[str, list[str]] = {}
+    for node, tid in fs.compactions_in(list(trees)):
+        by_tree.setdefault(tid, []).append(node)
+    for tid, nodes in sorted(by_tree.items()):
+        parent = {r.id: r.parent for r in fs.tree_rows(tid)}
+        kept: dict[str, set[str]] = {}
+        for node, dep in fs.created_from(tid):
+            kept.setdefault(node, set()).add(dep)
+        for node in sorted(nodes):
+            cur = parent.get(node)
+            while cur is not None:
+                if cur in changed and cur not in kept.get(node, set()):
+                    found.append({"tree": tid, "item": node, "kind": "compaction",
+                                  "source": cur})
+                    break
+                cur = parent.get(cur)
+    return found
+
 
 
 def _needles(contents: Sequence[list[dict[str, Any]]]) -> list[bytes]:

@@ -2,7 +2,7 @@
 
 `loom.as_(caller)` is a `Door`: one object per area (`trees`, `nodes`, `refs`,
 `buffer`, `documents`, `collections`, `references`, `search`, `forget`, `gc`,
-`agents`, `users`, `shares`, `live`, `branches`), each method acting for `caller`, a
+`agents`, `users`, `shares`, `live`, `branches`, `pieces`), each method acting for `caller`, a
 `loomdb.users.Access`: the local operator (`users.Everyone`, who sees the whole
 store: the CLI, the library, MCP) or a user (`users.Owner`, who sees what they own:
 the HTTP API with a token). Authorization
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .links import References, Search
     from .live import Live
     from .nodes import Nodes
+    from .pieces import Pieces
     from .shares import Shares
     from .trees import Refs, Trees
     from .users import Users
@@ -141,6 +142,12 @@ class Door:
         from .branches import Branches
 
         return Branches(self.sight, self.runtime)
+
+    @cached_property
+    def pieces(self) -> Pieces:
+        from .pieces import Pieces
+
+        return Pieces(self.sight, self.runtime)
 
     @cached_property
     def live(self) -> Live:

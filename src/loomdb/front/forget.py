@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from ..forget import service as F
+from ..forget import spans as S
 from ..forget import trash as T
 from ..gc import service as G
 from .base import AreaDoor
@@ -88,6 +89,47 @@ class Forget(AreaDoor):
         node = self.sight.position(headish).node if self.sight.shared else None
         return F.redact(self.loom, headish, node=node, reason=reason,
                         actor=self.sight.actor, within=self._within())
+
+    def redact_spans(self, *, text: str | None = None, pattern: str | None = None,
+                     secret_type: str | None = None, tree: str | None = None,
+                     dry_run: bool = True, reason: str | None = None,
+                     seconds: float | None = None) -> S.Scrubbed:
+        """Erase a text, a pattern's matches or a kind of secret everywhere it was
+        copied (the caller's trees only on a shared store, or `tree`), each span
+        replaced by a marker; the nodes keep their ids. `dry_run` (the default): what
+        it would change, per tree, nothing written. `seconds`: a pattern's time budget."""
+        spans = S.spans_for(self.loom, text=text, pattern=pattern, secret_type=secret_type,
+                            seconds=S.PATTERN_SECONDS if seconds is None else seconds)
+        if tree is not None and self.sight.shared:
+            tree = self.sight.tree(tree).id
+        return S.redact_spans(self.loom, spans, tree=tree, within=self._within(),
+                              dry_run=dry_run, reason=reason, actor=self.sight.actor)
+
+    def stale(self, *, tree: str | None = None) -> list[dict[str, str]]:
+        """Derived values made from what was forgotten since (the caller's trees)."""
+        if tree is not None and self.sight.shared:
+            tree = self.sight.tree(tree).id
+        found = S.stale(self.loom, tree)
+        within = self._within()
+        if within is not None:
+            seen = within({s["tree"] for s in found})
+            found = [s for s in found if s["tree"] in seen]
+        return found
+
+    def redo_compactions(self, item: str | None = None, *, model: str | None = None,
+                         max_tokens: int | None = None,
+                         config: Any = None) -> list[dict[str, str]]:
+        """Compact again where each stale compaction summary of the caller's trees was
+        made (`item`: that one); the new summary is a sibling of the stale one."""
+        within = self._within()
+        trees = None
+        if within is not None:
+            trees = within({s["tree"] for s in S.stale(self.loom)})
+        rt = self.runtime
+        return S.redo_compactions(self.loom, item=item, trees=trees, model=model,
+                                  max_tokens=max_tokens,
+                                  config=rt.config if config is None else config,
+                                  environ=rt.environ)
 
     def log(self, *, tree: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """The record of forgetting, newest first (the lines about trees the caller sees)."""

@@ -70,8 +70,8 @@ class Nodes(AreaDoor):
         at = self.sight.at(headish)
         moved_from = self.find(expect).node if expect is not None else None
         extra: dict[str, Any] = {} if source is None else {"source": source}
-        return self.loom.append(at, self.sight.content(content), role=role, author=author, options=options,
-                                expect=moved_from, **extra)
+        return self.loom.append(at, self.sight.content(content), role=role, author=author,
+                                options=self.sight.options(options), expect=moved_from, **extra)
 
     def edit(self, headish: str, content: ContentLike, *, author: str | None = None) -> Node:
         """A new version of the node; what follows it stays attached. Through a session

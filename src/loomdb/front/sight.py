@@ -39,6 +39,7 @@ from ..forget import trash as T
 from ..headish import Position
 from ..loom import Loom
 from ..model import Ref, Tree
+from ..pieces import service as P
 from ..search.storage import Scope
 from ..store.areas import Unit
 from ..users import Access
@@ -63,6 +64,18 @@ class Sight:
     def actor(self) -> str | None:
         """The name a record of the caller's act carries (None: the operator)."""
         return self.who.user.name if self.who.user is not None else None
+
+    @property
+    def pieces(self) -> P.Scope:
+        """Whose prompt pieces the caller sees (a user: their own; the operator: all)."""
+        user = self.who.user
+        return P.OPERATOR if user is None else P.Scope(owner=user.id, everyone=False)
+
+    def options(self, options: dict[str, Any] | None, where: str = "options") -> dict[str, Any] | None:
+        """Options as a user may write them: a system piece they have (found once, here)."""
+        if not self.shared or not isinstance(options, dict):
+            return options
+        return P.piece_options(self.loom, self.pieces, options, where)
 
     def operator_only(self, why: str) -> None:
         """Refuse a user (Unauthorized, saying `why`): what only the operator may do."""
@@ -185,6 +198,7 @@ class Sight:
         `data` are theirs to send; the operator's content is checked for nothing."""
         if not self.shared or not isinstance(value, list):
             return value
+        value = P.resolve_blocks(self.loom, self.pieces, value, where)
         named = list(_named_blobs(value, where))
         if named:
             held = Seen(self).contents()

@@ -37,11 +37,26 @@ class Trees(AreaDoor):
         return self.sight.tree(name)
 
     def new(self, text: Any, *, system: str | None = None, session: str | None = None,
-            mode: str = "dialogue", title: str | None = None) -> tuple[Tree, Node]:
-        """A tree with its first message (and a session at it when named), the caller's."""
+            mode: str = "dialogue", title: str | None = None,
+            options: dict[str, Any] | None = None, system_piece: str | None = None,
+            template: str | None = None, role: str = "user") -> tuple[Tree, Node]:
+        """A tree with its first message (and a session at it when named), the caller's:
+        from a template of theirs when named (`loomdb.pieces`: its pieces lead the
+        message, its system, options and model are the tree's unless given), with a
+        system piece of theirs when named."""
+        from ..pieces import service as P
+
+        root: dict[str, Any] = {}
+        if template is not None:
+            tpl = P.template(self.loom, self.sight.pieces, template)
+            text, system, options, root = P.apply_template(tpl, text, system, options)
+        if system_piece is not None:
+            root[P.SYSTEM_OPTION] = system_piece
         with self.sight.naming_ref(session), self.sight.atomic():
-            tree, node = self.loom.new_tree(self.sight.content(text), system=system,
-                                            session=session, mode=mode, title=title)
+            tree, node = self.loom.new_tree(
+                self.sight.content(text), system=system, session=session, mode=mode,
+                title=title, role=role, options=options or None,
+                node_options=self.sight.options(root or None, "system_piece"))
             self.sight.claim([tree.id])
         return tree, node
 
@@ -122,7 +137,8 @@ class Trees(AreaDoor):
             with budget.within(lm.limits.import_seconds):
                 if self.sight.shared:
                     self._refuse_foreign(trees_in_file(path, format, lm))
-                report = lm_import(lm, path, format, self._claiming())
+                report = lm_import(lm, path, format, self._claiming(),
+                                   self.sight.sees_tree if self.sight.shared else None)
         except budget.OverBudget as exc:
             self._undo(exc.report)
             raise TooLarge("upload", exc.why) from None
@@ -172,14 +188,15 @@ class Trees(AreaDoor):
                                "this store imported; nothing was imported")
 
 
-def lm_import(lm: Any, path: str, format: str,
-              in_unit: Callable[[Outcome], None]) -> ImportReport:
-    """The import driver with the subagent lineage recorder (as `Loom.import_file`)."""
+def lm_import(lm: Any, path: str, format: str, in_unit: Callable[[Outcome], None],
+              sees: Callable[[str], bool] | None = None) -> ImportReport:
+    """The import driver with the subagent lineage recorder (as `Loom.import_file`);
+    `sees`: the trees whose nodes the file's lines may name (the caller's)."""
     from ..agents.subagents import record_imported
     from ..interop.importer import import_file
 
     return import_file(lm, path, format, on_spawn=lambda spawned: record_imported(lm, spawned),
-                       files=None, in_unit=in_unit)
+                       files=None, in_unit=in_unit, sees=sees)
 
 
 def trees_in_file(path: str, format: str, lm: Any) -> set[str]:

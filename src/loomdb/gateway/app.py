@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
@@ -177,6 +178,41 @@ def create_gateway_app(
 
 # == streaming ======================================================================
 _DONE = object()
+#: idle stream threads kept beyond this many end
+_IDLE_KEPT = 16
+
+
+class _Workers:
+    """The threads streams run in: daemon threads kept between streams, so a stream
+    starts on an idle one (starting a thread costs a busy machine milliseconds, all on
+    the first byte's path); a new one is started only when none is idle, since a
+    stream holds its thread for as long as the model writes."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def run(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1  # that thread is now this job's
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._serve, name="loomdb-gateway-stream",
+                             daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self._jobs.get()()  # a job catches what it raises (see `_stream`)
+            with self._lock:
+                if self._idle >= _IDLE_KEPT:
+                    return
+                self._idle += 1
+
+
+_WORKERS = _Workers()
 
 
 async def _stream(gw: Gateway, wire: _Wire, parse: Callable[[], Any],
@@ -205,7 +241,7 @@ async def _stream(gw: Gateway, wire: _Wire, parse: Callable[[], Any],
         finally:
             put(_DONE)
 
-    threading.Thread(target=work, name="loomdb-gateway-stream", daemon=True).start()
+    _WORKERS.run(work)
     first = await queue.get()
     if isinstance(first, Exception):
         status, error = wire.error(first)  # logged by the worker

@@ -114,9 +114,11 @@ class Source:
             return None
         start, end = span
         new = json.dumps(value)
-        if self.text.isascii():  # character offsets are byte offsets: no copy of the text
-            return self.raw[:start] + new.encode() + self.raw[end:]
-        return (self.text[:start] + new + self.text[end:]).encode()
+        if self.text.isascii():  # character offsets are byte offsets: one copy of the
+            # bytes (a slice, then a `+`, would copy a large body twice: far slower)
+            return b"".join((memoryview(self.raw)[:start], new.encode(),
+                             memoryview(self.raw)[end:]))
+        return "".join((self.text[:start], new, self.text[end:])).encode()
 
 
 def parse(raw: bytes, fields: Mapping[str, Kind], max_depth: int) -> dict[str, Any]:
@@ -142,7 +144,8 @@ def read(raw: bytes, fields: Mapping[str, Kind], max_depth: int
     except ValueError as exc:  # (UnicodeDecodeError is one)
         raise InvalidInput("body", f"is not valid JSON ({exc})") from None
     check_depth(body, max_depth, "body")
-    if _SURROGATE.search(raw):  # escaped pairs (emoji) are fine; a lone half is not
+    if b"\\" in raw and _SURROGATE.search(raw):  # escaped pairs (emoji) are fine; a
+        # lone half is not (a body with no backslash at all is told by one memchr)
         try:
             json.dumps(body, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:

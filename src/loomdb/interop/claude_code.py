@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InvalidInput
 from ..limits import Limits
@@ -54,6 +54,7 @@ _SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,200}\.jsonl$")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$")
 #: the most session files one folder import reads
 MAX_FILES = 100_000
+T = TypeVar("T")
 
 
 def looks_like(record: Any) -> bool:
@@ -140,8 +141,44 @@ def parse(
             read.agents = {**beside[file.parent].get(sid, {}), **own}
         reads.append(read)
     marks = _summaries(reads, _leaves(reads))
-    for read in reads:
+    for read in _forks_last(reads):
         yield from _conversations(read, marks.get(read.session.session_id, {}))
+
+
+def _forks_last(reads: list[_Read]) -> list[_Read]:
+    """The sessions in file order, except that one forked from another of this import
+    comes after it (so its copied lines find the nodes the first wrote)."""
+    return forks_last(reads, lambda r: r.session.session_id, lambda r: r.session.forked_from)
+
+
+def forks_last(items: list[T], sid: Callable[[T], str],
+               origins: Callable[[T], Sequence[str]]) -> list[T]:
+    """`items` (sessions, by `sid`) in their order, except that each comes after the
+    ones among them it was forked from (`origins`); a cycle is broken where met."""
+    by_id = {sid(item): item for item in items}
+    if not any(p in by_id for item in items for p in origins(item)):
+        return items
+    out: list[T] = []
+    placed: set[str] = set()  # sessions placed
+    done: set[int] = set()  # items placed (two may name one session)
+    for item in items:  # depth first, each session after those it forked from
+        stack = [(item, iter(origins(item)))]
+        opened = {sid(item)}
+        while stack:
+            top, parents = stack[-1]
+            if id(top) in done:
+                stack.pop()
+                continue
+            above = next((p for p in parents if p in by_id), None)
+            if above is None:
+                placed.add(sid(top))
+                done.add(id(top))
+                out.append(top)
+                stack.pop()
+            elif above not in placed and above not in opened:  # (a cycle is broken here)
+                opened.add(above)
+                stack.append((by_id[above], iter(origins(by_id[above]))))
+    return out
 
 
 def parse_entries(
@@ -448,5 +485,5 @@ def _conversation(
         created_at=units[0].created_at if units else None, mode="dialogue",
         messages=messages, current_source_id=current,
         attachments=session.attachments.to_list(), metadata=metadata, spawn=spawn,
-        warnings=warnings,
+        warnings=warnings, forked_from=list(session.forked_from) if conv_id == session.session_id else [],
     )

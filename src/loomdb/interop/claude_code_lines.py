@@ -51,6 +51,8 @@ from .roundtrip import node_of_uuid
 FORMAT = "claude_code"
 _DEFAULTS = Limits()
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+#: the most sessions one session file is taken to be forked from (a fork of a fork...)
+MAX_FORKED = 8
 #: line fields kept as inert metadata on the node a line belongs to
 _KEPT = {"cwd": "cwd", "gitBranch": "git_branch", "version": "version",
          "sessionId": "session", "userType": "user_type", "requestId": "request_id"}
@@ -100,6 +102,9 @@ class Session:
     attachments: AttachmentSet
     first_prompt: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: the other sessions its replies were asked in (`requestSessionId`), in file order:
+    #: the lines `--fork-session` copied from the session it forked
+    forked_from: list[str] = field(default_factory=list)
 
 
 def read_lines(
@@ -267,6 +272,11 @@ class Folder:
 
     # -- the three kinds of message lines ---------------------------------------------
     def _assistant(self, line: Line, message: dict[str, Any], where: str) -> None:
+        asked = line.raw.get("requestSessionId")  # a line copied by `--fork-session`
+        forked = self.session.forked_from
+        if (isinstance(asked, str) and asked != self.session.session_id and _SAFE_ID.match(asked)
+                and asked not in forked and len(forked) < MAX_FORKED):
+            forked.append(asked)
         parent = self._unit_of(line.parent)
         mid = as_str(message.get("id"))
         known = self.units.get(self.by_message.get(mid, "")) if mid else None

@@ -170,6 +170,7 @@ def import_file(
     files: str | os.PathLike[str] | Beside | None = BESIDE,
     in_unit: InUnit | None = None,
     seconds: float | None = None,
+    sees: Callable[[str], bool] | None = None,
 ) -> ImportReport:
     """Import every conversation of an export file; see the module docstring.
 
@@ -182,14 +183,17 @@ def import_file(
 
     `seconds`: a wall-clock budget (an upload's, `limits.import_seconds`). Past it the
     conversation being written rolls back and `budget.OverBudget` is raised carrying
-    the report of what had landed (`.report`), so the caller can remove that too."""
+    the report of what had landed (`.report`), so the caller can remove that too.
+
+    `sees(tree id)`: the trees whose nodes a line may name as the node it was exported
+    from or copied from (a user's import sees their own; None: every tree)."""
     report = ImportReport()
     started = time.perf_counter()
     try:
         with budget.within(seconds):
             _import(loom, path, format, report, stop_on_error=stop_on_error, progress=progress,
                     on_spawn=on_spawn, complete_only=complete_only, files=files,
-                    in_unit=in_unit, started=started)
+                    in_unit=in_unit, started=started, sees=sees)
     except budget.OverBudget as exc:
         exc.report = report
         raise
@@ -203,6 +207,7 @@ def _import(
     stop_on_error: bool, progress: Progress | None,
     on_spawn: Callable[[dict[str, Any]], None] | None, complete_only: bool,
     files: str | os.PathLike[str] | Beside | None, in_unit: InUnit | None, started: float,
+    sees: Callable[[str], bool] | None = None,
 ) -> None:
     folder = files if files is None or isinstance(files, Beside) else Path(files)
     fmt, inp = open_export(path, format, files=folder, limits=loom.limits)
@@ -214,8 +219,8 @@ def _import(
 
     def write_conv(conv: ImportedConversation) -> Outcome:
         if conv.more:  # the first of its parts: the others follow in `units`
-            return _write_parts(loom, conv, units, seen, written)
-        return write_conversation(loom, conv, seen, written)
+            return _write_parts(loom, conv, units, seen, written, sees)
+        return write_conversation(loom, conv, seen, written, sees)
 
     write: Callable[[Any], Outcome]
     if fmt == NATIVE:
@@ -293,11 +298,11 @@ class _Broken(Exception):
 
 def _write_parts(
     loom: Loom, first: ImportedConversation, units: Iterator[tuple[str, Any]],
-    seen: dict[str, tuple[str, str]], written: Written,
+    seen: dict[str, tuple[str, str]], written: Written, sees: Callable[[str], bool] | None,
 ) -> Outcome:
     """A conversation given in parts, every part written in the caller's transaction:
     the parts after `first` are taken from `units` as they are read."""
-    parts = Parts(loom, first, seen, written)
+    parts = Parts(loom, first, seen, written, sees)
     outcome = parts.add(first)
     while outcome is None:
         budget.check()

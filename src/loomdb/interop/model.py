@@ -106,6 +106,10 @@ class ImportedConversation:
     #: carries what only the end tells (metadata, warnings, the current message). The
     #: import writes every part in one transaction (see `importer`).
     more: bool = False
+    #: the conversations (source ids, same format) this one was forked from, whose
+    #: messages it holds again under the same source ids (Claude Code's
+    #: `--fork-session` copies the session's lines): see `roundtrip`
+    forked_from: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -13,6 +13,7 @@ in the file, the tree's lineage (the current message, what was left out), its se
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -37,10 +38,12 @@ class Parts:
 
     def __init__(self, loom: Loom, first: ImportedConversation,
                  seen: dict[str, tuple[str, str]] | None = None,
-                 written: Written | None = None) -> None:
+                 written: Written | None = None,
+                 sees: Callable[[str], bool] | None = None) -> None:
         self.loom = loom
         self.source_id = first.source_id
         self.writer = _PartsWriter(loom, first, seen)
+        self.writer.sees = sees  # the trees a line may name (`roundtrip.carried`)
         self.written = written
         if first.spawn is not None:
             self.writer.spawned = with_session(loom, spawned_lineage(first, written or {}))

@@ -14,6 +14,18 @@ matched, the conversation is written into that node's tree: the matched messages
 those nodes (nothing is copied) and whatever the tool added after them lands below
 them as a branch of the tree the path was exported from.
 
+A session forked by its own tool comes back the same way: Claude Code's
+`--fork-session` writes a new session file holding the forked session's lines again
+(same uuids and times, a new `sessionId`, each copied reply naming the session it was
+asked in as `requestSessionId`). The parser names those sessions
+(`ImportedConversation.forked_from`); a message's node in them is the id their import
+derived from the same source id, so the copied prefix is the nodes already stored and
+only what the fork added is written, under the fork point, in the same tree.
+
+A line is matched only against nodes of trees the importing caller sees (an upload
+by a user of a store with users), by exact id, same role and same parent: anything
+else is written as a conversation of its own.
+
 The same mechanism keeps one tree for a session file rewritten in place by its own tool:
 pi upgrades an old session (entries without ids, named `#<index>` here) by giving every
 entry an id; the parser names the `#<index>` each of those entries had
@@ -61,40 +73,47 @@ def node_id(value: object) -> str | None:
 
 
 def carried(
-    loom: Loom, conv: ImportedConversation, earlier: Callable[[ImportedMessage], str]
+    loom: Loom, conv: ImportedConversation, earlier: Callable[[ImportedMessage], str],
+    forked: Callable[[ImportedMessage], list[str]] | None = None,
+    sees: Callable[[str], bool] | None = None,
 ) -> tuple[Tree, dict[str, Node]] | None:
     """(the tree, source id -> stored node) of the messages of `conv` that are stored
     nodes, when its root is one; None otherwise. `earlier(message)` is the node id an
-    earlier import gave the message under its `earlier_source_id`."""
-    wanted: dict[str, str] = {}
+    earlier import gave the message under its `earlier_source_id`; `forked(message)`
+    the ids the imports of the conversations it was forked from gave it (the same
+    source id in their scope: `ImportedConversation.forked_from`). Only nodes of trees
+    the importing caller sees (`sees(tree id)`; None: every tree) are matched, each by
+    its exact id, role and parent."""
+    wanted: dict[str, list[str]] = {}
     for m in conv.messages:
-        if m.same_as:
-            wanted[m.source_id] = m.same_as
-        elif m.earlier_source_id:
-            wanted[m.source_id] = earlier(m)
+        ids = [m.same_as] if m.same_as else [earlier(m)] if m.earlier_source_id else []
+        if forked is not None:
+            ids += forked(m)
+        if ids:
+            wanted[m.source_id] = ids
     root = conv.messages[0] if conv.messages else None
     if root is None or root.source_id not in wanted:
         return None
-    if not storage(loom).nodes_by_id([wanted[root.source_id]]):
+    if not storage(loom).nodes_by_id(wanted[root.source_id]):
         return None  # the common case, a session that never left this store: one look-up
-    found = storage(loom).nodes_by_id(sorted(set(wanted.values())))
+    found = storage(loom).nodes_by_id(sorted({i for ids in wanted.values() for i in ids}))
     matched: dict[str, Node] = {}
+    tree: str | None = None
     for m in conv.messages:  # parents come first
-        node = found.get(wanted.get(m.source_id, ""))
-        if node is None or node.role != m.role:
-            continue
         if m.parent_source_id is not None and m.parent_source_id not in matched:
             continue
         above = matched.get(m.parent_source_id) if m.parent_source_id is not None else None
-        if above is not None and above.id == node.id:  # a node written as several entries
-            matched[m.source_id] = node
-            continue
-        if (above.id if above is not None else None) != node.parent:
-            continue
-        if matched and node.tree != next(iter(matched.values())).tree:
-            continue
-        matched[m.source_id] = node
+        for candidate in wanted.get(m.source_id, ()):
+            node = found.get(candidate)
+            if node is None or node.role != m.role or (tree or node.tree) != node.tree:
+                continue
+            if sees is not None and not sees(node.tree):
+                continue
+            if (above is not None and above.id == node.id  # a node written as several entries
+                    or (above.id if above is not None else None) == node.parent):
+                matched[m.source_id], tree = node, node.tree
+                break
     if root.source_id not in matched:
         return None
-    tree = storage(loom).tree_by_id(matched[root.source_id].tree)
-    return (tree, matched) if tree is not None and tree.mode == conv.mode else None
+    stored = storage(loom).tree_by_id(matched[root.source_id].tree)
+    return (stored, matched) if stored is not None and stored.mode == conv.mode else None

@@ -28,13 +28,14 @@ The folder is walked without following symbolic links, to a bounded depth, and a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from .claude_code import FORMAT, session_files
+from .claude_code import FORMAT, forks_last, session_files
 from .formats import get
 from .importer import import_file
 from .report import ImportReport
@@ -104,7 +105,7 @@ class Watcher:
                 owners[owner] = None
         for owner in [o for o in owners if o.is_file() and o.parent in owners]:
             del owners[owner]  # its project is imported whole in this pass
-        return [self._import(owner) for owner in owners]
+        return [self._import(owner) for owner in _forks_after(list(owners))]
 
     def _import(self, path: Path) -> Imported:
         if path.is_file() and not _has_a_line(path):
@@ -204,6 +205,27 @@ def _in_project(path: Path) -> bool:
         return False
     return (isinstance(first, dict) and first.get("type") == "summary"
             and agent_folder(path.parent) == FORMAT)
+
+
+#: a Claude Code reply copied by `--fork-session` names the session it was asked in
+_ASKED_IN = re.compile(rb'"requestSessionId"\s*:\s*"([A-Za-z0-9_.:-]{1,128})"')
+#: how much of a session file is looked at for that (copied lines come first)
+FORK_HEAD = 1 << 22
+
+
+def _forks_after(paths: list[Path]) -> list[Path]:
+    """The files of one pass in their order, except that a Claude Code session forked
+    from another of them comes after it (so a first pass over a folder that holds both
+    writes the fork as a branch of the original: `roundtrip`)."""
+    sessions = [p for p in paths if p.is_file() and p.suffix == ".jsonl"]
+    if len(sessions) < 2:
+        return paths
+    origins: dict[Path, list[str]] = {}
+    for path in sessions:
+        with open(path, "rb") as fh:
+            head = fh.read(FORK_HEAD)
+        origins[path] = sorted({m.decode() for m in _ASKED_IN.findall(head)} - {path.stem})
+    return forks_last(paths, lambda p: p.stem, lambda p: origins.get(p, []))
 
 
 def _has_a_line(path: Path) -> bool:

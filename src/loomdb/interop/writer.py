@@ -33,7 +33,8 @@ Mapping choices (docs/interop.md explains them):
   * attachments with bytes go to the blob store; those the export only names become
     a text block saying what was there (`[image not in the export: name (mime)]`);
   * a conversation whose lines name stored nodes from its root on (a path exported for
-    an agent, coming back) continues that tree: those messages are the nodes (`roundtrip`);
+    an agent, coming back, or a session its agent forked) continues that tree: those
+    messages are the nodes (`roundtrip`);
   * assistant messages are authored by their model (also `provenance.model`), user
     messages by `human` unless the source names the user; `source` is `import`.
 """
@@ -43,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +100,7 @@ def _conversation_time(conv: ImportedConversation) -> datetime | None:
 
 def write_conversation(
     loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None = None,
-    written: Written | None = None,
+    written: Written | None = None, sees: Callable[[str], bool] | None = None,
 ) -> Outcome:
     """Write one conversation (inside the caller's transaction); see the module docstring.
 
@@ -106,11 +108,13 @@ def write_conversation(
     conversation id met twice in one file is skipped with a warning when the second
     copy is exact, and refused when it differs (two copies are never merged).
     `written` collects (conversation, message) source ids -> (tree, node) ids, so a
-    subagent's run read later (`conv.spawn`) finds the node that spawned it."""
+    subagent's run read later (`conv.spawn`) finds the node that spawned it. `sees`:
+    the trees whose nodes a line may name (`roundtrip.carried`; None: all)."""
     if not conv.messages:
         return Outcome(tree_id_for(conv), skipped=1,
                        warnings=[*conv.warnings, "the conversation has no messages to import"])
     writer = _ConversationWriter(loom, conv, seen)
+    writer.sees = sees
     if conv.spawn is not None:
         writer.spawned = with_session(loom, spawned_lineage(conv, written or {}))
     try:
@@ -174,6 +178,7 @@ class _ConversationWriter:
         self.tree: Tree | None = None
         self.started = False
         self.gone = False  # the tree was deleted here: every part is skipped
+        self.sees: Callable[[str], bool] | None = None
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
@@ -196,7 +201,9 @@ class _ConversationWriter:
             self.tree = self._find_tree()
         tree = self.tree
         ids = {m.source_id: self._node_id(m.source_id) for m in conv.messages}
-        existing = storage(self.loom).nodes_by_id(list(ids.values())) if tree is not None else {}
+        # a fork's own messages may be stored already, in the tree its original grew
+        looked = tree is not None or bool(conv.forked_from)
+        existing = storage(self.loom).nodes_by_id(list(ids.values())) if looked else {}
         if tree is not None and tree.mode != conv.mode:
             raise InvalidInput(f"tree {self.tree_id}", f"exists as a {tree.mode} tree")
         for node in existing.values():
@@ -293,7 +300,8 @@ class _ConversationWriter:
         message (same id, role and content). Otherwise another conversation already
         carries this source id: this one gets ids derived from its first message too,
         and so a tree of its own, found again the same way on the next import."""
-        back = carried(self.loom, self.conv, self._earlier_id)
+        back = carried(self.loom, self.conv, self._earlier_id,
+                       self._forked_ids if self.conv.forked_from else None, self.sees)
         if back is not None:  # a path exported from here, continued elsewhere: a branch
             self.tree_id = self.outcome.tree = back[0].id
             self.nodes.update(back[1])
@@ -319,6 +327,11 @@ class _ConversationWriter:
 
     def _earlier_id(self, m: ImportedMessage) -> str:
         return derive_id(self.times[m.source_id][0], *self.scope, m.earlier_source_id or "")
+
+    def _forked_ids(self, m: ImportedMessage) -> list[str]:
+        """The ids the imports of the conversations this one was forked from gave `m`."""
+        return [derive_id(self.times[m.source_id][0], self.fmt, origin, m.source_id)
+                for origin in self.conv.forked_from]
 
     def _node_id(self, source_id: str) -> str:
         return derive_id(self.times[source_id][0], *self.scope, source_id)

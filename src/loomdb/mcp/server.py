@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import catalog, tools_branches, tools_memory
+from . import catalog, tools_branches, tools_memory, tools_pieces
 from .answers import resource, tool
 from .catalog import ADDS, ADDS_ONCE, READS, RUNS_A_TURN, Hints, Tool
 
@@ -82,15 +82,30 @@ def core_tools(me: Callable[[], Door]) -> dict[str, Tool]:
         return me().agents.spawn(headish, task, persona=persona, max_steps=max_steps,
                                  max_tokens=max_tokens).to_json()
 
-    def delete_tool(address: str, force: bool = False,
-                    reason: str | None = None) -> dict[str, Any]:
-        """Delete a node and everything created from it, or tree:ID, for real (refs at or
-        below it refuse it unless force, which deletes them too)."""
+    def delete_tool(address: str, force: bool = False, reason: str | None = None,
+                    now: bool = False) -> dict[str, Any]:
+        """Delete a node and everything created from it, for real (refs at or below it
+        refuse it unless force, which deletes them too); tree:ID goes to the trash with
+        its sessions and views (restorable), or for real with now."""
+        if address.startswith("tree:") and not now:
+            return me().forget.trash_tree(address[len("tree:"):], reason=reason)
+        if address.startswith("tree:"):
+            return me().forget.purge_tree(address[len("tree:"):], reason=reason,
+                                          force=force).to_json()
         return me().forget.delete(address, force=force, reason=reason).to_json()
 
     def redact_tool(headish: str, reason: str | None = None) -> dict[str, Any]:
         """Erase a node's content everywhere it is stored; it stays as a [redacted] tombstone."""
         return me().forget.redact(headish, reason=reason).to_json()
+
+    def redact_spans_tool(text: str | None = None, pattern: str | None = None,
+                          secret_type: str | None = None, tree: str | None = None,
+                          dry_run: bool = True, reason: str | None = None) -> dict[str, Any]:
+        """Erase a text, a regex's matches or a kind of secret wherever it was copied
+        (contents, tool calls, raw responses, titles...), each span replaced by a marker;
+        nodes keep their ids. A dry run (counts per tree) unless dry_run is false."""
+        return me().forget.redact_spans(text=text, pattern=pattern, secret_type=secret_type,
+                                        tree=tree, dry_run=dry_run, reason=reason).to_json()
 
     def forgotten_tool(tree: str | None = None, limit: int = 100) -> dict[str, Any]:
         """The record of forgetting: who, when, what, which ids, why (never content)."""
@@ -107,13 +122,17 @@ def core_tools(me: Callable[[], Door]) -> dict[str, Tool]:
         # the content is erased; each redaction is recorded again in the forget log
         "redact": Tool(redact_tool, Hints(read_only=False, destructive=True,
                                           idempotent=False, open_world=False)),
+        # a span already replaced is not found again
+        "redact_spans": Tool(redact_spans_tool, Hints(read_only=False, destructive=True,
+                                                      idempotent=True, open_world=False)),
         "forgotten": Tool(forgotten_tool, READS),
     }
 
 
 def offered(me: Callable[[], Door]) -> dict[str, Tool]:
     """Every tool the server offers, by name, acting through the operator's door."""
-    return {**core_tools(me), **tools_memory.memory_tools(me), **tools_branches.branch_tools(me)}
+    return {**core_tools(me), **tools_memory.memory_tools(me), **tools_branches.branch_tools(me),
+            **tools_pieces.piece_tools(me)}
 
 
 def build(me: Callable[[], Door], tools: Mapping[str, Tool]) -> Any:

@@ -40,5 +40,11 @@ class SearchHooks(AreaHooks):
 
         return forget_vectors(loom)  # the entries' vectors, in the same transaction
 
+    def nodes_changed(self, loom: Loom, ids: Sequence[str]) -> None:
+        """Indexed again from what they hold now, at the next search (their entries and
+        vectors went with `forget_nodes`)."""
+        with loom.unit(SEARCH) as db:
+            D.storage(db).queue(db, list(ids))
+
 
 HOOKS = SearchHooks()

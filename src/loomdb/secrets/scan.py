@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidInput
-from ..model import SOURCES
 from .rules import PLACEHOLDER, QUIET_KINDS, RULES, Rule
 
 ACTIONS = ("redact", "refuse", "warn", "off")
@@ -79,9 +78,10 @@ class Finding:
                 "end": self.end, "action": self.action, "rule": self.rule}
 
 
-#: where a write comes from, as its node says: a policy may differ per source (an
+#: where a write comes from, as its node says (`loomdb.model.SOURCES`, which this
+#: layer does not import; a test holds them equal): a policy may differ per source (an
 #: import of old transcripts warned, live writes refused, say)
-SOURCE_NAMES = SOURCES
+SOURCE_NAMES = ("human", "trigger", "agent", "webhook", "cron", "event", "import")
 
 
 @dataclass

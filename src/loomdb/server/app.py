@@ -35,6 +35,7 @@ from .routes import (
     live,
     meta,
     nodes,
+    pieces,
     references,
     refs,
     search,
@@ -85,6 +86,7 @@ def create_app(loom_or_url: Loom | str | Path | None, *, config: Any = None,
                    buffer.router, documents.router, collections.router, references.router,
                    search.router, gc.router, forget.router, blobs.router,
                    lineage.router, agents.router, shares.router, live.router, branches.router,
+                   pieces.router,
                    shares.page_router):
         app.include_router(router)
     # /v1 speaks OpenAI's API (its reference documents it), not this app's schema; its

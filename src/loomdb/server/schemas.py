@@ -26,6 +26,15 @@ class NewTree(Strict):
     session: str | None = None
     mode: Literal["dialogue", "buffer"] = "dialogue"
     title: str | None = None
+    template: str | None = Field(None, description="Start from this template of yours.")
+    system_piece: str | None = Field(None, description="A piece of yours as the system "
+                                     "context: NAME (its newest version) or NAME@VERSION.")
+
+
+class PieceIn(Strict):
+    name: str
+    text: str
+    kind: Literal["piece", "template"] = "piece"
 
 
 class AppendIn(Strict):

@@ -68,6 +68,7 @@ BUILTIN = {
     "documents": "loomdb.documents:DOCUMENTS",
     "gateway": "loomdb.exchanges.paths:GATEWAY",
     "langgraph": "loomdb.integrations.langgraph.area:LANGGRAPH",
+    "pieces": "loomdb.pieces:PIECES",
     "references": "loomdb.references:REFERENCES",
     "retention": "loomdb.forget:RETENTION",
     "search": "loomdb.search:SEARCH",
@@ -192,6 +193,35 @@ def _write_hooks(backend: Backend, stamp: object) -> tuple[WriteHook, ...]:
     out = tuple(found)
     backend.__dict__["_write_hooks"] = (stamp, out)
     return out
+
+
+class BlockHook(Protocol):
+    """What the area owning a kind of block (`BLOCK_AREAS`) defines: the references
+    such blocks hold are resolved when content is written and expanded when a context
+    is assembled (a prompt piece's name: `loomdb.pieces`)."""
+
+    def written(self, loom: Any, blocks: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
+        """The blocks as stored, or a one-line refusal (nothing written)."""
+
+    def written_options(self, loom: Any, options: dict[str, Any] | None,
+                        where: str) -> dict[str, Any] | None:
+        """Options as stored (an option naming the area's things resolved)."""
+
+    def expand_context(self, loom: Any, tree_id: str, ctx: dict[str, Any]) -> dict[str, Any]:
+        """A context of a path of `tree_id` with the blocks expanded."""
+
+
+#: the block types (and the option) whose references an area resolves and expands
+BLOCK_AREAS = {"piece": "pieces"}
+#: the option naming a thread's system piece (resolved and expanded as a piece block)
+PIECE_OPTION = "system_piece"
+
+
+def block_hooks(kind: str) -> BlockHook:
+    """The hooks of the area owning blocks of `kind` (imported by name: the store layer
+    never imports an area)."""
+    hooks: BlockHook = find(BLOCK_AREAS[kind]).hooks_object()
+    return hooks
 
 
 def recorded(backend: Backend, *, known_only: bool = False) -> list[Area]:

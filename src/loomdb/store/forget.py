@@ -141,8 +141,10 @@ class ForgetStore(ABC):
         compaction records, and the annotation and link edges touching them."""
         for cond, args in self._in("node_id", ids):
             for table in ("node_sources", "node_selections", "node_meta", "node_tags",
-                          "compactions"):
+                          "compactions", "node_scrubs"):
                 self._run(f"DELETE FROM {table} WHERE {cond}", args)
+        for cond, args in self._in("item", ids):
+            self._run(f"DELETE FROM stale WHERE {cond}", args)
         edges: set[str] = set()
         for cond, args in self._in("target_id", ids):
             edges |= {r[0] for r in self._run(f"SELECT id FROM edges WHERE {cond}", args)}
@@ -160,7 +162,7 @@ class ForgetStore(ABC):
 
     def delete_tree(self, tree_id: str) -> None:
         """The tree's own row and its per-tree records (its nodes are deleted first)."""
-        for table in ("generations", "compactions", "node_meta", "node_tags"):
+        for table in ("generations", "compactions", "node_meta", "node_tags", "stale"):
             self._run(f"DELETE FROM {table} WHERE tree_id = ?", (tree_id,))
         self._run("DELETE FROM trees WHERE id = ?", (tree_id,))
 
@@ -174,6 +176,156 @@ class ForgetStore(ABC):
         """These nodes read as the tombstone from now on, whatever content they hold;
         every other node holding the same content keeps it, and a content no other
         node holds is gone (a user's redaction of their own copies)."""
+
+    @abstractmethod
+    def set_body(self, content_id: str, body: str) -> None:
+        """Replace the stored body of a content (a span redaction's scrubbed body)."""
+
+    @abstractmethod
+    def span_contents(self, trees: Sequence[str] | None, needles: Sequence[str] | None
+                      ) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+        """content id -> (stored body, [(node, tree) of every node reading it]), for the
+        contents some node of `trees` (None: any) reads whose body holds one of
+        `needles` (None: every body: the caller looks itself)."""
+
+    # -- span redaction: the rows that may hold a span -----------------------------------
+    #: the SQL function finding a substring: (haystack, needle) -> position, 0 if none
+    find = "instr"
+
+    def _holding(self, columns: Sequence[str], needles: Sequence[str] | None
+                 ) -> tuple[str, list[Any]]:
+        """` AND` one of `columns` holds one of `needles` (nothing: no condition)."""
+        if not needles:
+            return "", []
+        conds = [f"{self.find}({c}, ?) > 0" for c in columns for _ in needles]
+        return " AND (" + " OR ".join(conds) + ")", [n for _ in columns for n in needles]
+
+    def _scoped(self, sql: str, trees: Sequence[str] | None, holding: tuple[str, list[Any]],
+                column: str = "tree_id") -> list[tuple[Any, ...]]:
+        """`sql` (ending in a WHERE clause's first condition) for `trees` (None: all)."""
+        cond, args = holding
+        if trees is None:
+            return self._run(sql + " 1 = 1" + cond, args)
+        out: list[tuple[Any, ...]] = []
+        for tcond, targs in self._in(column, trees):
+            out += self._run(f"{sql} {tcond}{cond}", [*targs, *args])
+        return out
+
+    def span_generations(self, trees: Sequence[str] | None, needles: Sequence[str] | None
+                         ) -> list[tuple[str, str, str, str, str]]:
+        """(id, tree, request, provider request, raw response) of the generation records
+        of `trees` holding one of `needles`."""
+        cols = ("request", "provider_request", "raw_response")
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in self._scoped(
+            "SELECT id, tree_id, request, provider_request, raw_response FROM generations WHERE",
+            trees, self._holding(cols, needles))]
+
+    def span_origins(self, trees: Sequence[str] | None, needles: Sequence[str] | None
+                     ) -> list[str]:
+        """Nodes of `trees` whose origin or provenance JSON holds one of `needles`."""
+        return [r[0] for r in self._scoped(
+            "SELECT id FROM nodes WHERE (origin IS NOT NULL OR provenance IS NOT NULL) AND",
+            trees, self._holding(("origin", "provenance"), needles))]
+
+    def tree_texts(self, trees: Sequence[str] | None) -> list[tuple[str, str, str | None,
+                                                                    str | None]]:
+        """(id, title, system prompt, root node) of `trees` (None: every tree)."""
+        rows = self._scoped("SELECT id, title, system, root_id FROM trees WHERE", trees,
+                            ("", []), column="id")
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def node_copies(self, trees: Sequence[str] | None, needles: Sequence[str] | None
+                    ) -> list[tuple[str, str, str]]:
+        """(node, tree, body) of the nodes of `trees` reading their own scrubbed copy
+        (`node_scrubs`) whose body holds one of `needles`."""
+        if self.dialect == "postgres":
+            sql, column = "SELECT s.node_id, s.tree_id, s.body FROM node_scrubs s WHERE", "tree_id"
+        else:
+            sql, column = ("SELECT s.node_id, n.tree_id, s.body FROM node_scrubs s JOIN nodes n"
+                           " ON n.id = s.node_id WHERE", "n.tree_id")
+        return [(r[0], r[1], r[2]) for r in self._scoped(
+            sql, trees, self._holding(("s.body",), needles), column=column)]
+
+    def put_copies(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """(node, tree, body): these nodes read this body of their own from now on
+        (they are redacted copies: `redact_copies` first)."""
+        for node, tree, body in rows:
+            if self.dialect == "postgres":
+                self._run("INSERT INTO node_scrubs (tree_id, node_id, body) VALUES (?, ?, ?)"
+                          " ON CONFLICT (tree_id, node_id) DO UPDATE SET body = excluded.body",
+                          (tree, node, body))
+            else:
+                self._run("INSERT INTO node_scrubs (node_id, body) VALUES (?, ?) ON CONFLICT"
+                          " (node_id) DO UPDATE SET body = excluded.body", (node, body))
+
+    def drop_node_copies(self, ids: Sequence[str]) -> None:
+        """These nodes' own scrubbed copies go (they read as the tombstone)."""
+        for cond, args in self._in("node_id", ids):
+            self._run(f"DELETE FROM node_scrubs WHERE {cond}", args)
+
+    def drop_copies_of(self, content_id: str) -> None:
+        """The nodes' own scrubbed copies of a content go (it is redacted whole: they
+        read as the tombstone)."""
+        cid = hex_to_bytes(content_id)
+        if self.dialect == "postgres":
+            self._run("DELETE FROM node_scrubs s USING nodes n WHERE n.id = s.node_id"
+                      " AND n.tree_id = s.tree_id AND n.content_id = ?", (cid,))
+        else:
+            self._run("DELETE FROM node_scrubs WHERE node_id IN (SELECT s.node_id FROM"
+                      " node_scrubs s JOIN nodes n ON n.id = s.node_id WHERE n.content_id = ?)",
+                      (cid,))
+
+    def set_tree_texts(self, tree_id: str, title: str, system: str | None) -> None:
+        """A tree's title and system prompt, its time of change left as it was."""
+        self._run("UPDATE trees SET title = ?, system = ? WHERE id = ?", (title, system, tree_id))
+
+    def set_generation(self, gen_id: str, request: str, provider_request: str,
+                       raw_response: str) -> None:
+        self._run("UPDATE generations SET request = ?, provider_request = ?, raw_response = ?"
+                  " WHERE id = ?", (request, provider_request, raw_response, gen_id))
+
+    def mark_scrubbed(self, items: Sequence[tuple[str, str, str]], seq: int, at: str) -> None:
+        """Note (item, kind, digest of what is stored now) as scrubbed by line `seq`."""
+        for item, kind, dig in items:
+            self._run("INSERT INTO scrubs (item, kind, digest, seq, at) VALUES (?, ?, ?, ?, ?)"
+                      " ON CONFLICT (item) DO UPDATE SET digest = excluded.digest,"
+                      " seq = excluded.seq, at = excluded.at", (item, kind, dig, seq, at))
+
+    def all_scrubbed(self) -> dict[str, dict[str, str]]:
+        """kind -> {item: digest} of every scrubbed content, generation record and
+        node's own copy."""
+        out: dict[str, dict[str, str]] = {"content": {}, "generation": {}, "node": {}}
+        for item, kind, dig in self._run("SELECT item, kind, digest FROM scrubs"):
+            out.setdefault(kind, {})[item] = dig
+        return out
+
+    def compactions_in(self, trees: Sequence[str]) -> list[tuple[str, str]]:
+        """(compaction node, tree) of these trees."""
+        out: list[tuple[str, str]] = []
+        for cond, args in self._in("tree_id", trees):
+            out += [(r[0], r[1]) for r in self._run(
+                f"SELECT node_id, tree_id FROM compactions WHERE {cond}", args)]
+        return out
+
+    def mark_stale(self, rows: Sequence[tuple[str, str, str, str]], at: str) -> None:
+        """Note (tree, item, kind, source) as stale: a derived value made from a node
+        forgotten since."""
+        for tree, item, kind, source in rows:
+            self._run("INSERT INTO stale (tree_id, item, kind, source, at) VALUES"
+                      " (?, ?, ?, ?, ?) ON CONFLICT (tree_id, item) DO UPDATE SET"
+                      " source = excluded.source, at = excluded.at",
+                      (tree, item, kind, source, at))
+
+    def stale(self, tree: str | None = None) -> list[dict[str, str]]:
+        """What is stale (`tree`: that tree's), oldest first."""
+        where, args = ("WHERE tree_id = ? ", [tree]) if tree else ("", [])
+        rows = self._run("SELECT tree_id, item, kind, source, at FROM stale "
+                         f"{where}ORDER BY at, item", args)
+        return [{"tree": r[0], "item": r[1], "kind": r[2], "source": r[3], "at": r[4]}
+                for r in rows]
+
+    def clear_stale(self, tree: str, item: str) -> None:
+        self._run("DELETE FROM stale WHERE tree_id = ? AND item = ?", (tree, item))
 
     def retitle(self, tree_id: str, title: str) -> None:
         """Replace a tree's title (one made from a redacted root's words), leaving its
@@ -319,6 +471,8 @@ class ForgetStore(ABC):
         "forgotten": ("id", "kind", "tree_id", "at"),
         "redactions": ("item", "kind", "at"),
         "forget_settings": ("name", "value"),
+        "scrubs": ("item", "kind", "digest", "seq", "at"),
+        "stale": ("tree_id", "item", "kind", "source", "at"),
         "secret_findings": ("seq", "at", "tree_id", "item", "kind", "place", "span_start",
                             "span_end", "action", "rule"),
     }

@@ -32,6 +32,9 @@ TOMBSTONE = '[{"text":"[redacted]","type":"text"}]'
 #: content, options: JSON text or None, cache: 0/1, flags: HAS_SELECTIONS|HAS_SOURCES)
 PathRow = tuple[str, str, int, str, str, str, "str | None", int, int]
 
+#: one node of a `climb`: (the end climbed from, id, slot, depth, names the source)
+ClimbRow = tuple[str, str, str, int, bool]
+
 #: the columns of a PathRow, and their positions
 PATH_COLUMNS: Final = ("id", "slot", "depth", "role", "kind", "body", "options", "cache", "flags")
 ID: Final = 0
@@ -96,6 +99,12 @@ class NodeStore(ABC):
     @abstractmethod
     def node_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """Node ids starting with `prefix`, in order, at most `limit`."""
+
+    @abstractmethod
+    def climb(self, tree: str, ends: Sequence[str], steps: int, source: str) -> list[ClimbRow]:
+        """The nodes `ends` of tree `tree` and up to `steps` ancestors of each, in one
+        query, each step one probe of the primary key: (the end it climbs from, id,
+        slot, depth, whether the node has `source` as a context source)."""
 
     @abstractmethod
     def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:

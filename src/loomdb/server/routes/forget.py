@@ -93,6 +93,38 @@ def redact_node(headish: str, body: RedactIn | None = None,
     return me.forget.redact(headish, reason=body.reason if body else None).to_json()
 
 
+class RedactSpansIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(None, max_length=1000)
+    pattern: str | None = Field(None, max_length=1000)
+    secret_type: str | None = Field(None, max_length=40)
+    tree: str | None = Field(None, max_length=1000)
+    dry_run: bool = True
+    reason: str | None = Field(None, max_length=1000)
+
+
+#: seconds a pattern sent over HTTP may spend on everything it reads
+HTTP_PATTERN_SECONDS = 1.0
+
+
+@router.post("/redact")
+def redact_spans(body: RedactSpansIn, me: Door = Depends(door)) -> dict[str, Any]:
+    """Erase a text (`text`), a regular expression's matches (`pattern`) or a kind of
+    secret (`secret_type`) in every place of your trees it was copied (or `tree`),
+    each span replaced by a marker; the nodes keep their ids. A dry run unless
+    `dry_run` is false: what it would change, per tree."""
+    return me.forget.redact_spans(text=body.text, pattern=body.pattern,
+                                  secret_type=body.secret_type, tree=body.tree,
+                                  dry_run=body.dry_run, reason=body.reason,
+                                  seconds=HTTP_PATTERN_SECONDS).to_json()
+
+
+@router.get("/stale")
+def stale(tree: str | None = None, me: Door = Depends(door)) -> list[dict[str, str]]:
+    """Derived values (compaction summaries) made from what was forgotten since."""
+    return me.forget.stale(tree=tree)
+
+
 @router.get("/forgotten")
 def forgotten(tree: str | None = None, limit: int = Query(100, ge=1, le=MAX_LOG),
               me: Door = Depends(door)) -> list[dict[str, Any]]:

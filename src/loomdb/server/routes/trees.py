@@ -36,7 +36,8 @@ def list_trees(archived: bool = False, me: Door = Depends(door)) -> dict[str, An
 def new_tree(body: NewTree, me: Door = Depends(door)) -> dict[str, str]:
     """A new tree with its first message (and a session at it when `session` is given)."""
     tree, node = me.trees.new(body.text, system=body.system, session=body.session,
-                              mode=body.mode, title=body.title)
+                              mode=body.mode, title=body.title, template=body.template,
+                              system_piece=body.system_piece)
     return {"tree": tree.id, "node": node.id}
 
 

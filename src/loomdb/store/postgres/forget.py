@@ -20,7 +20,7 @@ from ..rows import bytes_to_hex, hex_to_bytes
 #: the core tables a forget deletes from or rewrites (areas add their own)
 TABLES = ("nodes", "contents", "generations", "node_sources", "node_selections", "edges",
           "edge_sources", "node_meta", "node_tags", "trees", "drafts", "refs",
-          "ref_selections")
+          "ref_selections", "stale", "scrubs", "node_scrubs")
 
 
 class PostgresForget(ForgetStore):
@@ -72,9 +72,33 @@ class PostgresForget(ForgetStore):
                       " (SELECT 1 FROM nodes n WHERE n.content_id = c.id"
                       f" AND n.flags & {REDACTED_COPY} = 0)", (cids,))
 
+    find = "strpos"
+
     def redact_content(self, content_id: str) -> None:
-        self._run("UPDATE contents SET body = ? WHERE id = ?",
-                  (TOMBSTONE, hex_to_bytes(content_id)))
+        self.set_body(content_id, TOMBSTONE)
+
+    def set_body(self, content_id: str, body: str) -> None:
+        self._run("UPDATE contents SET body = ? WHERE id = ?", (body, hex_to_bytes(content_id)))
+
+    def span_contents(self, trees: Sequence[str] | None, needles: Sequence[str] | None
+                      ) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+        cond, args = self._holding(("c.body",), needles)
+        if trees is None:
+            rows = self._run(f"SELECT c.id, c.body FROM contents c WHERE 1 = 1{cond}", args)
+        else:
+            rows = self._run(
+                "SELECT DISTINCT c.id, c.body FROM nodes n JOIN contents c ON c.id = n.content_id"
+                f" WHERE n.tree_id = ANY(?::text[]) AND n.flags & {REDACTED_COPY} = 0{cond}",
+                [list(trees), *args])
+        out: dict[str, tuple[str, list[tuple[str, str]]]] = {
+            bytes_to_hex(r[0]): (r[1], []) for r in rows}
+        if out:
+            for nid, tid, cid in self._run(
+                    "SELECT id, tree_id, content_id FROM nodes WHERE content_id = ANY(?::bytea[])"
+                    f" AND flags & {REDACTED_COPY} = 0",
+                    ([hex_to_bytes(c) for c in out],)):
+                out[bytes_to_hex(cid)][1].append((nid, tid))
+        return out
 
     def scrub(self, tables: Sequence[str] = (),
               needles: Sequence[bytes] = ()) -> dict[str, Any]:

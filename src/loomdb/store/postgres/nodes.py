@@ -22,6 +22,7 @@ from ..nodes import (
     SHAPE_HEAD,
     TOMBSTONE,
     ChainRow,
+    ClimbRow,
     NodeStore,
     PathRow,
     ShapeRow,
@@ -35,7 +36,10 @@ _PAGE = 2000
 #: a node's content (`c`: its `contents` row, joined by `_CONTENT`); a copy its owner
 #: redacted (flag REDACTED_COPY) reads as the tombstone, whatever the row holds
 _OWN = f"n.flags & {REDACTED_COPY} = 0"
-_BODY_OF = f"CASE WHEN {_OWN} THEN c.body ELSE '{TOMBSTONE}' END"
+#: (or as its own scrubbed copy: a user's span redaction, `node_scrubs`)
+_COPY = ("coalesce((SELECT s.body FROM node_scrubs s WHERE s.tree_id = n.tree_id"
+         f" AND s.node_id = n.id), '{TOMBSTONE}')")
+_BODY_OF = f"CASE WHEN {_OWN} THEN c.body ELSE {_COPY} END"
 _CONTENT = "LEFT JOIN contents c ON c.id = n.content_id"
 #: the nodes `_CONTENT` finds a body for (a node whose content row is missing is left out)
 _HELD = f"(c.id IS NOT NULL OR NOT {_OWN})"
@@ -50,7 +54,7 @@ _WALK_COLS = (
     "total_tokens"
 )
 _BODY = (f"CASE WHEN {_OWN} THEN (SELECT c.body FROM contents c WHERE c.id = n.content_id)"
-         f" ELSE '{TOMBSTONE}' END").replace("{", "{{").replace("}", "}}")  # for .format
+         f" ELSE {_COPY} END").replace("{", "{{").replace("}", "}}")  # for .format
 # The created-from chain, head first, in one statement: each step is one probe of the
 # primary key (id, tree_id) for the parent and one of contents' for its body. Bodies
 # are fetched inside the recursion so the plan stays index-driven however the
@@ -67,6 +71,19 @@ _WALK = (
     f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}}{{bound}})"
     f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
     f" FROM w WHERE body IS NOT NULL"
+)
+# Two ends and their ancestors, a few steps up (a merge's common ancestor): each step
+# probes the primary key (id, tree_id) for the parent; the step is a LATERAL subquery
+# with LIMIT 1 so the planner cannot turn it into a hash join over the whole table.
+_CLIMB = (
+    "WITH RECURSIVE up(start, id, parent_id, slot_id, depth, step) AS ("
+    " SELECT id, id, parent_id, slot_id, depth, 0 FROM nodes WHERE tree_id = %s"
+    " AND id IN (%s, %s)"
+    " UNION ALL SELECT u.start, p.id, p.parent_id, p.slot_id, p.depth, u.step + 1"
+    " FROM up u CROSS JOIN LATERAL (SELECT n.id, n.parent_id, n.slot_id, n.depth"
+    " FROM nodes n WHERE n.id = u.parent_id AND n.tree_id = %s LIMIT 1) p WHERE u.step < %s)"
+    " SELECT u.start, u.id, u.slot_id, u.depth, EXISTS (SELECT 1 FROM node_sources s"
+    " WHERE s.node_id = u.id AND s.source_id = %s AND s.role = 'context') FROM up u"
 )
 _PUT_CONTENT = "INSERT INTO contents VALUES (%s, %s) ON CONFLICT DO NOTHING"
 _CHILDREN = (
@@ -89,7 +106,7 @@ _CHILDREN_PINNED = (
 )
 #: the hot reads by name, for `explain` (tests and tools check their plans)
 HOT_QUERIES = {"walk": _WALK.format(pin="", rpin="", bound=""), "children": _CHILDREN, "leaves": _LEAVES,
-               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED,
+               "walk_pinned": _WALK_PINNED, "children_pinned": _CHILDREN_PINNED, "climb": _CLIMB,
                "ref_log_pinned": REF_LOG.replace("?", "%s")
                + " WHERE tree_id = %s AND ref_name = %s ORDER BY seq"}
 
@@ -173,6 +190,11 @@ class PostgresNodes(NodeStore):
             (prefix, prefix + "\uffff", limit),
         )
         return [r[0] for r in rows]
+
+    def climb(self, tree: str, ends: Sequence[str], steps: int, source: str) -> list[ClimbRow]:
+        a, b = ends
+        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in self.c.fetch_all(
+            _CLIMB, (tree, a, b, tree, steps, source))]
 
     def _tree_of(self, node_id: str) -> str | None:
         row = self.c.fetch_one("SELECT tree_id FROM nodes WHERE id = %s", (node_id,))

@@ -113,8 +113,44 @@ class SQLiteForget(ForgetStore):
                           f" ({','.join('?' * len(part))})", [first, *part])
 
     def redact_content(self, content_id: str) -> None:
+        self.set_body(content_id, TOMBSTONE)
+
+    def set_body(self, content_id: str, body: str) -> None:
         self._run("UPDATE nodes SET body = ? WHERE content_id = ? AND body IS NOT NULL",
-                  (TOMBSTONE, hex_to_bytes(content_id)))
+                  (body, hex_to_bytes(content_id)))
+
+    def span_contents(self, trees: Sequence[str] | None, needles: Sequence[str] | None
+                      ) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+        # the holders of the bodies (one scan, or the trees' nodes), then their readers
+        cond, args = self._holding(("h.body",), needles)
+        if trees is None:
+            holders = self._run("SELECT h.key, h.content_id, h.body, h.id, h.tree_id FROM nodes h"
+                                f" WHERE h.body IS NOT NULL{cond}", args)
+        else:
+            holders = []
+            seen: set[int] = set()
+            for tcond, targs in self._in("n.tree_id", trees):
+                for row in self._run(
+                        "SELECT h.key, h.content_id, h.body, h.id, h.tree_id FROM nodes n"
+                        " JOIN nodes h ON h.key = coalesce(n.body_key, n.key) WHERE"
+                        f" {tcond} AND h.body IS NOT NULL{cond}", [*targs, *args]):
+                    if row[0] not in seen:
+                        seen.add(row[0])
+                        holders.append(row)
+        out: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+        by_key: dict[int, str] = {}
+        for key, cid, body, nid, tid in holders:
+            hexed = bytes_to_hex(cid)
+            by_key[key] = hexed
+            out[hexed] = (body, [(nid, tid)])
+        keys = sorted(by_key)
+        for i in range(0, len(keys), 500):
+            part = keys[i:i + 500]
+            for nid, tid, bkey in self._run(
+                    "SELECT id, tree_id, body_key FROM nodes WHERE body_key IN"
+                    f" ({','.join('?' * len(part))})", part):
+                out[by_key[bkey]][1].append((nid, tid))
+        return out
 
     def scrub(self, tables: Sequence[str] = (),
               needles: Sequence[bytes] = ()) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from ..nodes import (
     SHAPE_HEAD,
     TOMBSTONE,
     ChainRow,
+    ClimbRow,
     NodeStore,
     PathRow,
     ShapeRow,
@@ -41,8 +42,10 @@ from .connections import Connections, chunks, marks
 POS_BITS = 20
 POS_MASK = (1 << POS_BITS) - 1
 #: a node's content: inline, or in the node it points at; a node holding neither is a
-#: copy its owner redacted (`forget.redact_copies`) and reads as the tombstone
-BODY = f"coalesce(n.body, b.body, CASE WHEN n.body_key IS NULL THEN '{TOMBSTONE}' END)"
+#: copy its owner redacted (`forget.redact_copies`) and reads as the tombstone, or as
+#: its own scrubbed copy (a user's span redaction: `node_scrubs`)
+BODY = ("coalesce(n.body, b.body, CASE WHEN n.body_key IS NULL THEN coalesce((SELECT s.body"
+        f" FROM node_scrubs s WHERE s.node_id = n.id), '{TOMBSTONE}') END)")
 NODE_COLS = (
     "n.id, n.tree_id, n.parent_id, n.slot_id, n.edited_from, n.depth, n.role, n.kind, "
     f"n.author, n.source, n.content_id, {BODY}, n.options, n.cache, "
@@ -238,6 +241,18 @@ class SQLiteNodes(NodeStore):
             (prefix, prefix + "\uffff", limit),
         )
         return [r[0] for r in rows]
+
+    def climb(self, tree: str, ends: Sequence[str], steps: int, source: str) -> list[ClimbRow]:
+        a, b = ends
+        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in self.c.db.execute(
+            "WITH RECURSIVE up(start, id, parent_id, slot_id, depth, step) AS ("
+            " SELECT id, id, parent_id, slot_id, depth, 0 FROM nodes WHERE id IN (?, ?)"
+            " AND tree_id = ?"
+            " UNION ALL SELECT u.start, n.id, n.parent_id, n.slot_id, n.depth, u.step + 1"
+            " FROM up u JOIN nodes n ON n.id = u.parent_id WHERE u.step < ?)"
+            " SELECT u.start, u.id, u.slot_id, u.depth, EXISTS (SELECT 1 FROM node_sources s"
+            " WHERE s.node_id = u.id AND s.source_id = ? AND s.role = 'context') FROM up u",
+            (a, b, tree, steps, source))]
 
     def walk(self, node_id: str, min_depth: int = 0) -> list[PathRow]:
         # climb segment by segment (the first node of each names its parent's key), then

@@ -1,0 +1,33 @@
+-- Prompt pieces: named texts (system prompts, rubrics, documents) and templates, each a
+-- line of versions over the shared content layer. A version names its content by
+-- content id; the body lives in the core (when a node holds the same content) or in
+-- piece_contents, once per content whatever the number of pieces, versions and threads.
+CREATE TABLE piece_pieces (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL CHECK (kind IN ('piece', 'template')),
+  owner TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX piece_pieces_owner ON piece_pieces (owner);
+CREATE TABLE piece_versions (
+  piece_id TEXT NOT NULL,
+  number INTEGER NOT NULL,
+  content_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (piece_id, number)
+);
+CREATE INDEX piece_versions_content ON piece_versions (content_id);
+CREATE TABLE piece_contents (
+  id TEXT PRIMARY KEY,
+  body TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+-- which nodes name a piece (a block, or a system piece in their options): `used-by`
+CREATE TABLE piece_uses (
+  piece_id TEXT NOT NULL,
+  node_id TEXT NOT NULL,
+  tree_id TEXT NOT NULL,
+  PRIMARY KEY (piece_id, node_id)
+);
+CREATE INDEX piece_uses_tree ON piece_uses (tree_id);
