@@ -47,6 +47,17 @@ class TestImportCommand:
         raw = json.loads(sample("claude_export_first10.json").read_text())
         assert sorted(counts.values()) == sorted(len(c["chat_messages"]) for c in raw)
 
+    def test_the_text_summary_says_what_was_read_and_quiet_draws_no_bar(
+        self, store_url: str
+    ) -> None:
+        path = sample("claude_export_first10.json")
+        code, out, err = run_cli(store_url, "import", str(path), "--quiet")
+        assert code == 0 and err == ""
+        read = next(line for line in out.splitlines() if line.startswith("read "))
+        size = path.stat().st_size
+        assert f"read {size / 1e3:.1f} kB in " in read and "(10 conversation(s), " in read
+        assert "messages/s)" in read
+
     def test_importing_twice_adds_nothing(self, store_url: str) -> None:
         path = str(sample("chatgpt_export_librechat_chatgpt-tree.json"))
         _, first = run_json(store_url, "import", path)

@@ -103,6 +103,39 @@ def test_an_empty_file_and_a_loomdb_store_open(tmp_path: Path) -> None:
         assert [t.nodes for t in loom.trees()] == [1]
 
 
+def test_a_store_is_known_by_its_header_and_an_older_one_gets_the_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loomdb.store.sqlite import connections
+
+    file = tmp_path / "loom.db"
+    with loomdb.open(f"sqlite:///{file}") as loom:
+        loom.new_tree("hi", session="s")
+    with sqlite3.connect(file) as db:  # as a store made before the mark was written
+        assert db.execute("PRAGMA application_id").fetchone()[0] == connections.APPLICATION_ID
+        db.execute("PRAGMA application_id = 0")
+    db.close()
+    probes: list[str] = []
+    real = sqlite3.connect
+
+    def connect(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        if kwargs.get("uri"):
+            probes.append(database)
+        return real(database, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(connections.sqlite3, "connect", connect)
+    for _ in range(2):
+        with loomdb.open(f"sqlite:///{file}") as loom:
+            assert [t.nodes for t in loom.trees()] == [1]
+    assert len(probes) == 1  # its tables read once; the mark then says what it is
+    foreign = tmp_path / "app.db"
+    with real(foreign) as db:  # another program's file: still read, and refused
+        db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    db.close()
+    with pytest.raises(StoreUnavailable):
+        loomdb.open(f"sqlite:///{foreign}")
+
+
 def test_every_edge_maps_it_the_same_way() -> None:
     shown = failure(StoreUnavailable("x.db", "why", "fix"))
     assert (shown.type, shown.exit_code, shown.status) == ("StoreUnavailable", 2, 503)

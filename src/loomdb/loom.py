@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from . import content as C
 from .blobs import BlobStore
@@ -37,8 +37,10 @@ from .storage_ops import Storage
 from .store import areas
 from .store.areas import Area, Unit
 from .store.base import ID, Backend
-from .verify import Report, verify
 from .write_ops import _FULL_ID, ContentLike, WriteOps
+
+if TYPE_CHECKING:
+    from .verify import Report
 
 __all__ = ["ContentLike", "Loom"]
 
@@ -314,4 +316,6 @@ class Loom(WriteOps, RefOps, OverlayOps):
     def verify(self, tree: str | None = None) -> Report:
         """Check the hash chain and what it claims (raw responses, blob bytes) of one
         tree (default: every tree, archived ones too); see `loomdb.verify.verify`."""
+        from .verify import verify  # (a check, not on any write's path)
+
         return verify(self, self._find_tree(tree, stats=False).id if tree else None)

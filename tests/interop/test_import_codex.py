@@ -27,6 +27,17 @@ _ASSISTANT_SIDE = {"reasoning", "function_call", "custom_tool_call", "local_shel
                    "web_search_call"}
 
 
+@pytest.fixture(autouse=True, params=["whole", "in-parts"])
+def parts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every import here twice: each rollout held whole, and given in parts of one
+    message or so (as a session too long to hold is): the store must come out the same."""
+    if request.param == "in-parts":
+        from loomdb.interop import importer
+
+        monkeypatch.setattr(importer, "PART_CHARS", 1)
+    return str(request.param)
+
+
 def expected(lines: list[dict[str, Any]]) -> Counts:
     """What the rollout holds: a node per user/system message, per run of the
     assistant's items, per run of tool outputs; compactions; function calls."""

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from claude_code_lines import SessionWriter, call, text
 
+from loomdb.interop.watch import HEAD
+
 
 def _nodes(loom, session: str) -> int:
     return sum(len(loom.tree_nodes(t.id)) for t in loom.trees()
@@ -205,3 +207,101 @@ def test_a_codex_sessions_folder_is_followed_too(loom, tmp_path: Path) -> None:
     [again] = loom.watcher(tmp_path / "sessions").step()
     assert again.error is None and again.report.nodes == 0
     assert len(loom.tree_nodes(tree.id)) == total
+
+
+class _Opens:
+    """Every file opened through Python under a folder, with the bytes read from it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = str(folder)
+        self.opened: list[str] = []
+        self.read = 0
+
+    def install(self, monkeypatch) -> None:
+        import builtins
+        import io
+
+        real = builtins.open
+
+        def counting(file, mode="r", *args, **kwargs):
+            fh = real(file, mode, *args, **kwargs)
+            if isinstance(file, (str, os.PathLike)) and os.fspath(file).startswith(self.folder):
+                self.opened.append(os.path.basename(os.fspath(file)))
+                return _Counted(fh, self)
+            return fh
+
+        monkeypatch.setattr(builtins, "open", counting)
+        monkeypatch.setattr(io, "open", counting)
+
+
+class _Counted:
+    def __init__(self, fh, opens: _Opens) -> None:
+        self._fh, self._opens = fh, opens
+
+    def read(self, *args):
+        data = self._fh.read(*args)
+        self._opens.read += len(data)
+        return data
+
+    def readline(self, *args):
+        data = self._fh.readline(*args)
+        self._opens.read += len(data)
+        return data
+
+    def __iter__(self):
+        return iter(self.readline, self._fh.read(0))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._fh.close()
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+
+def test_a_pass_opens_only_the_files_that_changed_and_reads_past_the_last_read(
+    loom, tmp_path: Path, monkeypatch
+) -> None:
+    folder = tmp_path / "projects" / "-work-app"
+    writers = [SessionWriter(folder / f"s{i}.jsonl", f"s{i}") for i in range(40)]
+    heads = [w.user(None, f"hello {i} " + "word " * 1200) for i, w in enumerate(writers)]
+    assert all(w.path.stat().st_size > HEAD for w in writers)
+    watcher = loom.watcher(tmp_path / "projects")
+    assert len(watcher.step()) == 40
+    opens = _Opens(tmp_path)
+    opens.install(monkeypatch)
+    assert watcher.step() == [] and opens.opened == []  # nothing changed: nothing opened
+
+    grown = folder / "s7.jsonl"
+    writers[7].reply(heads[7], "m1", text("hi"))
+    opens.opened = []
+    [done] = watcher.step()
+    assert done.path == grown and done.report.nodes == 1
+    assert set(opens.opened) == {"s7.jsonl"}
+
+    os.utime(folder / "s3.jsonl", ns=(1, 1))  # touched, nothing added
+    half = '{"parentUuid": null, "ty'
+    with open(folder / "s5.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(half)  # no whole line yet: nothing imported
+    opens.opened, opens.read = [], 0
+    assert watcher.step() == []
+    assert sorted(opens.opened) == ["s3.jsonl", "s5.jsonl"]
+    # each: its first bytes (was it rewritten?), then only what follows the last read
+    assert opens.read == 2 * HEAD + len(half)
+
+
+def test_a_rewritten_file_is_read_whole_again(loom, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    w = SessionWriter(folder / "s1.jsonl", "s1")
+    u = w.user(None, "one")
+    w.reply(u, "m1", text("two"))
+    watcher = loom.watcher(folder)
+    [first] = watcher.step()
+    assert first.report.nodes == 2
+    other = SessionWriter(folder / "s1.jsonl.new", "s2")
+    other.user(None, "another conversation, written over the first")
+    os.replace(folder / "s1.jsonl.new", folder / "s1.jsonl")  # smaller, another head
+    [again] = watcher.step()
+    assert again.error is None and again.report.nodes == 1 and len(again.report.trees) == 1

@@ -1,7 +1,7 @@
 """`loomdb import`, `loomdb export` and `loomdb watch`: other tools' exports and agent
 sessions in, trees out.
 
-    loomdb import FILE|FOLDER [--format auto|FORMAT|loomdb] [--stop-on-error] [--json]
+    loomdb import FILE|FOLDER [--format auto|FORMAT|loomdb] [--stop-on-error] [--quiet] [--json]
     loomdb export TREE|--all [--format json|jsonl|markdown|openai-jsonl|chatgpt|claude-code|
                   codex|pi] [--paths leaves|sessions] [--cwd DIR] [-o FILE] [--json]
     loomdb watch DIR [--format auto|claude-code|codex|pi] [--interval S] [--json]
@@ -12,7 +12,9 @@ The format names (and what each reads) come from `loomdb.interop.formats.REGISTR
 "errors", "warnings"}`) and exits 0 when every conversation landed or was skipped (an
 empty one, an exact copy: `warnings` says why), 1 when some were reported in
 `errors` (the others landed), 2 when the file could not be read at all (nothing
-written). A progress bar runs on stderr when it is a terminal; stdout stays clean.
+written). A progress bar (bytes read and their rate, messages written and theirs) runs
+on stderr when it is a terminal, unless --quiet or --json; stdout stays clean. The
+summary ends with what was read: bytes, seconds, messages per second.
 `export` streams to stdout, or to FILE (written beside it, then renamed into place);
 with `--json` it prints one object `{"format", "trees", "output", "bytes"}`, plus
 `"text"`, the export itself, when there is no FILE.
@@ -44,14 +46,15 @@ _WATCH_FORMATS = watch_usage() + " (default: each file's lines say)"
 @click.option("--format", default="auto", help=_IMPORT_FORMATS)
 @click.option("--stop-on-error", is_flag=True,
               help="Stop at the first bad conversation (earlier ones stay).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar on a terminal.")
 @JSON
 @click.pass_context
-def import_(ctx: click.Context, file: Path, format: str, stop_on_error: bool,
+def import_(ctx: click.Context, file: Path, format: str, stop_on_error: bool, quiet: bool,
             as_json: bool) -> None:
     """Import every conversation of an export file: one tree each, the active branch a
     session; importing the same file again adds nothing."""
     lm = loom(ctx)
-    with _progress(str(file)) as progress:
+    with _progress(str(file), shown=not (quiet or as_json)) as progress:
         report = lm.import_file(file, format, stop_on_error=stop_on_error, progress=progress)
     emit(as_json, report.to_json(), report.text())
     if report.errors:
@@ -59,9 +62,10 @@ def import_(ctx: click.Context, file: Path, format: str, stop_on_error: bool,
 
 
 class _Bar:
-    """A Rich progress bar over the bytes the parser has read (stderr, terminals only)."""
+    """A Rich progress bar over the bytes the parser has read, with the messages written
+    and their rate (stderr, terminals only; off with --quiet or --json)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, shown: bool) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -69,17 +73,20 @@ class _Bar:
             Progress,
             TextColumn,
             TimeElapsedColumn,
+            TransferSpeedColumn,
         )
 
         console = Console(stderr=True)
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-            TextColumn("{task.fields[done]} conversations, {task.fields[nodes]} nodes"),
+            TransferSpeedColumn(),
+            TextColumn("{task.fields[done]} conversations, {task.fields[nodes]} messages "
+                       "({task.fields[rate]} messages/s)"),
             TimeElapsedColumn(), console=console, transient=True,
-            disable=not console.is_terminal,
+            disable=not (shown and console.is_terminal),
         )
         self.task = self.progress.add_task(f"importing {Path(name).name}", total=None,
-                                           done=0, nodes=0)
+                                           done=0, nodes=0, rate=0)
 
     def __enter__(self) -> Any:
         self.progress.start()
@@ -89,12 +96,13 @@ class _Bar:
         self.progress.stop()
 
     def update(self, report: Any, read: int, total: int) -> None:
+        rate = report.nodes / report.seconds if report.seconds > 0 else 0
         self.progress.update(self.task, completed=read, total=total or None,
-                             done=report.conversations, nodes=report.nodes)
+                             done=report.conversations, nodes=report.nodes, rate=f"{rate:,.0f}")
 
 
-def _progress(name: str) -> _Bar:
-    return _Bar(name)
+def _progress(name: str, shown: bool = True) -> _Bar:
+    return _Bar(name, shown)
 
 
 @app.command()

@@ -223,11 +223,18 @@ def projects(path: Path) -> list[Path]:
 
 
 def _agents(folder: Path) -> dict[str, Path]:
+    """The subagent files directly in `folder` by agent id (its session files, which
+    may be many, are passed over by name)."""
     out: dict[str, Path] = {}
-    for p in _listing(folder):
-        m = _AGENT.match(p.name)
-        if m:
-            out[m.group(1)] = p
+    if not folder.is_dir() or folder.is_symlink():
+        return out
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            m = _AGENT.match(entry.name) if entry.name.startswith("agent-") else None
+            if m and entry.is_file(follow_symlinks=False):
+                out[m.group(1)] = Path(entry.path)
+                if len(out) > MAX_FILES:
+                    raise InvalidInput(str(folder), f"holds more than {MAX_FILES} session files")
     return out
 
 

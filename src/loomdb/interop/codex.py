@@ -63,6 +63,7 @@ from .model import (
 )
 from .roundtrip import node_id
 from .stream import Input, as_input
+from .titles import first_sentence
 from .values import read_values
 
 FORMAT = "codex"
@@ -79,22 +80,46 @@ MAX_FILES = 100_000
 Blocks = list[dict[str, Any]]
 
 
-def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversation | ParseError]:
+def parse(
+    source: str | os.PathLike[str] | Input, *, part_chars: int | None = None,
+) -> Iterator[ImportedConversation | ParseError]:
+    """Every rollout of a file or folder, one conversation each. `part_chars`: a
+    rollout whose messages hold more text than this comes in parts
+    (`ImportedConversation.more`), each given as soon as it is read, so a long session
+    is never held whole (the import writes the parts in one transaction)."""
     inp = as_input(source)
     #: child thread id -> its spawn, noted while its parent was read (parents come first)
     spawned: dict[str, dict[str, Any]] = {}
     for path in parents_first(list(session_files(inp.path, "rollout-*.jsonl")), inp.limits):
-        one = Input(path, limits=inp.limits)
+        one = inp if path == inp.path else Input(path, limits=inp.limits)  # (its reads counted)
         label = str(path.relative_to(inp.path)) if inp.path.is_dir() else inp.name
-        rollout = _Rollout(label)
-        item = guarded(label, rollout.run, read_values(one))  # folded as it is read
-        if isinstance(item, ImportedConversation):
+        rollout = _Rollout(label, part_chars, spawned)
+        if part_chars is None:
+            item = guarded(label, rollout.run, read_values(one))  # folded as it is read
+            rollout.spawn(item)
+            yield item
+        else:
+            yield from _guarded_parts(label, rollout, read_values(one))
+        if rollout.done is not None:
             for child, spawn in rollout.calls.children.items():
-                spawned[child] = {"conversation": item.source_id, **spawn}
-            parent = parent_thread(rollout.meta)
-            if parent is not None:
-                item.spawn = spawned.get(item.source_id) or {"conversation": parent}
-        yield item
+                spawned[child] = {"conversation": rollout.done, **spawn}
+
+
+def _guarded_parts(
+    label: str, rollout: _Rollout, values: Iterable[tuple[int, Any]]
+) -> Iterator[ImportedConversation | ParseError]:
+    """The parts of one rollout; a problem met on the way ends it as its ParseError
+    (the parts before it are then written by no one: the import rolls them back)."""
+    try:
+        for part in rollout.parts(values):
+            rollout.spawn(part)
+            yield part
+    except InvalidInput as exc:
+        rollout.done = None
+        yield ParseError(label, str(exc))
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        rollout.done = None
+        yield ParseError(label, f"unexpected structure ({type(exc).__name__}: {exc})")
 
 
 def session_files(root: Path, pattern: str) -> Iterator[Path]:
@@ -134,8 +159,15 @@ def looks_like(value: Any) -> bool:
 class _Rollout:
     """One rollout file, value by value, into one chain of messages."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, part_chars: int | None = None,
+                 spawned: dict[str, dict[str, Any]] | None = None) -> None:
         self.label = label
+        self.part_chars = part_chars
+        self.held = 0  # characters of text the messages not yet given out hold
+        self.spawned = spawned if spawned is not None else {}
+        #: the source id of the conversation once read whole (its children follow)
+        self.done: str | None = None
+        self.titled = False  # the first part holds the title (see `_titled`)
         self.meta: dict[str, Any] = {}
         self.messages: list[ImportedMessage] = []
         self.attachments = AttachmentSet()
@@ -150,6 +182,13 @@ class _Rollout:
     def run(self, values: Iterable[tuple[int, Any]]) -> ImportedConversation:
         """The rollout's values, each folded as it is read and then dropped (memory
         follows the messages, not the file)."""
+        *_, whole = self.parts(values)
+        return whole
+
+    def parts(self, values: Iterable[tuple[int, Any]]) -> Iterator[ImportedConversation]:
+        """The conversation, in parts when `part_chars` is set and its messages hold
+        more text than that (every closed message given out; the open one kept), else
+        whole: the last item given is the end."""
         first: list[Any] = []  # the first three values: the id of a rollout without one
         for index, (line, value) in enumerate(values):
             where = f"line {line}"
@@ -160,20 +199,58 @@ class _Rollout:
             if index < 3 and not self.meta.get("id"):
                 first.append(value)
             self._value(index, value, where)
+            if (self.part_chars is not None and self.held > self.part_chars and index >= 3
+                    and len(self.messages) > 1 and self._titled()
+                    and not any(m.same_as for m in self.messages)):
+                yield self._conversation(first, self.messages[:-1], more=True)
+        whole = self._conversation(first, self.messages)
+        self.done = whole.source_id
+        yield whole
+
+    def _titled(self) -> bool:
+        """May the first part go (the tree's title, the first sentence a person wrote,
+        comes from it)? Yes once a closed message holds that sentence, or once the
+        messages held are four parts' worth, and 1 MB at least (the title then comes
+        from the first message)."""
+        if not self.titled:
+            assert self.part_chars is not None
+            self.titled = (first_sentence(self.messages[:-1]) is not None
+                           or self.held > max(4 * self.part_chars, 1 << 20))
+        return self.titled
+
+    def _conversation(self, first: list[Any], messages: list[ImportedMessage], *,
+                      more: bool = False) -> ImportedConversation:
+        """The messages read so far as a conversation (`more`: a part; those messages
+        are then let go, and the text held counts from the open one)."""
         meta = self.meta
         source_id = as_str(meta.get("id")) or content_hash(first[:3])
         metadata: dict[str, Any] = {k: meta[k] for k in ("cwd", "originator", "cli_version", "source",
                                          "model_provider", "git") if k in meta}
         if self.left_out:
             metadata["left_out"] = dict(self.left_out)
-        current = self.messages[-1].source_id if self.messages else None
-        return ImportedConversation(
+        current = messages[-1].source_id if messages else None
+        conv = ImportedConversation(
             source_format=FORMAT, source_id=source_id, title=None,
             created_at=to_datetime(meta.get("timestamp"), "session_meta.timestamp"),
-            mode="dialogue", messages=self.messages, current_source_id=current,
+            mode="dialogue", messages=messages, current_source_id=current,
             attachments=self.attachments.to_list(), system=as_str(meta.get("instructions")),
-            metadata=metadata, warnings=self.warnings,
+            metadata=metadata, warnings=[] if more else self.warnings, more=more,
         )
+        if more:
+            kept = len(messages)
+            self.messages = self.messages[kept:]
+            if self.group is not None:
+                self.group = (self.group[0], self.group[1] - kept)
+            self.attachments = AttachmentSet()
+            self.held = sum(_weight(m.content) for m in self.messages)
+        return conv
+
+    def spawn(self, item: ImportedConversation | ParseError) -> None:
+        """A child thread's conversation names the call that spawned it."""
+        if isinstance(item, ImportedConversation):
+            parent = parent_thread(self.meta)
+            if parent is not None:
+                item.spawn = self.spawned.get(item.source_id) or {"conversation": parent}
 
     def _value(self, index: int, value: dict[str, Any], where: str) -> None:
         if "payload" in value and isinstance(value.get("type"), str):
@@ -286,16 +363,19 @@ class _Rollout:
     def _add_to(self, kind: str, index: int, blocks: Blocks, where: str) -> None:
         """Blocks into the open node of `kind` (an assistant turn, its tool outputs), or
         a new node when the open one is of another kind."""
+        self.held += _weight(blocks)
         if self.group is not None and self.group[0] == kind:
             message = self.messages[self.group[1]]
             message.content = check_blocks(
                 [b for b in message.content if b.get("text") != ""] + blocks, where)
             return
+        self.held -= _weight(blocks)  # (counted by `_new`)
         self._new(index, kind, blocks, where, {})
         self.group = (kind, len(self.messages) - 1)
 
     def _new(self, index: int, role: str, blocks: Blocks, where: str, meta: dict[str, Any],
              kind: str = "message") -> None:
+        self.held += _weight(blocks)
         parent = self.messages[-1].source_id if self.messages else None
         model = self.options.get("model") if role == "assistant" else None
         message = ImportedMessage(
@@ -313,6 +393,20 @@ class _Rollout:
                 message.model = self.options["model"] or None
         self.messages.append(message)
         self.group = None
+
+
+def _weight(value: Any, depth: int = 0) -> int:
+    """About how much text a value holds: the lengths of its strings, three levels
+    down (a tool result's text blocks), without copying any."""
+    if isinstance(value, str):
+        return len(value)
+    if depth > 3:
+        return 0
+    if isinstance(value, dict):
+        return sum(_weight(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return sum(_weight(v, depth + 1) for v in value)
+    return 0
 
 
 def _output(raw: Any) -> str:

@@ -19,6 +19,7 @@ default, None for an upload, which reads no file of the server).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,11 +29,12 @@ from typing import IO, TYPE_CHECKING, Any
 from ..errors import InvalidInput, LoomError
 from ..limits import DEFAULT, Limits
 from ..storage_ops import storage
-from . import budget, claude_code, links, native
+from . import budget, claude_code, codex, links, native
 from .detect import FORMATS, _document, detect
 from .files import BESIDE, Beside
 from .formats import usage
 from .model import EmptyConversation, ImportedConversation, ParseError
+from .parts import Parts
 from .report import ImportReport, Outcome
 from .spawns import Written
 from .stream import Input
@@ -186,14 +188,17 @@ def import_file(
     `sees(tree id)`: the trees whose nodes a line may name as the node it was exported
     from or copied from (a user's import sees their own; None: every tree)."""
     report = ImportReport()
+    started = time.perf_counter()
     try:
         with budget.within(seconds):
             _import(loom, path, format, report, stop_on_error=stop_on_error, progress=progress,
                     on_spawn=on_spawn, complete_only=complete_only, files=files,
-                    in_unit=in_unit, sees=sees)
+                    in_unit=in_unit, started=started, sees=sees)
     except budget.OverBudget as exc:
         exc.report = report
         raise
+    finally:
+        report.seconds = time.perf_counter() - started
     return report
 
 
@@ -201,7 +206,7 @@ def _import(
     loom: Loom, path: str | os.PathLike[str], format: str, report: ImportReport, *,
     stop_on_error: bool, progress: Progress | None,
     on_spawn: Callable[[dict[str, Any]], None] | None, complete_only: bool,
-    files: str | os.PathLike[str] | Beside | None, in_unit: InUnit | None,
+    files: str | os.PathLike[str] | Beside | None, in_unit: InUnit | None, started: float,
     sees: Callable[[str], bool] | None = None,
 ) -> None:
     folder = files if files is None or isinstance(files, Beside) else Path(files)
@@ -209,18 +214,31 @@ def _import(
     report.format = fmt
     total = _size_of(inp)
     run = links.Run()  # what a native import brought so far (its links may end there)
+    seen: dict[str, tuple[str, str]] = {}
+    written: Written = {}
+
+    def write_conv(conv: ImportedConversation) -> Outcome:
+        if conv.more:  # the first of its parts: the others follow in `units`
+            return _write_parts(loom, conv, units, seen, written, sees)
+        return write_conversation(loom, conv, seen, written, sees)
+
+    write: Callable[[Any], Outcome]
     if fmt == NATIVE:
         units: Iterator[tuple[str, Any]] = guarded_units(native.read_units(inp), inp.name)
-        write: Callable[[Any], Outcome] = lambda doc: _native_tree(loom, doc, run)  # noqa: E731
+        write = lambda doc: _native_tree(loom, doc, run)  # noqa: E731
     else:
         units = guarded_units(_labelled(_parse(loom, fmt, inp, complete_only), inp.name),
                               inp.name)
-        seen: dict[str, tuple[str, str]] = {}
-        written: Written = {}
-        write = lambda conv: write_conversation(loom, conv, seen, written, sees)  # noqa: E731
+        write = write_conv
+    abandoned: str | None = None  # a conversation in parts that failed: its later parts
     try:
         for where, item in units:
             budget.check()  # also when a parser made the refusal one conversation's error
+            if abandoned is not None and isinstance(item, ImportedConversation) \
+                    and item.source_id == abandoned:
+                abandoned = abandoned if item.more else None
+                continue
+            abandoned = None
             if isinstance(item, EmptyConversation):
                 report.skip(item.where, item.reason)
             elif isinstance(item, ParseError):
@@ -237,14 +255,21 @@ def _import(
                         budget.check()  # a unit that ran past the budget rolls back
                 except budget.OverBudget:
                     raise
+                except _Broken as exc:  # its parts rolled back
+                    report.error(exc.where, exc.reason)
+                    landed = False
                 except Exception as exc:  # noqa: BLE001 - reported, the unit rolled back
                     report.error(where, _reason(exc))
                     landed = False
+                    if isinstance(item, ImportedConversation) and item.more:
+                        abandoned = item.source_id
                 else:
                     report.add(outcome, where)
                     landed = True
                 run.settle(landed)
+            report.bytes = inp.counter.read
             if progress is not None:
+                report.seconds = time.perf_counter() - started
                 progress(report, inp.counter.read, total)
             if stop_on_error and report.errors:
                 break
@@ -254,6 +279,8 @@ def _import(
         if report.conversations == 0:
             raise
         report.error(exc.where, exc.why)
+    # (a parser that opens its files itself, a Claude Code session's, read them all)
+    report.bytes = inp.counter.read or total
     _late_links(loom, run, report)
     if report.nodes >= SETTLE_AFTER:
         storage(loom).settle()
@@ -261,12 +288,50 @@ def _import(
 
 
 
+class _Broken(Exception):
+    """A conversation given in parts whose reading broke off: its error, where it broke."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(reason)
+        self.where, self.reason = where, reason
+
+
+def _write_parts(
+    loom: Loom, first: ImportedConversation, units: Iterator[tuple[str, Any]],
+    seen: dict[str, tuple[str, str]], written: Written, sees: Callable[[str], bool] | None,
+) -> Outcome:
+    """A conversation given in parts, every part written in the caller's transaction:
+    the parts after `first` are taken from `units` as they are read."""
+    parts = Parts(loom, first, seen, written, sees)
+    outcome = parts.add(first)
+    while outcome is None:
+        budget.check()
+        try:
+            where, item = next(units)
+        except StopIteration:
+            raise _Broken(first.source_id, "the file ended inside this conversation") from None
+        if isinstance(item, ParseError):
+            raise _Broken(item.where, item.reason)
+        if not isinstance(item, ImportedConversation) or item.source_id != first.source_id:
+            raise _Broken(where, "a conversation began before the last one ended")
+        outcome = parts.add(item)
+    return outcome
+
+
+#: what an agent session may hold of its messages before it is written in parts
+#: (characters of text kept): a session longer than this is not held whole
+PART_CHARS = 16 * 1024 * 1024
+
+
 def _parse(
     loom: Loom, fmt: str, inp: Input, complete_only: bool
 ) -> Iterator[ImportedConversation | ParseError]:
-    """The parser of `fmt`; agent session formats also take the store's limits."""
+    """The parser of `fmt`; agent session formats also take the store's limits; a
+    Codex rollout comes in parts of at most `PART_CHARS`."""
     if fmt == claude_code.FORMAT:
         return claude_code.parse(inp, limits=loom.limits, complete_only=complete_only)
+    if fmt == codex.FORMAT:
+        return codex.parse(inp, part_chars=PART_CHARS)
     return FORMATS[fmt](inp)
 
 
@@ -316,11 +381,15 @@ def guarded_units(units: Iterator[tuple[str, Any]], name: str) -> Iterator[tuple
 def _labelled(
     items: Iterable[ImportedConversation | ParseError], name: str
 ) -> Iterator[tuple[str, ImportedConversation | ParseError]]:
-    for index, item in enumerate(items):
+    index = 0
+    for item in items:
         if isinstance(item, ParseError):
             yield item.where, item
         else:
             yield f"{name}[{index}] (id {item.source_id})", item
+            if item.more:
+                continue  # its next part is the same conversation
+        index += 1
 
 
 def _reason(exc: Exception) -> str:

@@ -101,6 +101,11 @@ class ImportedConversation:
     #: a subagent's run: {"conversation", "message", "task", "summary"} (source ids of the
     #: parent conversation, the message that spawned it and the one carrying its result)
     spawn: dict[str, Any] | None = None
+    #: a part of a conversation too big to hold whole: the next item is its next part
+    #: (the same source id, the messages that follow); the last part (`more` False)
+    #: carries what only the end tells (metadata, warnings, the current message). The
+    #: import writes every part in one transaction (see `importer`).
+    more: bool = False
     #: the conversations (source ids, same format) this one was forked from, whose
     #: messages it holds again under the same source ids (Claude Code's
     #: `--fork-session` copies the session's lines): see `roundtrip`

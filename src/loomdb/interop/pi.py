@@ -72,7 +72,8 @@ def parse(source: str | os.PathLike[str] | Input) -> Iterator[ImportedConversati
     inp = as_input(source)
     for path in session_files(inp.path, "*.jsonl"):
         label = str(path.relative_to(inp.path)) if inp.path.is_dir() else inp.name
-        values = read_values(Input(path, limits=inp.limits))  # folded as they are read
+        one = inp if path == inp.path else Input(path, limits=inp.limits)  # (its reads counted)
+        values = read_values(one)  # folded as they are read
         try:
             first = next(values, None)
         except InvalidInput as exc:

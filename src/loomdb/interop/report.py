@@ -38,6 +38,9 @@ class ImportReport:
     conversations: int = 0
     grown: int = 0
     empty: int = 0
+    #: what was read, and how long the import took so far (wall clock)
+    bytes: int = 0
+    seconds: float = 0.0
 
     def add(self, outcome: Outcome, where: str = "") -> None:
         """Count what one conversation added (its warnings named by `where`)."""
@@ -91,6 +94,10 @@ class ImportReport:
             + (f"; skipped {present} message(s) already in the store" if present else "")
             + (f"; skipped {self.empty} conversation(s) with no messages" if self.empty else ""),
         ]
+        if self.bytes or self.seconds:
+            rate = f", {self.nodes / self.seconds:,.0f} messages/s" if self.seconds > 0 else ""
+            lines.append(f"read {_size(self.bytes)} in {self.seconds:.1f} s "
+                         f"({self.conversations} conversation(s){rate})")
         if self.warnings:
             lines.append(f"{len(self.warnings)} warning(s):")
             lines += [f"  {w['where']}: {w['reason']}" for w in self.warnings]
@@ -105,3 +112,11 @@ def _shown(text: str) -> str:
     an export's own ids may hold a lone surrogate, which no UTF-8 answer can carry)."""
     line = " ".join(str(text).split())
     return line.encode("utf-8", "replace").decode("utf-8")
+
+
+def _size(count: int) -> str:
+    """Bytes as a person reads them (1.2 MB)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"

@@ -3,8 +3,12 @@
     watcher = Watcher(loom, folder); watcher.step()  # one pass: import what changed
 
 A pass lists the session files under the folder (a Claude Code projects folder, one
-project's folder, or another agent's sessions folder), and imports each file whose size
-or modification time changed since the last pass. Importing is the ordinary import, so
+project's folder, or another agent's sessions folder) with one `lstat` each, and opens
+only the files whose size or modification time changed since the last pass. Of such a
+file it reads what was added since the last read stopped (its offset is kept): when
+that holds no whole line yet, or nothing was added (only touched), nothing is imported;
+a file that shrank, or whose first bytes changed (rewritten), is read whole again. A
+file with new whole lines is imported. Importing is the ordinary import, so
 it is idempotent: a file that grew adds only its new lines and its session moves to the
 newest one; a last line still missing its newline is left for the next pass; a watch
 started again imports every file once, which adds nothing that is already stored, and
@@ -74,18 +78,23 @@ class Watcher:
         if not self.folder.is_dir():
             raise InvalidInput(str(folder), "is not a folder")
         self.on_spawn = on_spawn
-        self.seen: dict[Path, tuple[int, int]] = {}
+        #: what the last pass saw of each file: (size, modification time) -> its state
+        self.seen: dict[str, _Followed] = {}
         self.started: set[Path] = set()  # files seen holding a whole line
 
     def step(self) -> list[Imported]:
         """One pass: import every session whose files changed; what each import did."""
         owners: dict[Path, None] = {}
-        for path, stamp in self._files():
-            known = self.seen.get(path)
-            if known == stamp:
+        for name, stamp in self._files():
+            known = self.seen.get(name)
+            if known is not None and known.stamp == stamp:
                 continue
-            self.seen[path] = stamp
-            if path not in self.started and _has_a_line(path):
+            path = Path(name)
+            followed = known or _Followed()
+            self.seen[name] = followed
+            if not followed.moved(path, stamp) and known is not None:
+                continue  # touched, or still no whole line after the last one
+            if path not in self.started and followed.offset:
                 self.started.add(path)
                 if _in_project(path):
                     # a new session opening with summaries: its project imported whole,
@@ -108,19 +117,27 @@ class Watcher:
             return Imported(path, None, str(exc))
         return Imported(path, report)
 
-    def _files(self) -> Iterator[tuple[Path, tuple[int, int]]]:
+    def _files(self) -> Iterator[tuple[str, tuple[int, int]]]:
+        """(path, (size, modification time)) of every session file, in name order: one
+        directory listing per folder and one lstat per file, nothing opened."""
         count = 0
-        base = len(self.folder.parts)
-        for top, dirs, files in os.walk(self.folder, followlinks=False):
-            if len(Path(top).parts) - base >= MAX_DEPTH:
-                dirs[:] = []
-            dirs.sort()
-            for name in sorted(files):
-                if not name.endswith(".jsonl"):
+        stack = [(str(self.folder), 0)]
+        while stack:
+            top, depth = stack.pop()
+            try:
+                with os.scandir(top) as listing:
+                    entries = sorted(listing, key=lambda e: e.name, reverse=True)
+            except OSError:
+                continue
+            for entry in entries:  # (reversed: the stack gives them back in order)
+                if entry.is_dir(follow_symlinks=False):
+                    if depth + 1 < MAX_DEPTH:
+                        stack.append((entry.path, depth + 1))
+            for entry in reversed(entries):
+                if not entry.name.endswith(".jsonl"):
                     continue
-                path = Path(top) / name
                 try:
-                    st = path.lstat()
+                    st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
                 if not _is_regular(st.st_mode):
@@ -128,7 +145,47 @@ class Watcher:
                 count += 1
                 if count > MAX_FILES:
                     raise InvalidInput(str(self.folder), f"holds more than {MAX_FILES} session files")
-                yield path, (st.st_size, st.st_mtime_ns)
+                yield entry.path, (st.st_size, st.st_mtime_ns)
+
+
+#: how many first bytes of a file tell that it was rewritten rather than grown
+HEAD = 4096
+
+
+class _Followed:
+    """What was read of one followed file: up to where (`offset`: the end of its last
+    whole line), its first bytes then, and the (size, time) the last pass saw."""
+
+    __slots__ = ("head", "offset", "stamp")
+
+    def __init__(self) -> None:
+        self.stamp: tuple[int, int] = (-1, -1)
+        self.offset = 0
+        self.head = b""
+
+    def moved(self, path: Path, stamp: tuple[int, int]) -> bool:
+        """Note `stamp`; does the file hold whole lines that were not read yet? Reads
+        the bytes after `offset` (and the first ones, to tell a rewrite), or the whole
+        file again when it shrank or its first bytes changed."""
+        self.stamp = stamp
+        try:
+            with open(path, "rb") as fh:
+                if self.offset and (stamp[0] < self.offset
+                                    or fh.read(len(self.head)) != self.head):
+                    self.offset, self.head = 0, b""  # rewritten: read whole again
+                fh.seek(self.offset)
+                end = self.offset
+                while chunk := fh.read(1 << 20):
+                    cut = chunk.rfind(b"\n")
+                    if cut >= 0:
+                        end = fh.tell() - len(chunk) + cut + 1
+                if len(self.head) < HEAD and end > len(self.head):
+                    fh.seek(0)
+                    self.head = fh.read(min(HEAD, end))
+        except OSError:
+            return True  # gone or unreadable: the import says what it finds
+        grown, self.offset = end > self.offset, end
+        return grown
 
 
 def _in_project(path: Path) -> bool:

@@ -53,9 +53,10 @@ from ulid import ULID
 from .. import content as C
 from .. import refs as R
 from ..errors import InvalidInput
-from ..model import Node, Ref, Tree, iso
+from ..model import Node, Tree, iso
 from ..storage_ops import storage
-from .heads import ref_part, write_heads
+from .fingerprint import fingerprint
+from .heads import ref_part, write_session
 from .model import (
     ATTACHMENT_PREFIX,
     Attachment,
@@ -97,26 +98,6 @@ def _conversation_time(conv: ImportedConversation) -> datetime | None:
     return conv.created_at or (conv.messages[0].created_at if conv.messages else None)
 
 
-def fingerprint(conv: ImportedConversation) -> str:
-    """A digest of everything a parsed conversation holds: equal for exact copies.
-
-    Kept per conversation id while a file is read (not the conversation itself), so
-    spotting a repeated conversation costs a hash each; fields are hashed in place,
-    without copying the conversation."""
-    digest = hashlib.sha256()
-
-    def feed(value: Any) -> None:
-        body = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-        digest.update(body.encode("utf-8", "surrogatepass") + b"\n")
-
-    feed({k: v for k, v in vars(conv).items() if k not in ("messages", "attachments")})
-    for m in conv.messages:
-        feed(vars(m))
-    for att in conv.attachments:  # bytes hashed as such, not through JSON
-        feed([att.key, att.mime_type, att.name, C.digest(att.data) if att.data is not None else None])
-    return digest.hexdigest()
-
-
 def write_conversation(
     loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None = None,
     written: Written | None = None, sees: Callable[[str], bool] | None = None,
@@ -137,10 +118,18 @@ def write_conversation(
     if conv.spawn is not None:
         writer.spawned = with_session(loom, spawned_lineage(conv, written or {}))
     try:
-        outcome = writer.run()
+        writer.run()
     except BaseException:
         writer.forget()  # rolled back: a later copy is no copy of anything stored
         raise
+    return finished(loom, writer, conv, written)
+
+
+def finished(loom: Loom, writer: _ConversationWriter, conv: ImportedConversation,
+             written: Written | None) -> Outcome:
+    """The Outcome of a conversation written: its nodes noted in `written` (for the
+    subagents read later), its warnings, its spawn record."""
+    outcome = writer.outcome
     if written is not None:
         for source, node in writer.nodes.items():
             written[(conv.source_id, source)] = (node.tree, node.id)
@@ -161,7 +150,7 @@ class _ConversationWriter:
     first message means a different conversation: it becomes its own tree."""
 
     def __init__(
-        self, loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None
+        self, loom: Loom, conv: ImportedConversation, seen: dict[str, tuple[str, str]] | None,
     ) -> None:
         self.loom = loom
         self.conv = conv
@@ -173,7 +162,11 @@ class _ConversationWriter:
         self.attachments: dict[str, Attachment] = {a.key: a for a in conv.attachments}
         self.stored: dict[str, str | None] = {}
         self.outcome = Outcome(self.tree_id)
-        self.times = self._times()
+        #: every message's (time in its id, created_at) and parent, of all parts so far
+        self.times: dict[str, tuple[datetime | None, str]] = {}
+        self.parents: dict[str, str | None] = {}
+        self._known: dict[str, datetime | None] = {}
+        self._note(conv)
         self.by_source = {m.source_id: m for m in conv.messages}
         self.root_source = next(m.source_id for m in conv.messages if m.parent_source_id is None)
         self.prepared: dict[str, tuple[list[dict[str, Any]], str]] = {}
@@ -181,14 +174,32 @@ class _ConversationWriter:
         self.registered = False
         self.nodes: dict[str, Node] = {}
         self.spawned: dict[str, Any] | None = None
+        self.skip: set[str] = set()
+        self.tree: Tree | None = None
+        self.started = False
+        self.gone = False  # the tree was deleted here: every part is skipped
         self.sees: Callable[[str], bool] | None = None
 
     # -- the whole conversation ------------------------------------------------------
     def run(self) -> Outcome:
-        conv = self.conv
         if self._repeated():
             return self.outcome
-        tree = self._find_tree()
+        self._write_messages(self.conv)
+        if not self.gone:
+            self._finish()
+        return self.outcome
+
+    def _finish(self) -> None:
+        self._say_changed()
+        write_session(self, self.nodes)
+        self._say_count(len(self.nodes))
+
+    def _write_messages(self, conv: ImportedConversation) -> None:
+        """The messages of `conv` (the whole conversation, or one part of it)."""
+        if not self.started:
+            self.started = True
+            self.tree = self._find_tree()
+        tree = self.tree
         ids = {m.source_id: self._node_id(m.source_id) for m in conv.messages}
         # a fork's own messages may be stored already, in the tree its original grew
         looked = tree is not None or bool(conv.forked_from)
@@ -198,9 +209,10 @@ class _ConversationWriter:
         for node in existing.values():
             if node.tree != self.tree_id:
                 raise InvalidInput(f"node {node.id}", "exists in another tree")
-        skip = self._forgotten(ids)
+        skip = self._forgotten(ids, conv)
         if skip is None:
-            return self.outcome
+            self.gone = True
+            return
         nodes = self.nodes
         for m in conv.messages:
             if m.source_id in skip or m.source_id in nodes:
@@ -219,13 +231,9 @@ class _ConversationWriter:
             nodes[m.source_id] = node
             self.outcome.nodes += 1
             if tree is None and m.source_id == self.root_source:
-                tree = self._insert_tree(m, node)
+                tree = self.tree = self._insert_tree(m, node)
                 self.outcome.created = True
             self._overlay(m, node)
-        self._say_changed()
-        self._session(nodes)
-        self._say_count(len(nodes))
-        return self.outcome
 
     def _say_count(self, landed: int) -> None:
         """A conversation whose messages in the store differ in number from what the
@@ -236,25 +244,28 @@ class _ConversationWriter:
                 f"the file holds {held} message(s) in this conversation; {landed} are in the "
                 f"store after this import")
 
-    def _forgotten(self, ids: dict[str, str]) -> set[str] | None:
+    def _forgotten(self, ids: dict[str, str], conv: ImportedConversation) -> set[str] | None:
         """Source ids of messages deleted here before (`loomdb delete`), with the
-        messages below them: skipped, so an import never brings them back. None when
-        the whole tree was deleted (then nothing is imported)."""
+        messages below them: skipped, so an import never brings them back (the earlier
+        parts' too, for a conversation given in parts). None when the whole tree was
+        deleted (then nothing is imported)."""
         gone = storage(self.loom).forgetting().forgotten([*ids.values(), self.tree_id])
-        if not gone:
-            return set()
+        skip = self.skip
+        if not gone and not skip:
+            return skip
         if self.tree_id in gone:
-            self.outcome.skipped = len(self.conv.messages)
+            self.outcome.skipped += len(conv.messages)
             self.outcome.warnings.append("this conversation was deleted from this store; "
                                          "skipped (see `loomdb forgotten`)")
             return None
-        skip: set[str] = set()
-        for m in self.conv.messages:  # parents come first
+        before = len(skip)
+        for m in conv.messages:  # parents come first
             if (ids[m.source_id] in gone or m.parent_source_id in skip
                     or m.edited_from_source_id in skip):
                 skip.add(m.source_id)
-        self.outcome.warnings.append(f"{len(skip)} message(s) deleted from this store "
-                                     "before were skipped (see `loomdb forgotten`)")
+        if len(skip) > before:
+            self.outcome.warnings.append(f"{len(skip) - before} message(s) deleted from this "
+                                         "store before were skipped (see `loomdb forgotten`)")
         return skip
 
     def _repeated(self) -> bool:
@@ -370,17 +381,18 @@ class _ConversationWriter:
             f"the same ids (in content, or in the messages before them); imported beside them "
             f"(as versions or a new branch)")
 
-    def _times(self) -> dict[str, tuple[datetime | None, str]]:
-        """message -> (source time used in its id, created_at to store).
+    def _note(self, conv: ImportedConversation) -> None:
+        """The messages' parents, and their times (into `times`): message -> (source
+        time used in its id, created_at to store).
 
         A message without a time takes its parent's, else the conversation's; when the
         source has no times at all, messages get the import time, a microsecond apart in
         file order (their ids then hold time 0, so they stay stable)."""
-        conv = self.conv
-        known: dict[str, datetime | None] = {}
-        out: dict[str, tuple[datetime | None, str]] = {}
+        known, out = self._known, self.times
         base = datetime.now(UTC)
-        for i, m in enumerate(conv.messages):
+        start = len(out)
+        for i, m in enumerate(conv.messages, start=start):
+            self.parents[m.source_id] = m.parent_source_id
             when = m.created_at
             if when is None and m.parent_source_id is not None:
                 when = known.get(m.parent_source_id)
@@ -388,7 +400,6 @@ class _ConversationWriter:
                 when = conv.created_at
             known[m.source_id] = when
             out[m.source_id] = (when, iso(when if when else base + timedelta(microseconds=i)))
-        return out
 
     def _links(self, m: ImportedMessage, nodes: dict[str, Node]) -> tuple[Node | None, Node | None]:
         """(parent node, node this one is a version of) for a message."""
@@ -397,7 +408,7 @@ class _ConversationWriter:
             return None, nodes[self.root_source]
         edited = m.edited_from_source_id
         if (edited and edited in nodes
-                and self.by_source[edited].parent_source_id == m.parent_source_id):
+                and self.parents.get(edited) == m.parent_source_id):
             return parent, nodes[edited]
         return parent, None
 
@@ -449,6 +460,18 @@ class _ConversationWriter:
         title = conv.title.strip() if conv.title and conv.title.strip() else None
         C.check_text(title, "title")
         C.check_text(conv.system, "system")
+        tree = Tree(
+            id=self.tree_id, mode=conv.mode,
+            title=title or first_sentence(conv.messages) or C.title_from(node.content),
+            created_at=iso(conv.created_at) if conv.created_at else node.created_at,
+            updated_at=node.created_at, system=conv.system or None, options={},
+            root=node.id, lineage=self._lineage(),
+        )
+        storage(self.loom).write_tree(tree)
+        return tree
+
+    def _lineage(self) -> dict[str, Any]:
+        conv = self.conv
         lineage: dict[str, Any] = {"format": self.fmt, "conversation": conv.source_id}
         if conv.current_source_id:
             lineage["current"] = conv.current_source_id
@@ -457,15 +480,7 @@ class _ConversationWriter:
         tree_lineage: dict[str, Any] = {"imported": lineage}
         if self.spawned is not None:
             tree_lineage["spawned"] = self.spawned
-        tree = Tree(
-            id=self.tree_id, mode=conv.mode,
-            title=title or first_sentence(conv.messages) or C.title_from(node.content),
-            created_at=iso(conv.created_at) if conv.created_at else node.created_at,
-            updated_at=node.created_at, system=conv.system or None, options={},
-            root=node.id, lineage=tree_lineage,
-        )
-        storage(self.loom).write_tree(tree)
-        return tree
+        return tree_lineage
 
     def _overlay(self, m: ImportedMessage, node: Node) -> None:
         tags = [_tag(t) for t in m.tags if isinstance(t, str) and t.strip()]
@@ -553,57 +568,6 @@ class _ConversationWriter:
             if ref.node == node_id and ref.tree == self.tree_id:
                 return None
         raise InvalidInput(f"ref {wanted!r}", "no free name left")
-
-    def _session(self, nodes: dict[str, Node]) -> None:
-        """The active branch as a session: created with the tree, moved to the source's
-        new current message when the import added messages (see `_follows_source`)."""
-        from .tree import newest_leaf
-
-        if self.conv.heads:
-            write_heads(self, nodes)
-            return
-        current = self.conv.current_source_id
-        if current is None or current not in nodes:
-            current = newest_leaf(self.conv.messages)
-        if current is None or current not in nodes or not self.outcome.nodes:
-            return
-        head = nodes[current].id
-        mine = [r for r in self.loom.refs("session", self.tree_id) if isinstance(r.origin, dict)
-                and (r.origin.get("imported") or {}).get("conversation") == self.conv.source_id]
-        origin = {"imported": {"format": self.fmt, "conversation": self.conv.source_id,
-                               "current": current}}
-        if not mine:
-            name = self.free_name(self.base_name(), head)
-            if name is not None:
-                self.loom.create_ref(name, "session", self.tree_id, head, {}, origin)
-            return
-        ref = mine[0]
-        if ref.node == head or not self.follows_source(ref):
-            return
-        grew = ref.node in self._active_path(nodes, current)
-        storage(self.loom).move_ref(ref, head, "import: the source's active branch "
-                                    + ("grew" if grew else "changed"))
-
-    def follows_source(self, ref: Ref) -> bool:
-        """Is the session still where an import put it (nobody moved, continued or
-        selected in it since)? Then it follows the source to its new active message (a
-        regenerated answer, an edit); a session someone used stays where they left it."""
-        log = self.loom.ref_log(ref.name)
-        if not log or log[-1].new != ref.node:
-            return False
-        last = log[-1]
-        return last.old is None or last.reason.startswith("import:")
-
-    def _active_path(self, nodes: dict[str, Node], current: str) -> set[str]:
-        """Node ids from the root to the active leaf (a session there fast-forwards)."""
-        parents = {m.source_id: m.parent_source_id for m in self.conv.messages}
-        path: set[str] = set()
-        source: str | None = current
-        while source is not None and nodes[source].id not in path:
-            path.add(nodes[source].id)
-            source = parents.get(source)
-        return path
-
 
 # ---------------------------------------------------------------- small helpers
 

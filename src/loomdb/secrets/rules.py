@@ -29,11 +29,12 @@ from dataclasses import dataclass
 class Rule:
     """One kind of secret: `needles` (literals one of which every match contains: a
     text holding none is not searched; `fold`: looked for in the lower-cased text),
-    `pattern`, and the `group` of the pattern that is the secret."""
+    `regex` (`pattern` compiled, on the first text that holds a needle: most runs
+    never need most rules), and the `group` of the pattern that is the secret."""
 
     kind: str
     needles: tuple[str, ...]
-    pattern: re.Pattern[str]
+    regex: str
     group: int = 0
     fold: bool = False
     #: a last test of the secret group (entropy): a match it refuses is no finding
@@ -41,11 +42,15 @@ class Rule:
     #: for a rule without needles, a cheap test a text must pass before the pattern runs
     gate: Callable[[str], bool] | None = None
 
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.regex)  # (compiled once: `re` keeps what it compiled)
+
 
 def _r(kind: str, needles: str, pattern: str, group: int = 0, fold: bool = False,
        check: Callable[[str], bool] | None = None,
        gate: Callable[[str], bool] | None = None) -> Rule:
-    return Rule(kind, tuple(needles.split()), re.compile(pattern), group, fold, check, gate)
+    return Rule(kind, tuple(needles.split()), pattern, group, fold, check, gate)
 
 
 #: the kind entropy alone finds: no name says what it is, so its default is `warn`

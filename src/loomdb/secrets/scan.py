@@ -24,11 +24,37 @@ ACTIONS = ("redact", "refuse", "warn", "off")
 #: rules whose secret group is a free-form value: a placeholder there is no secret
 _CHECK_PLACEHOLDER = {"password-in-url", "password-assignment", "authorization-header"}
 _KIND = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+#: texts this long are remembered once scanned (a shorter one costs less to scan again
+#: than to look up), up to `_KEPT` characters in all
+_LONG = 4096
+_KEPT = 2 * 1024 * 1024
 
 
 def marker(kind: str) -> str:
     """What a redacted span becomes."""
     return f"[redacted:{kind}]"
+
+
+class _Recent:
+    """The spans of the last long texts scanned, by the rules that scanned them: a
+    write scans a value once to key it and again to store it, through scanners of the
+    same policy. At most `_KEPT` characters of text are held."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], tuple[tuple[int, int, str], ...]] = {}
+        self.chars = 0
+
+    def get(self, rules: str, text: str) -> tuple[tuple[int, int, str], ...] | None:
+        return self.found.get((rules, text))
+
+    def put(self, rules: str, text: str, spans: tuple[tuple[int, int, str], ...]) -> None:
+        if self.chars + len(text) > _KEPT:
+            self.found, self.chars = {}, 0
+        self.found[(rules, text)] = spans
+        self.chars += len(text)
+
+
+_RECENT = _Recent()
 
 
 class SecretRefused(InvalidInput):
@@ -150,7 +176,7 @@ class Scanner:
 
     def __init__(self, policy: Policy | None = None) -> None:
         self.policy = policy or Policy()
-        extra = tuple(Rule(r["kind"], (), re.compile(r["pattern"])) for r in self.policy.rules)
+        extra = tuple(Rule(r["kind"], (), r["pattern"]) for r in self.policy.rules)
         self.rules = tuple(r for r in (*RULES, *extra) if self.policy.looks_for(r.kind))
         self._operator = {r.kind for r in extra}
         # every rule's literals in one flat list each (cased, folded): a plain text
@@ -158,6 +184,10 @@ class Scanner:
         self._cased = [(n, i) for i, r in enumerate(self.rules) if not r.fold for n in r.needles]
         self._folded = [(n, i) for i, r in enumerate(self.rules) if r.fold for n in r.needles]
         self._always = [i for i, r in enumerate(self.rules) if not r.needles]
+        #: what the rules are, as one text: scanners of the same rules share what
+        #: they found (see `_Recent`)
+        self._signature = "\x00".join(f"{r.kind}\x01{r.regex}\x01{r.group}\x01{r.fold}"
+                                      for r in self.rules)
 
     @property
     def active(self) -> bool:
@@ -177,6 +207,15 @@ class Scanner:
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every secret in `text`, in order, not overlapping
         (the first rule to claim a character keeps it)."""
+        if len(text) < _LONG:
+            return self._spans(text)
+        known = _RECENT.get(self._signature, text)
+        if known is None:
+            known = tuple(self._spans(text))
+            _RECENT.put(self._signature, text, known)
+        return list(known)
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
         found: list[tuple[int, int, str]] = []
         for rule in self._candidates(text):
             for m in rule.pattern.finditer(text):

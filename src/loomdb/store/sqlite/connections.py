@@ -34,6 +34,9 @@ SYNCHRONOUS = ("normal", "full")
 #: ~40 MB between checkpoints, for append speed; this truncates it back)
 WAL_LIMIT = 4 * 1024 * 1024
 _BUSY = ("database is locked", "database table is locked", "database is busy")
+#: the `application_id` in a store file's header ("loom"): a file that carries it is
+#: known for a loomdb store from its first 100 bytes, without reading its schema
+APPLICATION_ID = 0x6C6F6F6D
 
 
 def chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -47,6 +50,22 @@ def marks(n: int) -> str:
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
     return str(exc).startswith(_BUSY)
+
+
+def _mark(db: sqlite3.Connection) -> None:
+    """Write loomdb's `APPLICATION_ID` into a store's header (a new store, or one made
+    before it was written), so later opens know the file by it; a store this process
+    may not write keeps being known by its tables."""
+    if db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID:
+        return
+    timeout = db.execute("PRAGMA busy_timeout").fetchone()[0]
+    try:
+        db.execute("PRAGMA busy_timeout = 0")  # never wait for it: the next open marks it
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
 
 
 class _Thread(ThreadState):
@@ -81,8 +100,10 @@ class Connections(SqlRunner):
         #: what a committed transaction handed out (its thread's `pending`) goes here
         self.on_commit: Callable[[dict[str, Any]], None] = lambda pending: None
         try:
-            self._refuse_foreign()
-            self._connect()  # the first connection sets WAL mode on the file, once
+            marked = self._refuse_foreign()
+            db = self._connect()  # the first connection sets WAL mode on the file, once
+            if not marked:
+                _mark(db)
         except sqlite3.DatabaseError as exc:
             raise self._unavailable(exc) from None
 
@@ -100,12 +121,21 @@ class Connections(SqlRunner):
                                     "give a loomdb store folder or its sqlite:/// file")
         return StoreUnavailable(where, str(exc), "check the file")
 
-    def _refuse_foreign(self) -> None:
+    def _refuse_foreign(self) -> bool:
         """Never touch another program's database (not even its journal mode): a file
         with tables of its own and no migration record is not a loomdb store. Read
-        through a read-only connection before the store's first one."""
-        if not self.path.is_file() or self.path.stat().st_size == 0:
-            return
+        through a read-only connection before the store's first one, unless the file's
+        header carries loomdb's `APPLICATION_ID` (True: then nothing more is read)."""
+        try:
+            with open(self.path, "rb") as fh:
+                header = fh.read(100)
+        except (FileNotFoundError, IsADirectoryError):
+            return False
+        if not header:
+            return False
+        if len(header) == 100 and header.startswith(b"SQLite format 3\x00") and \
+                int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+            return True
         probe = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             names = [r[0] for r in probe.execute(
@@ -117,6 +147,7 @@ class Connections(SqlRunner):
             raise StoreUnavailable(
                 str(self.path), "a SQLite database of another program, not a loomdb store"
                 f" (tables {', '.join(names[:4])})", "give loomdb its own folder or file")
+        return False
 
     @property
     def db(self) -> sqlite3.Connection:
