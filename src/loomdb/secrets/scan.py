@@ -224,7 +224,7 @@ class Scanner:
                     continue
                 if rule.kind in _CHECK_PLACEHOLDER and PLACEHOLDER.match(m.group(rule.group)):
                     continue
-                if rule.check is not None and not rule.check(m.group(rule.group)):
+                if rule.check is not None and not rule.check(text, start, end):
                     continue
                 if any(s < end and start < e for s, e, _ in found):
                     continue
