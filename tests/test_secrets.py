@@ -346,9 +346,16 @@ def test_no_byte_of_a_secret_is_stored_exported_or_in_the_blobs(
     lm.export(out)
     exported = out.getvalue().encode()
     assert b"[redacted:aws-access-key]" in exported
+    backed = b""  # a PostgreSQL store's backup is its pg_dump, read above
+    if not url.startswith("postgres"):
+        backup = folder / f"backup-{len(list(folder.glob('backup-*')))}"
+        lm.backup(str(backup))
+        backed = b"".join(p.read_bytes() for p in backup.rglob("*") if p.is_file())
+        assert b"[redacted:aws-access-key]" in backed, backup
     for needle in _needles():
         assert needle not in stored, needle
         assert needle not in exported, needle
+        assert needle not in backed, needle
 
 
 def test_the_findings_name_every_kind_and_never_the_secret(
