@@ -54,9 +54,10 @@ _BODY = (f"CASE WHEN {_OWN} THEN (SELECT c.body FROM contents c WHERE c.id = n.c
 # The created-from chain, head first, in one statement: each step is one probe of the
 # primary key (id, tree_id) for the parent, as a LATERAL subquery with LIMIT 1 (the
 # start, an id unique in the store, has LIMIT 1 too), so the plan stays index-driven
-# however the planner sizes the table or the chain: a join there let it hash the whole
-# nodes table for every walk, and a chain sized from an unanalyzed table's guesses
-# cost enough to be JIT-compiled. The recursion carries no bodies (it is the narrow,
+# however the planner sizes the table or the chain: on a table not yet analyzed, a join
+# there let it seq-scan the whole nodes table at every step (6.1 s for 5,000 steps),
+# or hash it whole for every walk, and a chain sized from the table's guesses cost
+# enough to be JIT-compiled. The recursion carries no bodies (it is the narrow,
 # per-step part); each row's body is then one probe of contents' primary key. A node
 # whose content row is missing is left out of the result (the chain continues past
 # it), as in the SQLite backend. The recursion yields the chain head first; `walk`
