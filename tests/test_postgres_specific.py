@@ -80,6 +80,25 @@ class TestPlans:
         assert "Recursive Union" in plan and "Seq Scan" not in plan
         assert "Index Scan using nodes_pkey" in plan and "contents_pkey" in plan
 
+    def test_a_long_path_never_analyzed_is_walked_step_by_step(self, pg) -> None:
+        """A chain written in one transaction, before any ANALYZE (a benchmark's or an
+        import's fresh store): the walk still probes the primary key step by step, never
+        scans or hashes the whole nodes table (a scan at every step made 5,000 steps take
+        6 s), and is not costed high enough to be JIT-compiled."""
+        tree, root = pg.new_tree("start")
+        node = root
+        with pg.backend.transaction():
+            for i in range(300):
+                node = pg.write_node(
+                    tree=tree.id, parent=node, blocks=[{"type": "text", "text": f"step {i}"}],
+                    role="user", author=None, source="human", options=None, cache=False,
+                    kind="message", created_at=None)
+        plan = pg.backend.explain("walk", (node.id,), analyze=True)
+        plan = plan.replace("Seq Scan on node_scrubs", "(a node's own copy)")
+        assert "Recursive Union" in plan and "rows=301 loops=1" in plan
+        assert "Hash" not in plan and "Seq Scan" not in plan and "JIT" not in plan
+        assert "Index Scan using nodes_pkey" in plan and "contents_pkey" in plan
+
     def test_a_merge_climbs_from_both_ends_over_the_primary_key(self, big) -> None:
         loom, trees = big
         tree, ids = trees[5]

@@ -51,6 +51,8 @@ numbers count from 1 at the root) with status
 
 
 def _side(row: Row, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    if len(blocks) == 1 and blocks[0].get("type") == "text":  # the common message
+        return {"node": row[ID], "role": row[ROLE], "text": blocks[0]["text"], "tool_calls": []}
     calls = [{"name": b["name"], "input": b["input"]} for b in blocks
              if b.get("type") == "tool_use"]
     return {"node": row[ID], "role": row[ROLE], "text": plain_text(blocks), "tool_calls": calls}

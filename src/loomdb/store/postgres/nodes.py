@@ -56,28 +56,31 @@ _NODE_COLS = (
     "n.total_tokens, n.provenance, n.origin, n.created_at, n.chain_hash"
 )
 _PATH_COLS = f"n.id, n.slot_id, n.depth, n.role, n.kind, {_BODY_OF}, n.options, n.cache, n.flags"
-_WALK_COLS = (
-    "id, tree_id, parent_id, slot_id, depth, role, kind, options, cache, flags, tokens, "
-    "total_tokens"
-)
 _BODY = (f"CASE WHEN {_OWN} THEN (SELECT c.body FROM contents c WHERE c.id = n.content_id)"
          f" ELSE {_COPY} END").replace("{", "{{").replace("}", "}}")  # for .format
 # The created-from chain, head first, in one statement: each step is one probe of the
-# primary key (id, tree_id) for the parent and one of contents' for its body. Bodies
-# are fetched inside the recursion so the plan stays index-driven however the
-# planner sizes the chain; a node whose content row is missing is left out of the
-# result (the chain continues past it), as in the SQLite backend. The recursion yields
-# the chain head first; `walk` checks that order instead of sorting on the server (a
-# sort of 10k bodies spills past work_mem).
+# primary key (id, tree_id) for the parent, as a LATERAL subquery with LIMIT 1 (the
+# start, an id unique in the store, has LIMIT 1 too), so the plan stays index-driven
+# however the planner sizes the table or the chain: on a table not yet analyzed, a join
+# there let it seq-scan the whole nodes table at every step (6.1 s for 5,000 steps),
+# or hash it whole for every walk, and a chain sized from the table's guesses cost
+# enough to be JIT-compiled. The recursion carries no bodies (it is the narrow,
+# per-step part); each row's body is then one probe of contents' primary key. A node
+# whose content row is missing is left out of the result (the chain continues past
+# it), as in the SQLite backend. The recursion yields the chain head first; `walk`
+# checks that order instead of sorting on the server (a sort of 10k bodies spills
+# past work_mem).
+_STEP_COLS = (
+    "id, tree_id, parent_id, slot_id, depth, role, kind, content_id, options, cache, flags")
+_WALK_STEP = f"SELECT {', '.join('n.' + c.strip() for c in _STEP_COLS.split(','))} FROM nodes n"
 _WALK = (
-    f"WITH RECURSIVE w({_WALK_COLS}, body) AS ("
-    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
-    f" FROM nodes n WHERE n.id = %s{{pin}}"
-    f" UNION ALL"
-    f" SELECT {', '.join('n.' + c.strip() for c in _WALK_COLS.split(','))}, {_BODY}"
-    f" FROM w JOIN nodes n ON n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}}{{bound}})"
-    f" SELECT id, slot_id, depth, role, kind, body, options, cache, flags"
-    f" FROM w WHERE body IS NOT NULL"
+    f"WITH RECURSIVE w({_STEP_COLS}) AS ("
+    f" ({_WALK_STEP} WHERE n.id = %s{{pin}} LIMIT 1)"
+    f" UNION ALL SELECT p.* FROM w CROSS JOIN LATERAL ({_WALK_STEP}"
+    f" WHERE n.id = w.parent_id AND n.tree_id = w.tree_id{{rpin}}{{bound}} LIMIT 1) p)"
+    # (OFFSET 0 keeps the body's probe from being run again for the filter)
+    f" SELECT * FROM (SELECT n.id, n.slot_id, n.depth, n.role, n.kind, {_BODY} AS body,"
+    f" n.options, n.cache, n.flags FROM w n OFFSET 0) r WHERE body IS NOT NULL"
 )
 # Two ends and their ancestors, a few steps up (a merge's common ancestor): each step
 # probes the primary key (id, tree_id) for the parent; the step is a LATERAL subquery
