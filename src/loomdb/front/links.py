@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..references import service as R
+from ..search import places
 from ..search import service as S
 from .base import AreaDoor
 from .sight import Seen
@@ -46,12 +47,19 @@ class Search(AreaDoor):
                  kind: str | None = None, limit: int = 20,
                  mode: str = "text") -> list[dict[str, Any]]:
         """Hits among what the caller sees, best first (`{"entity", "kind", "tree"?,
-        "snippet", "score"}`)."""
+        "snippet", "marks", "score"}`, and a message's `role`, `created_at`, `side`,
+        `leaf`)."""
         return self.query(S.Query(text, tree, role, author, tag, kind, limit, mode))
 
     def query(self, q: S.Query) -> list[dict[str, Any]]:
-        """As the call, for a query made whole. A user's tree filter is resolved
-        against their trees first; what they see (their trees, documents and
+        """As the call, for a query made whole; each message hit says where it sits
+        (`loomdb.search.places`: role, date, side branch, the branch's latest message),
+        read for the hits the caller sees only."""
+        return places.describe(self.loom, self._ranked(q))
+
+    def _ranked(self, q: S.Query) -> list[dict[str, Any]]:
+        """The hits the caller sees. A user's tree filter is resolved against their
+        trees first; what they see (their trees, documents and
         collections, `Sight.scope`) goes into the query itself, so only their entries
         are ranked and a page holds `q.limit` of theirs whenever they have that many."""
         if not self.sight.shared:
