@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
 from live import serving
 
 from loomdb import Loom
