@@ -224,3 +224,15 @@ def test_a_message_hit_says_its_role_date_branch_and_latest_message(
     assert hits[root.id]["leaf"] == again.id  # the latest message of the whole tree below it
     docs = cli("search", "walrus", "--kind", "document")["hits"]
     assert all("side" not in h for h in docs)
+
+
+def test_a_hit_in_a_tree_over_the_shape_limit_says_role_and_date_only(
+        loom: Loom, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from loomdb.search import places
+
+    monkeypatch.setattr(places, "MAX_SHAPE", 1)
+    _, root = loom.new_tree("A narwhal census", session="big")
+    loom.append("big", "Counted twelve narwhal.", role="assistant")
+    hit = next(h for h in loom.search("narwhal") if h["entity"] == root.id)
+    assert hit["role"] == "user" and "created_at" in hit
+    assert "side" not in hit and "leaf" not in hit

@@ -8,7 +8,7 @@ whether it is on a side branch, and the branch's latest message below it.
   page opens it (the hit's own id when nothing follows it).
 
 One read of each hit tree's shape (`tree_shape`: ids, parents, slots, no content
-parsed) and one of the hit nodes; the hits given are already limited to what the
+parsed; a tree over `MAX_SHAPE` messages is not read) and one of the hit nodes; the hits given are already limited to what the
 caller sees, so nothing here widens what they learn."""
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ if TYPE_CHECKING:
     from ..loom import Loom
     from ..store.nodes import ShapeRow
 
-__all__ = ["describe", "placed"]
+__all__ = ["MAX_SHAPE", "describe", "placed"]
+
+#: the largest tree whose shape a search reads to place its hits (about 12 ms for
+#: 2,000 messages on SQLite): a hit in a larger tree says its role and date only
+MAX_SHAPE = 20_000
 
 
 def describe(loom: Loom, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -39,6 +43,8 @@ def describe(loom: Loom, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
             by_tree[h["tree"]].append(h)
     store = storage(loom)
     for tree, found in by_tree.items():
+        if loom.tree(tree).nodes > MAX_SHAPE:
+            continue
         places = placed(store.tree_shape(tree), [h["entity"] for h in found])
         for h in found:
             if h["entity"] in places:
