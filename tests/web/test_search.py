@@ -168,7 +168,7 @@ def _pending(answer: int) -> Any:
 
 
 def test_semantic_hits_say_how_much_is_still_embedding(
-        page: Any, served: tuple[Loom, str], name: str) -> None:
+        page: Any, served: tuple[Loom, str], name: str, shot: Any) -> None:
     """A semantic answer with `pending` entries: the page shows the hits at once and the
     embedding count from the status route, followed until nothing waits; with no status
     route it says only how many wait, and no error."""
@@ -189,6 +189,7 @@ def test_semantic_hits_say_how_much_is_still_embedding(
     page.route("**/api/search/status", lambda route: route.fulfill(json=next(answers)))
     page.goto(f"/#/search?q=ferry+{name}&limit=21")
     expect(status).to_contain_text("Embedding 10 of 1,244 entries (1,234 to go)")
+    shot(page, "search-embedding")
     page.clock.run_for(3100)
     expect(status).to_contain_text("Every entry is embedded now")
     page.unroute_all()
