@@ -266,6 +266,38 @@ def test_semantic_without_its_model_shows_the_refusal(
     expect(page.get_by_role("searchbox", name="Search")).to_have_value("ferry")
 
 
+def test_full_text_hits_show_while_a_search_by_meaning_runs(
+        page: Any, served: tuple[Loom, str], name: str, monkeypatch: Any) -> None:
+    """A semantic query that takes its time (a first one may wait on the model): the
+    full-text hits are on the page meanwhile, said to be interim; its own answer (here
+    a refusal) replaces them."""
+    import threading
+
+    from playwright.sync_api import expect
+
+    from loomdb.errors import MissingExtra
+    from loomdb.search import service
+
+    grow(served[0], name)
+    release = threading.Event()
+
+    def slow(*_: Any) -> Any:
+        release.wait(30)  # until the test has seen the interim hits
+        raise MissingExtra("semantic search", "semantic")
+
+    monkeypatch.setattr(service, "_semantic", slow)
+    page.goto(f"/#/search?q=ferry+{name}&mode=semantic")
+    results = page.get_by_role("list", name="Results").get_by_role("listitem")
+    try:
+        expect(results).to_have_count(3)  # the message and two documents, by their words
+        expect(page.get_by_role("status").filter(has_text="while the search by meaning runs")
+               ).to_be_visible()
+    finally:
+        release.set()
+    expect(page.get_by_role("alert")).to_contain_text("semantic")
+    expect(results).to_have_count(0)
+
+
 def test_a_query_without_words_is_refused_in_the_page(page: Any, served: Any) -> None:
     from playwright.sync_api import expect
 
