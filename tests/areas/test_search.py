@@ -39,8 +39,10 @@ def test_messages_documents_and_items_are_found(cli: Cli, corpus: dict[str, str]
     assert {corpus["root"], corpus["answer"]} <= found
     assert any(e.startswith("doc:notes@") for e in found)
     for h in hits:
-        assert set(h) <= {"entity", "kind", "tree", "snippet", "score"}
-        assert "[" in h["snippet"] and isinstance(h["score"], float)
+        assert set(h) <= {"entity", "kind", "tree", "snippet", "marks", "score", "role",
+                          "created_at", "side", "leaf"}
+        assert h["marks"] and all("glacier" in h["snippet"][a:b].lower() for a, b in h["marks"])
+        assert "\x02" not in h["snippet"] and isinstance(h["score"], float)
     assert [h["kind"] for h in cli("search", "glaciology")["hits"]] == ["item"]
     assert cli("search", "glaciology")["hits"][0]["entity"] == corpus["item"]
     assert cli("search", "sourdough")["hits"][0] == {
@@ -189,3 +191,48 @@ def test_text_with_a_nul_character_is_indexed(loom: Loom, cli: Cli) -> None:
     loom.append("s", "alpha\x00omega", role="user")
     cli("doc", "new", "nul", "--text", "gamma\x00delta")
     assert cli("search", "omega")["hits"] and cli("search", "delta")["hits"]
+
+
+def test_marks_are_spans_and_brackets_in_content_stay_text(loom: Loom, cli: Cli) -> None:
+    """A snippet is plain text and its matches are spans: brackets in the content (and
+    the marker characters themselves) are never taken for a mark."""
+    loom.new_tree("def f(x: Dict[str, Any]) -> [list] of \x02quokka\x03 cases", session="b")
+    hit = cli("search", "quokka")["hits"][0]
+    assert "Dict[str, Any]" in hit["snippet"] and "[list]" in hit["snippet"]
+    assert "\x02" not in hit["snippet"] and "\x03" not in hit["snippet"]
+    assert [hit["snippet"][a:b] for a, b in hit["marks"]] == ["quokka"]
+
+
+def test_a_message_hit_says_its_role_date_branch_and_latest_message(
+        loom: Loom, cli: Cli) -> None:
+    """The main line is the root's first continuation, then each one's first; a fork or
+    a later version is a side branch; `leaf` is the latest message below the hit."""
+    tree, root = loom.new_tree("Plan the walrus survey", session="main")
+    first = loom.append("main", "Start at the north beach.", role="assistant")
+    loom.append("main", "Thanks", role="user")
+    loom.fork(first.id, "side")
+    forked = loom.append("side", "What about walrus pups?", role="user")
+    old = loom.append("side", "Count them apart.", role="assistant")
+    newer = loom.append(forked.id, "Or skip them.", role="assistant")
+    again = loom.edit(first.id, "Start at the south walrus beach.")
+    hits = {h["entity"]: h for h in cli("search", "walrus")["hits"]}
+    assert hits[root.id]["role"] == "user" and hits[root.id]["side"] is False
+    assert hits[root.id]["created_at"] == loom.node(root.id).created_at
+    assert hits[forked.id]["side"] is True and hits[forked.id]["leaf"] == newer.id != old.id
+    assert hits[again.id]["side"] is True and hits[again.id]["role"] == "assistant"
+    assert hits[again.id]["leaf"] == again.id
+    assert hits[root.id]["leaf"] == again.id  # the latest message of the whole tree below it
+    docs = cli("search", "walrus", "--kind", "document")["hits"]
+    assert all("side" not in h for h in docs)
+
+
+def test_a_hit_in_a_tree_over_the_shape_limit_says_role_and_date_only(
+        loom: Loom, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from loomdb.search import places
+
+    monkeypatch.setattr(places, "MAX_SHAPE", 1)
+    _, root = loom.new_tree("A narwhal census", session="big")
+    loom.append("big", "Counted twelve narwhal.", role="assistant")
+    hit = next(h for h in loom.search("narwhal") if h["entity"] == root.id)
+    assert hit["role"] == "user" and "created_at" in hit
+    assert "side" not in hit and "leaf" not in hit

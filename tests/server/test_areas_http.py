@@ -285,7 +285,10 @@ def test_search_finds_a_revision_an_item_and_a_message(http: httpx.Client, cli: 
         (tree["node"], "message"), (f"doc:{name}@{rev}", "document"),
         (f"coll:{coll}/{item}", "item")}
     message = next(h for h in hits["hits"] if h["kind"] == "message")
-    assert message["tree"] == tree["tree"] and f"[{word}]" in message["snippet"]
+    assert message["tree"] == tree["tree"] and [
+        message["snippet"][a:b] for a, b in message["marks"]] == [word]
+    assert message["role"] == "user" and message["side"] is False
+    assert message["leaf"] == tree["node"] and message["created_at"].startswith("20")
     only = ok(http.get("/api/search", params={"q": word, "kind": "item"}))["hits"]
     assert [h["entity"] for h in only] == [f"coll:{coll}/{item}"]
     in_tree = ok(http.get("/api/search", params={"q": word, "tree": tree["tree"]}))["hits"]
@@ -320,7 +323,8 @@ def test_a_semantic_search_over_http(http: httpx.Client, cli: Cli, name: str) ->
     assert [h["score"] for h in hits["hits"]] == pytest.approx(
         [h["score"] for h in alone["hits"]], abs=1e-5)
     fused = ok(http.get("/api/search", params={"q": "automobile", "mode": "hybrid"}))["hits"]
-    assert fused[0]["entity"] == made["node"] and "[automobile]" in fused[0]["snippet"]
+    assert fused[0]["entity"] == made["node"] and [
+        fused[0]["snippet"][a:b] for a, b in fused[0]["marks"]] == ["automobile"]
 
 
 def test_gc_runs_on_a_store_without_users(http: httpx.Client, cli: Cli, shared_loom: Loom,

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from live import serving
 
 from loomdb import Loom
+from loomdb.providers.config import ProvidersConfig, builtin_models
+from loomdb.server import create_app
 
 pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.usefixtures("model_time"),
               pytest.mark.slow]
@@ -159,3 +164,74 @@ def test_documents_are_chosen_or_started_from_the_loom(page: Any, served: Any, n
     expect(page).to_have_url(re.compile(f"#/loom/{name}-new$"))
     expect(page.get_by_role("document", name="Document")).to_have_text("Dear diary,")
     assert lm.buffer.text(f"{name}-new") == "Dear diary,"
+
+
+@pytest.fixture(scope="module")
+def two_models(served_store: tuple[str, Loom, str]) -> Iterator[tuple[Loom, str]]:
+    """The module's store served a second time with two model aliases (both the local
+    model): what looming with several models at once needs."""
+    _, lm, _ = served_store
+    local = builtin_models()["local"]
+    config = ProvidersConfig(models={"local": local, "local-b": replace(local, name="local-b")})
+    with serving(create_app(lm, config=config)) as base:
+        yield lm, base
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_several_models_at_once_a_tree_panel_and_keys(
+        new_page: Any, two_models: tuple[Loom, str], name: str, size: tuple[int, int],
+        axe: Any, shot: Any) -> None:
+    """Two models ticked, g asks both in one request (the server runs them in
+    parallel): N continuations each, edged in each model's colour, named in a legend;
+    the tree panel lists the document's messages; → moves the focus among the
+    continuations, Enter picks one, b bookmarks it, ↑ goes a position earlier; a line
+    of the panel switches the document."""
+    from playwright.sync_api import expect
+
+    lm, base = two_models
+    lm.new_tree(OPENING, mode="buffer", session=name, title=f"Story {name}",
+                options={"temperature": 0})
+    page = new_page(base)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"/#/loom/{name}")
+    panel = page.get_by_role("navigation", name="Document tree")
+    expect(panel.get_by_role("listitem")).to_have_count(1)
+    legend = page.get_by_role("list", name="Model colours")
+    expect(legend.get_by_role("checkbox", name="local-b")).to_be_checked()  # the default
+    legend.get_by_role("checkbox", name="local", exact=True).check()
+    page.get_by_role("spinbutton", name="Continuations").fill("2")
+    page.get_by_role("spinbutton", name="Max tokens").fill("3")
+    page.get_by_role("heading", level=1, name="Loom").click()  # the keys go to the page
+    with page.expect_request(re.compile(r"/generate$")) as asked:
+        page.keyboard.press("g")
+    assert json.loads(asked.value.post_data or "{}")["models"] == ["local", "local-b"]
+    side = page.get_by_role("list", name="Continuations").get_by_role("listitem")
+    expect(side).to_have_count(4)
+    assert [side.nth(i).get_attribute("data-model") for i in range(4)].count("local-b") == 2
+    edge = {side.nth(i).get_attribute("data-model"): side.nth(i).evaluate(
+        "e => getComputedStyle(e).borderLeftColor") for i in range(4)}
+    assert len(set(edge.values())) == 2, edge
+    expect(panel.get_by_role("listitem")).to_have_count(5)
+    expect(side.nth(0)).to_have_attribute("data-focus", "1")
+    page.keyboard.press("ArrowRight")
+    expect(side.nth(1)).to_have_attribute("data-focus", "1")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    expect(side.nth(2)).to_have_attribute("aria-current", "true")
+    picked = side.nth(2).get_attribute("data-model")
+    doc = page.get_by_role("document", name="Document")
+    expect(doc.locator("[data-kind=model]")).to_have_attribute("data-node", re.compile(".+"))
+    assert lm.node(lm.ref(name).node).author == picked
+    page.keyboard.press("b")
+    expect(page.get_by_role("status").filter(has_text="Bookmarked as")).to_be_visible()
+    expect(panel.get_by_text(re.compile("★loom-"))).to_be_visible()
+    assert any(r.name.startswith("loom-") for r in lm.refs(kind="bookmark"))
+    axe(page)
+    shot(page, "loom-models-panel")
+    page.keyboard.press("ArrowUp")
+    expect(page.get_by_role("heading", name="Continuations at position 0")).to_be_visible()
+    # a line of the panel: the document switches to that message's path
+    first = lm.path(name)[-1]
+    other = next(n for n in lm.children(lm.path(name)[0]) if n != first)
+    panel.locator("button").nth(1 + [n for n in lm.children(lm.path(name)[0])].index(other)).click()
+    expect(doc.locator("[data-kind=model]")).to_have_attribute("data-node", other)

@@ -30,6 +30,7 @@ class Found:
     tree: str
     title: str
     hit: str  # the message holding the word, on a side branch
+    answer: str  # the answer after it, the latest message of its branch
     doc: str
     coll: str
 
@@ -41,17 +42,17 @@ def grow(lm: Loom, word: str) -> Found:
     title = f"Harbour {word}"
     tree, root = lm.new_tree("Where do the boats dock?", session=f"main-{word}", title=title)
     reply = lm.append(root.id, "At the north pier.", role="assistant")
-    lm.append(f"main-{word}", "And in winter?", role="user")
+    lm.append(reply.id, "And in winter?", role="user")
     lm.fork(reply.id, f"side-{word}")
     hit = lm.append(f"side-{word}", f"The ferry {word} leaves at nine", role="user")
-    lm.append(f"side-{word}", "It does, from pier four.", role="assistant")
+    answer = lm.append(f"side-{word}", "It does, from pier four.", role="assistant")
     doc, coll = f"notes-{word}", f"reading-{word}"
     lm.documents.from_message(hit.id, doc)
     lm.documents.new(f"plan-{word}", f"A plan about the {word} ferry timetable\n")
     lm.collections.new(coll, "list")
     lm.collections.add(coll, hit.id)
     lm.tag(hit.id, "later")
-    return Found(tree.id, title, hit.id, doc, coll)
+    return Found(tree.id, title, hit.id, answer.id, doc, coll)
 
 
 def test_a_hit_shows_its_snippet_tree_and_holders_and_opens_its_branch(
@@ -95,7 +96,106 @@ def test_a_hit_shows_its_snippet_tree_and_holders_and_opens_its_branch(
     expect(hit.locator("mark").filter(has_text=name)).to_be_visible()
     page.screenshot(path="/tmp/areasweb-search.png", full_page=True)
     hit.get_by_role("link", name=re.compile("leaves at nine")).click()
-    expect(page).to_have_url(re.compile(rf"#/thread/{f.hit}\?at={f.hit}$"))
+    expect(page).to_have_url(re.compile(rf"#/thread/{f.answer}\?at={f.hit}$"))
+
+
+def test_a_hit_says_role_date_and_side_branch_and_opens_through_to_the_answer(
+        sized_page: Any, served: tuple[Loom, str], name: str, axe: Any, shot: Any) -> None:
+    """Each message hit shows its role, its date and "on a side branch" when it is off
+    the main line; the hit opens its branch through it down to the latest message (the
+    answer shown, not folded behind "Show what follows"), scrolled to the hit; the
+    navigation's Tree map then opens this tree's map at that branch."""
+    from playwright.sync_api import expect
+
+    page = sized_page
+    f = grow(served[0], name)
+    page.goto(f"/#/search?q=ferry+{name}&kind=message")
+    hit = page.get_by_role("list", name="Results").get_by_role("listitem")
+    expect(hit).to_have_count(1)
+    expect(hit).to_contain_text("user")
+    expect(hit.get_by_text("on a side branch")).to_be_visible()
+    day = served[0].node(f.hit).created_at
+    expect(hit.locator("time")).to_have_attribute("datetime", day)
+    expect(hit.locator("time")).to_contain_text("today")
+    page.goto(f"/#/search?q=boats+{name}&kind=message")
+    expect(hit.get_by_text("on a side branch")).to_have_count(0)  # the root: the main line
+    page.goto(f"/#/search?q=ferry+{name}&kind=message")
+    axe(page)
+    shot(page, "search-hit-explained")
+    hit.get_by_role("link", name=re.compile("leaves at nine")).click()
+    expect(page).to_have_url(re.compile(rf"#/thread/{f.answer}\?at={f.hit}$"))
+    thread = page.get_by_role("list", name="Messages")
+    expect(thread.get_by_role("article").filter(has_text="from pier four")).to_be_visible()
+    expect(page.get_by_role("button", name="Show what follows")).to_have_count(0)
+    expect(thread.get_by_role("article").filter(has_text="leaves at nine")).to_be_in_viewport()
+    nav = page.get_by_role("navigation", name="Views")
+    if page.viewport_size["width"] < 500:
+        page.get_by_role("button", name="Menu").click()
+    nav.get_by_role("link", name="Tree map").click()
+    expect(page).to_have_url(re.compile(rf"#/treemap/{f.tree}\?at={f.answer}$"))
+    expect(page.get_by_text("choose a tree")).to_have_count(0)
+    page.goto("/#/trees")  # away from any tree the map asks which
+    expect(page.locator("nav#views").get_by_role("link", name="Tree map", include_hidden=True)
+           ).to_have_attribute("href", "#/treemap")
+
+
+def test_brackets_in_content_stay_text_and_only_the_match_is_marked(
+        page: Any, served: tuple[Loom, str], name: str) -> None:
+    from playwright.sync_api import expect
+
+    served[0].new_tree(f"def parse(x: Dict[str, Any]) -> [{name}] <b>not bold</b>",
+                       session=f"code-{name}")
+    page.goto(f"/#/search?q={name}")
+    hit = page.get_by_role("list", name="Results").get_by_role("listitem")
+    # (PostgreSQL's headline drops tag-like words; SQLite keeps them: as text either way)
+    expect(hit.get_by_role("link").first).to_contain_text(f"Dict[str, Any]) -> [{name}]")
+    expect(hit.locator("mark")).to_have_text([name])
+    expect(hit.locator("b")).to_have_count(0)
+
+
+def _pending(answer: int) -> Any:
+    """What a server with background embedding adds to a semantic answer (`pending`):
+    the page's own search answer, passed through with that field set."""
+    import json
+
+    def handle(route: Any) -> None:
+        got = route.fetch()
+        body = got.json()
+        body["pending"] = answer
+        route.fulfill(response=got, body=json.dumps(body))
+
+    return handle
+
+
+def test_semantic_hits_say_how_much_is_still_embedding(
+        page: Any, served: tuple[Loom, str], name: str, shot: Any) -> None:
+    """A semantic answer with `pending` entries: the page shows the hits at once and the
+    embedding count from the status route, followed until nothing waits; with no status
+    route it says only how many wait, and no error."""
+    from playwright.sync_api import expect
+
+    grow(served[0], name)
+    page.route(re.compile(r"/api/search\?"), _pending(1234))
+    # this server has no status route: the count from the answer, nothing else
+    page.goto(f"/#/search?q=ferry+{name}")
+    expect(page.get_by_role("list", name="Results").get_by_role("listitem")).not_to_have_count(0)
+    status = page.get_by_role("status", name="Embedding")
+    expect(status).to_contain_text("1,234 entries are not embedded yet")
+    expect(page.get_by_role("alert")).to_have_count(0)
+    # a server with it: embedded of total, then done
+    answers = iter([{"embedded": 10, "total": 1244, "pending": 1234},
+                    {"embedded": 1244, "total": 1244, "pending": 0}])
+    page.clock.install()
+    page.route("**/api/search/status", lambda route: route.fulfill(json=next(answers)))
+    page.goto(f"/#/search?q=ferry+{name}&limit=21")
+    expect(status).to_contain_text("Embedding 10 of 1,244 entries (1,234 to go)")
+    shot(page, "search-embedding")
+    page.clock.run_for(3100)
+    expect(status).to_contain_text("Every entry is embedded now")
+    page.unroute_all()
+    page.goto(f"/#/search?q=ferry+{name}&limit=22")  # no pending: nothing said
+    expect(page.get_by_role("list", name="Results").get_by_role("listitem")).not_to_have_count(0)
+    expect(status).to_have_count(0)
 
 
 def test_the_query_is_the_address_and_filters_narrow_it(
@@ -144,7 +244,7 @@ def test_hybrid_is_chosen_in_the_page_and_kept_in_the_address(
     hit = page.get_by_role("list", name="Results").get_by_role("listitem").filter(
         has=page.get_by_role("link", name=f.title))
     expect(hit.get_by_role("link", name=re.compile(f"{name} leaves at nine"))).to_have_attribute(
-        "href", f"#/thread/{f.hit}?at={f.hit}")
+        "href", f"#/thread/{f.answer}?at={f.hit}")
     page.reload()
     expect(page.get_by_role("radio", name="Hybrid")).to_be_checked()
 
@@ -164,6 +264,38 @@ def test_semantic_without_its_model_shows_the_refusal(
     expect(page.get_by_role("alert")).to_contain_text("semantic")
     expect(page.get_by_role("list", name="Results")).to_have_count(0)
     expect(page.get_by_role("searchbox", name="Search")).to_have_value("ferry")
+
+
+def test_full_text_hits_show_while_a_search_by_meaning_runs(
+        page: Any, served: tuple[Loom, str], name: str, monkeypatch: Any) -> None:
+    """A semantic query that takes its time (a first one may wait on the model): the
+    full-text hits are on the page meanwhile, said to be interim; its own answer (here
+    a refusal) replaces them."""
+    import threading
+
+    from playwright.sync_api import expect
+
+    from loomdb.errors import MissingExtra
+    from loomdb.search import service
+
+    grow(served[0], name)
+    release = threading.Event()
+
+    def slow(*_: Any) -> Any:
+        release.wait(30)  # until the test has seen the interim hits
+        raise MissingExtra("semantic search", "semantic")
+
+    monkeypatch.setattr(service, "_semantic", slow)
+    page.goto(f"/#/search?q=ferry+{name}&mode=semantic")
+    results = page.get_by_role("list", name="Results").get_by_role("listitem")
+    try:
+        expect(results).to_have_count(3)  # the message and two documents, by their words
+        expect(page.get_by_role("status").filter(has_text="while the search by meaning runs")
+               ).to_be_visible()
+    finally:
+        release.set()
+    expect(page.get_by_role("alert")).to_contain_text("semantic")
+    expect(results).to_have_count(0)
 
 
 def test_a_query_without_words_is_refused_in_the_page(page: Any, served: Any) -> None:

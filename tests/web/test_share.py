@@ -90,6 +90,9 @@ def test_a_link_that_allows_continuing_is_continued(page: Any, other: Any,
     url = page.get_by_role("group", name="New link").get_by_role("textbox", name="Link").input_value()
     other.goto(url)
     expect(other.get_by_role("article", name="assistant message 2")).to_contain_text("Try the coast.")
+    # the header says the link can be continued, not that it is read-only
+    expect(other.get_by_role("status").filter(has_text="can continue it")).to_be_visible()
+    expect(other.get_by_text("Read-only shared link")).to_have_count(0)
     other.get_by_role("button", name="Continue").click()
     form = other.get_by_role("form", name="Continue in your own space")
     form.get_by_label("New session name").fill(f"{name}-mine")
@@ -107,6 +110,7 @@ def test_a_link_that_allows_continuing_is_continued(page: Any, other: Any,
     other.goto(page.get_by_role("textbox", name="Link").input_value())
     expect(other.get_by_role("article", name="user message 1")).to_be_visible()
     expect(other.get_by_role("button", name="Continue")).to_have_count(0)
+    expect(other.get_by_role("status").filter(has_text="Read-only shared link")).to_be_visible()
 
 
 def test_the_tree_map_shows_what_another_browser_wrote(page: Any, other: Any,

@@ -25,7 +25,7 @@ describe("the client layer's pure parts", () => {
     expect(queryOf(new URLSearchParams("q=x&mode=bogus")).mode).toBe("text");
     expect(placeOf("doc:plan@r1").href).toBe("#/documents/plan?rev=r1");
     expect(placeOf("01ABC").href).toBe("#/thread/01ABC?at=01ABC");
-    expect(marked("a [b] c")).toEqual([{ text: "a ", hit: false }, { text: "b", hit: true }, { text: " c", hit: false }]);
+    expect(marked("a [b] c", [[3, 4]])).toEqual([{ text: "a [", hit: false }, { text: "b", hit: true }, { text: "] c", hit: false }]);
   });
   it("names an export's file by its tree and format", () => {
     expect(exportName("Trip to Paris?", "markdown")).toBe("Trip-to-Paris.md");

@@ -47,3 +47,17 @@ describe("keys", () => {
     expect(step(["a"], "a", 1)).toBe(null);
   });
 });
+
+import { loomKey } from "../src/lib/keys.js";
+describe("loomKey", () => {
+  it("maps the loom's keys outside fields only", () => {
+    expect(loomKey({ key: "g" })).toBe("generate");
+    expect(loomKey({ key: "b" })).toBe("bookmark");
+    expect(loomKey({ key: "Enter" })).toBe("pick");
+    expect(loomKey({ key: "ArrowRight" })).toBe("right");
+    expect(loomKey({ key: "ArrowUp" })).toBe("earlier");
+    expect(loomKey({ key: "g", target: { tagName: "INPUT" } })).toBe(null);
+    expect(loomKey({ key: "g", ctrlKey: true })).toBe(null);
+    expect(loomKey({ key: "x" })).toBe(null);
+  });
+});

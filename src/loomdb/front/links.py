@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..references import service as R
+from ..search import places
 from ..search import service as S
 from .base import AreaDoor
 from .sight import Seen
@@ -47,13 +48,22 @@ class Search(AreaDoor):
                  kind: str | None = None, limit: int = 20,
                  mode: str = "text") -> S.Hits:
         """Hits among what the caller sees, best first (`{"entity", "kind", "tree"?,
-        "snippet", "score"}`); a semantic or hybrid query's `pending` says how many
-        entries are not embedded yet."""
+        "snippet", "marks", "score"}`, and a message's `role`, `created_at`, `side`,
+        `leaf`); a semantic or hybrid query's `pending` says how many entries are not
+        embedded yet."""
         return self.query(S.Query(text, tree, role, author, tag, kind, limit, mode))
 
     def query(self, q: S.Query) -> S.Hits:
-        """As the call, for a query made whole. A user's tree filter is resolved
-        against their trees first; what they see (their trees, documents and
+        """As the call, for a query made whole; each message hit says where it sits
+        (`loomdb.search.places`: role, date, side branch, the branch's latest message),
+        read for the hits the caller sees only."""
+        hits = self._ranked(q)
+        places.describe(self.loom, hits)
+        return hits
+
+    def _ranked(self, q: S.Query) -> S.Hits:
+        """The hits the caller sees. A user's tree filter is resolved against their
+        trees first; what they see (their trees, documents and
         collections, `Sight.scope`) goes into the query itself, so only their entries
         are ranked and a page holds `q.limit` of theirs whenever they have that many."""
         if not self.sight.shared:

@@ -13,7 +13,7 @@ from .storage import ROWS, Entry, Hit, Scope, SharedSQL, clean, filters
 if TYPE_CHECKING:
     from .service import Query
 
-_HEADLINE = ("StartSel=[, StopSel=], MaxWords=18, MinWords=6, ShortWord=2, "
+_HEADLINE = ("StartSel=\x02, StopSel=\x03, MaxWords=18, MinWords=6, ShortWord=2, "
              "MaxFragments=1, FragmentDelimiter=…")
 #: advisory lock key held while the index is given an area's entities (index.feed)
 FEED_LOCK = 0x6C6F6F6D_66656564

@@ -1,10 +1,15 @@
 """Search: full text, semantic and hybrid, one results contract on both backends.
 
-`{"entity", "kind", "tree"?, "snippet", "score"}` per hit, best first, whatever the mode.
+`{"entity", "kind", "tree"?, "snippet", "marks", "score"}` per hit, best first, whatever
+the mode; a message hit also says where it sits (`role`, `created_at`, `side`, `leaf`:
+see `places`, added for what the caller sees by the front door).
 
 * Full text (`mode="text"`): a query is its words, all required, stemmed (FTS5 porter
   on SQLite, the `english` configuration on PostgreSQL); punctuation never reaches
-  either query language, so any input is safe. Snippets mark matches with [brackets].
+  either query language, so any input is safe. A snippet is plain text; `marks` are
+  its matches, `[start, end]` in characters (code points), written by the backends
+  between two control characters that no indexed text holds (`storage.MARKS`), so a
+  bracket or any other character in the content is never taken for a marker.
   Scores are higher-is-better on both backends (negated bm25 on SQLite; on PostgreSQL
   RUM's rank where the `rum` extension is installed, see chunks.py, else
   ts_rank_cd): they order hits, they do not compare across backends.
@@ -31,7 +36,7 @@ from ..errors import InvalidInput, check_choice
 from . import SEARCH, chunks
 from . import dialects as D
 from .index import catch_up
-from .storage import Scope
+from .storage import MARKS, Scope
 
 if TYPE_CHECKING:
     from ..loom import Loom
@@ -121,7 +126,7 @@ def fuse(semantic: list[dict[str, Any]], text: list[dict[str, Any]]) -> list[dic
             into = fused.setdefault(hit["entity"], {**hit, "score": 0.0})
             into["score"] += 1 / (RRF_K + rank)
             if ranking is text:
-                into["snippet"] = hit["snippet"]
+                into["snippet"], into["marks"] = hit["snippet"], hit["marks"]
     return sorted(fused.values(), key=lambda h: -h["score"])
 
 
@@ -166,6 +171,25 @@ def _hit(row: tuple[Any, ...]) -> dict[str, Any]:
     hit: dict[str, Any] = {"entity": entity, "kind": kind}
     if tree is not None:
         hit["tree"] = tree
-    hit["snippet"] = snippet
+    hit["snippet"], hit["marks"] = marked(snippet or "")
     hit["score"] = float(score)
     return hit
+
+
+def marked(snippet: str) -> tuple[str, list[list[int]]]:
+    """A snippet as the backends write it → its plain text and its matches' spans."""
+    start, stop = MARKS
+    text: list[str] = []
+    marks: list[list[int]] = []
+    at, opened = 0, None
+    for part in re.split(f"([{start}{stop}])", snippet):
+        if part == start:
+            opened = at
+        elif part == stop:
+            if opened is not None and at > opened:
+                marks.append([opened, at])
+            opened = None
+        else:
+            text.append(part)
+            at += len(part)
+    return "".join(text), marks

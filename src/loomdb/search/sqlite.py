@@ -57,7 +57,7 @@ class SQLiteSearch(SharedSQL):
             seen, values = scoped(scope, "e")
             where, args = where + seen, [*args, *values]
         match = " ".join('"' + w.replace('"', "") + '"' for w in words)
-        sql = ("SELECT e.entity, e.kind, e.tree_id, snippet(search_text, 0, '[', ']', '…', 12), "
+        sql = ("SELECT e.entity, e.kind, e.tree_id, snippet(search_text, 0, char(2), char(3), '…', 12), "
                "-bm25(search_text) FROM search_text JOIN search_entries e "
                "ON e.seq = search_text.rowid WHERE search_text MATCH ?" + where +
                " ORDER BY bm25(search_text) LIMIT ?")

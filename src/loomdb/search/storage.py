@@ -144,7 +144,14 @@ def filters(q: Query, tree: str | None, alias: str) -> tuple[str, list[Any]]:
 
 def clean(entries: Sequence[Entry]) -> list[Entry]:
     """Texts cut to MAX_INDEXED; a NUL separates words like a space (PostgreSQL text
-    holds none)."""
-    return [(*e[:5], e[5][:MAX_INDEXED].replace("\x00", " ")) for e in entries]
+    holds none), and so do the two characters that mark matches in a snippet (`MARKS`),
+    so no indexed text holds a marker."""
+    return [(*e[:5], e[5][:MAX_INDEXED].translate(_BLANKS)) for e in entries]
+
+
+#: what opens and closes a match in a snippet as the backends write it (control
+#: characters: `clean` keeps them out of every indexed text)
+MARKS = ("\x02", "\x03")
+_BLANKS = str.maketrans({"\x00": " ", MARKS[0]: " ", MARKS[1]: " "})
 
 

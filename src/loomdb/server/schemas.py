@@ -468,8 +468,17 @@ class Hit(BaseModel):
     entity: str
     kind: str
     tree: str | None = None
+    #: plain text; `marks` are its matches, [start, end] in characters (code points)
     snippet: str
+    marks: list[list[int]] = []
     score: float
+    #: a message hit: its role and when it was written
+    role: str | None = None
+    created_at: str | None = None
+    #: a message hit: off its tree's main line (a fork, or a later version)
+    side: bool | None = None
+    #: a message hit: the latest message of the branches through it (itself if none)
+    leaf: str | None = None
 
 
 class SearchOut(BaseModel):

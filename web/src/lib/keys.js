@@ -57,3 +57,13 @@ export function step(list, id, d) {
   const k = list.indexOf(id);
   return list[(k + d + list.length) % list.length];
 }
+
+/** What a key does in loom mode (outside any field): "generate" (g), "left" / "right"
+ *  (among the continuations at a position), "earlier" / "later" (up / down a level),
+ *  "pick" (Enter: switch the document to the continuation in focus), "bookmark" (b).
+ *  @param {KeyLike} event */
+export function loomKey(event) {
+  if (typing(event) || !plain(event) || event.shiftKey) return null;
+  return { g: "generate", b: "bookmark", Enter: "pick", ArrowLeft: "left", ArrowRight: "right",
+    ArrowUp: "earlier", ArrowDown: "later" }[event.key] ?? null;
+}

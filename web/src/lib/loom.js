@@ -3,7 +3,7 @@
 // wrote each span, its draft, N continuations, switching, span edits and the likeliest
 // next tokens.
 import { get, post, enc } from "./api.js";
-import { generate as generateAt } from "./nodes.js";
+import { generate as generateAt, overlay } from "./nodes.js";
 
 export const documentAt = (h) => get(`/api/buffer/${enc(h)}?authorship=true`);
 export const setDraft = (h, text) => post(`/api/buffer/${enc(h)}?authorship=true`, { set: text });
@@ -15,12 +15,35 @@ export const editSpan = (h, start, end, text) =>
   post(`/api/buffer/${enc(h)}/span?authorship=true`, { start, end, text });
 export const nextTokens = (h, top) => post(`/api/buffer/${enc(h)}/next`, { top }).then((d) => d.tokens);
 
-// N continuations written as server-sent events: `onDelta(index, text)` for each piece
-// of alternative `index` as the model writes it; resolves to the nodes stored.
+// N continuations per model, every model at once (the server asks the models in
+// parallel), written as server-sent events: `onDelta(job, index, text)` for each piece
+// of alternative `index` of model `job` (its place in `models`); resolves to the nodes.
 /** @param {string} h @param {number} n @param {number} maxTokens
- *  @param {(index: number, delta: string) => void} [onDelta] */
-export const generate = (h, n, maxTokens, onDelta) =>
-  generateAt(h, { n, max_tokens: maxTokens }, (key, delta) => onDelta?.(Number(key.split(".")[1]), delta));
+ *  @param {(job: number, index: number, delta: string) => void} [onDelta] @param {string[]} [models] */
+export const generate = (h, n, maxTokens, onDelta, models = []) =>
+  generateAt(h, { n, max_tokens: maxTokens, models }, (key, delta) => {
+    const [job, index] = key.split(".").map(Number);
+    onDelta?.(job, index, delta);
+  });
+
+/** Bookmark a message of the document under `label`. @param {string} node @param {string} label */
+export const bookmark = (node, label) => overlay(node, { bookmark: label });
+
+//: one colour per model (distinct hues, each readable as a border and a tint)
+export const PALETTE = ["#2f6fdb", "#c2410c", "#15803d", "#9333ea", "#b91c1c", "#0e7490", "#a16207", "#be185d"];
+
+/** Each model's colour, by its place among the served models (stable for a page).
+ *  @param {string[]} names @returns {Record<string, string>} */
+export function colours(names) {
+  return Object.fromEntries(names.map((m, i) => [m, PALETTE[i % PALETTE.length]]));
+}
+
+/** The tree panel's lines from a map model and its outline: each line's node id, its
+ *  depth, role, text and whether the document passes through it.
+ *  @param {any} model @param {import("./outline.js").Line[]} lines */
+export function panelLines(model, lines) {
+  return lines.map((l) => ({ ...l, node: model.id[l.row] }));
+}
 
 // A token as a person can read it: spaces and line breaks made visible.
 export function showToken(token) {

@@ -58,18 +58,52 @@ export function placeOf(address) {
     href: `#/thread/${enc(address)}?at=${enc(address)}` };
 }
 
-/** A snippet split into plain and matched parts (the server marks matches [like this]). */
-export function marked(snippet) {
+/** A snippet split into plain and matched parts: the server sends the snippet as plain
+ *  text and its matches as `[start, end]` spans in characters (code points), so
+ *  nothing in the content (a bracket, a tag) is ever taken for a marker.
+ *  @param {string} snippet @param {number[][]} [marks] */
+export function marked(snippet, marks = []) {
+  const chars = Array.from(snippet ?? "");
   const parts = [];
-  const re = /\[([^\]]*)\]/g;
-  let last = 0, m;
-  while ((m = re.exec(snippet))) {
-    if (m.index > last) parts.push({ text: snippet.slice(last, m.index), hit: false });
-    parts.push({ text: m[1], hit: true });
-    last = re.lastIndex;
+  let last = 0;
+  for (const [start, end] of [...marks].sort((a, b) => a[0] - b[0])) {
+    const s = Math.max(start, last), e = Math.min(end, chars.length);
+    if (e <= s) continue;
+    if (s > last) parts.push({ text: chars.slice(last, s).join(""), hit: false });
+    parts.push({ text: chars.slice(s, e).join(""), hit: true });
+    last = e;
   }
-  if (last < snippet.length) parts.push({ text: snippet.slice(last), hit: false });
+  if (last < chars.length) parts.push({ text: chars.slice(last).join(""), hit: false });
   return parts;
+}
+
+/** Where a hit opens: a message hit its branch THROUGH the hit down to the branch's
+ *  latest message (`leaf`), scrolled to the hit; anything else as `placeOf` says.
+ *  @param {{entity: string, kind: string, leaf?: string | null}} hit */
+export function hitHref(hit) {
+  const place = placeOf(hit.entity);
+  if (place.kind !== "message" || !hit.leaf) return place.href;
+  return `#/thread/${enc(hit.leaf)}?at=${enc(hit.entity)}`;
+}
+
+/** A date as the page shows it: the day, and the time when it is today. @param {string} iso */
+export function whenOf(iso, now = new Date()) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const day = d.toISOString().slice(0, 10);
+  return day === now.toISOString().slice(0, 10) ? `today ${d.toISOString().slice(11, 16)} UTC` : day;
+}
+
+/** How far embedding has come, or null when the server says nothing of it (no status
+ *  route, or nothing pending). @param {{signal?: AbortSignal}} [o] */
+export async function embedding({ signal } = {}) {
+  try {
+    const s = await get("/api/search/status", { signal });
+    return s && typeof s.pending === "number" && typeof s.total === "number" ? s : null;
+  } catch (e) {
+    if (e?.name === "AbortError") throw e;
+    return null; // a server without the route (or without the semantic extra)
+  }
 }
 
 /** The hits of a query (see apiPathOf). @param {Record<string, any>} q @param {{signal?: AbortSignal}} [o] */
