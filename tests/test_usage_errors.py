@@ -56,6 +56,10 @@ CORPUS: list[tuple[str, ...]] = [
     ("fork", "nowhere", "y", "--fresh"),
     ("trust",), ("trust", "/no/such/folder"), ("trust", "--list", "{here}"),
     ("trust", "--remove", "{here}"), ("--providers", "{here}", "generate", "s"),
+    ("piece",), ("piece", "add"), ("piece", "add", "x"), ("piece", "show", "nosuchpiece"),
+    ("piece", "log", "nosuchpiece"), ("piece", "add", "x", "--text", ""),
+    ("piece", "import-llm", "/no/such/logs.db"), ("new", "--template", "nosuchtemplate"),
+    ("redact", "--text", "ab"), ("redact", "--pattern", "("), ("compact", "--redo", "nowhere"),
 ]
 
 
