@@ -15,7 +15,11 @@ serializes recording in this process). The model sees the request's own messages
 client's view of the conversation is the one it asked about), fitted into the model's
 window when the alias names one (`window.py`); the store sees the same messages as a
 path, whole. Recording happens only after the model answered, in one transaction
-(`record.py`), so a failed call writes nothing.
+(`record.py`), so a failed call writes nothing. What the match needs of the request
+alone (the digests of its last prefixes, a hash of the whole history) is computed on
+another thread while the model is asked (`Gateway.complete`): only recording needs it,
+so none of it stands before the request goes to the model, and the hashing, which
+releases the interpreter's lock, overlaps the wait for the answer.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +73,8 @@ class Exchange:
     wire: dict[str, Any] = field(default_factory=dict)
     #: the answer's length was lowered to fit the model's window (`window.py`)
     capped: bool = False
+    #: the match's digests being computed while the model is asked (`Gateway.complete`)
+    warm: Future[None] | None = None
 
     def stop_reason(self, answer: Completion) -> str:
         """An answer's stop reason as the client is told it (Anthropic's words): an
@@ -151,7 +158,8 @@ class Gateway:
         if params is None:
             params = {k: v for k, v in body.items() if k != "messages"}
         return Exchange(
-            str(body["model"]), spec, self.client(spec), msgs, paths.Digests(msgs.keys),
+            str(body["model"]), spec, self.client(spec), msgs,
+            paths.Digests(lambda: msgs.keys),
             ctx, n, params, [new_id() for _ in range(n)], int(time.time()), logprobs, after,
         )
 
@@ -164,6 +172,8 @@ class Gateway:
         def blob(ref: str) -> bytes:
             return pending[ref][0] if ref in pending else self.loom.blob(ref)
 
+        if ex.after is None and ex.warm is None:  # the match's digests, meanwhile
+            ex.warm = _WARMER.submit(_warm, ex.digests)
         ctx = fitted(ex.ctx, ex.spec)
         ex.capped = ctx["options"].get("max_tokens") != ex.ctx["options"].get("max_tokens")
         answers = ex.client.complete(ctx, n=ex.n, stream=stream, blob_reader=blob,
@@ -179,6 +189,8 @@ class Gateway:
         return own if type(own) is int and own > 0 else self.limits.answer_tokens
 
     def record(self, ex: Exchange, answers: list[Completion], session: str | None) -> Recorded:
+        if ex.warm is not None:  # the digests are the exchange's again (or its error)
+            ex.warm.result()
         with self.lock:
             done = record(self.loom, ex.msgs, ex.digests, answers, ex.ids,
                           request=ex.params, session=session, after=ex.after)
@@ -200,6 +212,16 @@ class Gateway:
         result = Result(answers, self.record(ex, answers, session))
         emit(End(result))
         return result
+
+
+#: the threads that compute digests while models answer (started when first needed)
+_WARMER = ThreadPoolExecutor(2, thread_name_prefix="loomdb-digests")
+
+
+def _warm(digests: paths.Digests) -> None:
+    """What `paths.find` asks first: the digests of the whole request and of all but
+    its last message (a continuation, a re-ask), left in `digests`."""
+    digests.at(paths.last_two(len(digests.keys)))
 
 
 def loomdb_part(ex: Exchange, rec: Recorded) -> dict[str, Any]:

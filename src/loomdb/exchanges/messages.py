@@ -49,11 +49,27 @@ class Messages(Sequence[Message]):
     a model client takes, blocks inside): a 2,000-message history is converted by a few
     list comprehensions, not 2,000 objects."""
 
-    def __init__(self, roles: list[str], sent: list[dict[str, Any]] | None, keys: list[str],
-                 blobs: Blobs | None = None, texts: list[str] | None = None) -> None:
-        self.roles, self._made, self.keys = roles, sent, keys
+    def __init__(self, roles: list[str], sent: list[dict[str, Any]] | None,
+                 keys: list[str] | None, blobs: Blobs | None = None,
+                 texts: list[str] | None = None) -> None:
+        self.roles, self._made, self._keys = roles, sent, keys
         self.blobs = blobs or {}
-        self._texts = texts  # plain text messages: `sent` made when first asked for
+        self._texts = texts  # plain text messages: `sent` and `keys` made when asked for
+
+    @property
+    def keys(self) -> list[str]:
+        """Each message's path key (`key_of`); a plain text message's made when first
+        asked for (only recording asks: a recording proxy forwards before)."""
+        if self._keys is None:
+            self._keys = [f"{_LETTER[r]}{len(t)}:{t}"
+                          for r, t in zip(self.roles, self._texts or (), strict=True)]
+        return self._keys
+
+    def key_bound(self) -> int:
+        """At least the length of every key together (without making them)."""
+        if self._keys is None and self._texts is not None:  # `<role><length>:` then text
+            return sum(map(len, self._texts)) + 14 * len(self._texts)
+        return sum(map(len, self.keys))
 
     @property
     def _sent(self) -> list[dict[str, Any]]:
@@ -73,12 +89,10 @@ class Messages(Sequence[Message]):
     def texts(cls, roles: list[str], texts: list[str]) -> Messages:
         """Plain text messages (the everyday request), with no object per message (a
         recording proxy, which sends the client's own body on, never makes them)."""
-        return cls(roles, None,
-                   [f"{_LETTER[r]}{len(t)}:{t}" for r, t in zip(roles, texts, strict=True)],
-                   texts=texts)
+        return cls(roles, None, None, texts=texts)
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.roles)
 
     @overload
     def __getitem__(self, i: int) -> Message: ...
@@ -158,7 +172,7 @@ def check_size(msgs: Messages, max_bytes: int) -> None:
     """Refuse a message over the store's content limit before any model is asked (a
     TooLarge, 413): the model would otherwise fail on it first (a 502) or answer what
     could never be recorded."""
-    if sum(map(len, msgs.keys)) * 4 + 32 <= max_bytes:  # none can be: all are not
+    if msgs.key_bound() * 4 + 32 <= max_bytes:  # none can be: all are not
         return
     for i, key in enumerate(msgs.keys):  # a key is `<role><length>:` and its content
         if len(key) * 4 + 32 <= max_bytes:

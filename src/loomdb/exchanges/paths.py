@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,10 +62,16 @@ class Digests:
     D[i] is sha256 of keys 0..i concatenated (keys are self-delimiting), as UTF-8; runs
     of keys between the wanted indexes are hashed with one call each."""
 
-    def __init__(self, keys: Sequence[str]) -> None:
-        self.keys = keys
+    def __init__(self, keys: Sequence[str] | Callable[[], Sequence[str]]) -> None:
+        self._keys = keys  # or what makes them, called when first needed
         self._known: dict[int, str] = {}
         self._final: Any = None  # the sha256 state after every key
+
+    @property
+    def keys(self) -> Sequence[str]:
+        if callable(self._keys):
+            self._keys = self._keys()
+        return self._keys
 
     def at(self, wanted: Iterable[int]) -> dict[int, str]:
         """D[i] for each i in `wanted`, in one pass over the keys when any is new."""
@@ -98,11 +104,16 @@ def _utf8(text: str) -> bytes:
         raise InvalidInput("messages", "text is not valid Unicode (a lone surrogate)") from None
 
 
+def last_two(n: int) -> list[int]:
+    """The prefixes `find` looks for first, of a request of `n` messages: all of it (a
+    re-ask) and all but its last message (a continuation)."""
+    return [i for i in (n - 1, n - 2) if i >= 0]
+
+
 def find(db: Unit, loom: Loom, digests: Digests, tree: str | None) -> Hit | None:
     """The longest prefix of the request on a known path (in `tree` when given)."""
     n = len(digests.keys)
-    fast = [i for i in (n - 1, n - 2) if i >= 0]
-    hit = _best(db, loom, digests.at(fast), tree)
+    hit = _best(db, loom, digests.at(last_two(n)), tree)
     if hit is not None or n <= 2:
         return hit
     every = digests.every()

@@ -27,6 +27,7 @@ answer, or its event stream, is read as plain JSON:
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -39,6 +40,8 @@ from .replies import parse_anthropic_message
 
 #: longest provider error text kept in a ProviderError message
 MAX_MESSAGE = 500
+#: the upstream sockets' send buffer (the kernel may cap it: `net.core.wmem_max`)
+SEND_BUFFER = 4 << 20
 _RETRY = (408, 409, 429)
 #: an Anthropic stream's delta types -> (the kind a Sink is given, the field, the block's)
 _DELTAS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
@@ -53,7 +56,11 @@ class Upstream:
         import httpx
 
         self.spec = spec
-        self.http = httpx.Client(timeout=spec.timeout)  # pooled: connections are kept
+        # pooled: connections are kept; a send buffer that holds a long history whole,
+        # so the body is handed to the kernel at once rather than in pieces, each
+        # waiting for the upstream to drain the last (on a busy machine, a wait each)
+        self.http = httpx.Client(timeout=spec.timeout, transport=httpx.HTTPTransport(
+            socket_options=[(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)]))
         self.url = str(sdk.base_url).rstrip("/") + "/v1/messages"
         self.headers = {k: v for k, v in sdk.default_headers.items() if isinstance(v, str)}
         self.timeout = spec.timeout
