@@ -8,6 +8,7 @@ Every wait is Playwright's `expect` on what the user sees, never a duration."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import httpx
@@ -245,7 +246,16 @@ def with_users(served_store: tuple[str, Loom, str]) -> tuple[Loom, str, dict[str
 
     lm, base = served_store[1], served_store[2]
     assert not list_users(lm)
-    return lm, base, {who: add_user(lm, who)[1] for who in ("ann", "bob")}
+    tokens = {who: add_user(lm, who)[1] for who in ("ann", "bob")}
+    # the server trusts "no users" for a second after it last looked: wait until it
+    # asks for a token (a page loaded before that would be the operator's)
+    for _ in range(200):
+        if httpx.get(f"{base}/api/trees").status_code == 401:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the server never saw the store's users")
+    return lm, base, tokens
 
 
 def sign_in(page: Any, token: str) -> None:
