@@ -187,3 +187,23 @@ def test_tokens_are_stored_hashed(world: World) -> None:
     for token in world.tokens.values():
         assert token not in stored
         assert hashlib.sha256(token.encode()).hexdigest() in stored
+
+
+def test_a_user_added_a_moment_ago_is_never_served_as_the_operator(tmp_path: Path) -> None:
+    """"No users" is trusted for a second (`loomdb user add` takes effect within one),
+    but never for a caller with a token: a bad one is refused, a new user's is theirs."""
+    import loomdb
+    from live import serving
+
+    from loomdb.server import create_app
+
+    with loomdb.open(str(tmp_path / "store")) as lm, serving(create_app(lm)) as base:
+        assert httpx.get(f"{base}/api/trees").status_code == 200  # no users: seen, trusted
+        _, token = add_user(lm, "ann")
+        bad = httpx.get(f"{base}/api/trees", headers={"Authorization": "Bearer nobody"})
+        assert bad.status_code == 401, bad.text
+        mine = httpx.post(f"{base}/api/trees", json={"text": "ann's", "session": "a"},
+                          headers={"Authorization": f"Bearer {token}"})
+        assert mine.status_code == 201
+        listed = httpx.get(f"{base}/api/trees", headers={"Authorization": f"Bearer {token}"})
+        assert [t["id"] for t in listed.json()["trees"]] == [mine.json()["tree"]]

@@ -36,13 +36,15 @@ class ServerState:
         self.streams = Streams()
         self._no_users_until = 0.0
 
-    def has_users(self) -> bool:
+    def has_users(self, *, fresh: bool = False) -> bool:
         """Whether the store has users. Once seen, always (the safe direction); "none" is
-        trusted for a second, so `loomdb user add` takes effect within one."""
+        trusted for a second, so `loomdb user add` takes effect within one, and at once
+        for a caller presenting a token (`fresh`: a user made a moment ago is never
+        served as the operator)."""
         if self._users_seen:
             return True
         now = time.monotonic()
-        if now < self._no_users_until:
+        if now < self._no_users_until and not fresh:
             return False
         self._users_seen = any_users(self.loom)
         self._no_users_until = now + 1.0
@@ -50,7 +52,7 @@ class ServerState:
 
     def access_for(self, authorization: str | None, client: str | None) -> Access:
         """The caller's view of the store: everyone's (no users, loopback only) or one user's."""
-        if not self.has_users():
+        if not self.has_users(fresh=bool(authorization)):
             if not is_loopback(client):
                 raise Unauthorized("this store has no users: it is served on loopback only")
             return operator(self.loom)
