@@ -192,9 +192,9 @@ def test_tokens_are_stored_hashed(world: World) -> None:
 def test_a_user_added_a_moment_ago_is_never_served_as_the_operator(tmp_path: Path) -> None:
     """"No users" is trusted for a second (`loomdb user add` takes effect within one),
     but never for a caller with a token: a bad one is refused, a new user's is theirs."""
-    import loomdb
     from live import serving
 
+    import loomdb
     from loomdb.server import create_app
 
     with loomdb.open(str(tmp_path / "store")) as lm, serving(create_app(lm)) as base:
