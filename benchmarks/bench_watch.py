@@ -38,7 +38,7 @@ class Session:
         self.n += 1
         uid = f"{self.name}-u{self.n}"
         row = {"parentUuid": self.last, "isSidechain": False, "userType": "external",
-               "cwd": "/work/app", "sessionId": self.name, "version": "2.1.3",
+               "cwd": "/home/dev/app", "sessionId": self.name, "version": "2.1.3",
                "gitBranch": "main", "uuid": uid,
                "timestamp": f"2026-01-02T{self.n // 3600 % 24:02d}:{self.n // 60 % 60:02d}:"
                             f"{self.n % 60:02d}.000Z", **fields}

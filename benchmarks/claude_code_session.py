@@ -35,7 +35,7 @@ class _Writer:
         self.n += 1
         uid = str(uuid.UUID(int=self.rng.getrandbits(128)))
         row = {"parentUuid": parent, "isSidechain": self.sidechain, "userType": "external",
-               "cwd": "/work/app", "sessionId": self.session, "version": "2.1.3",
+               "cwd": "/home/dev/app", "sessionId": self.session, "version": "2.1.3",
                "gitBranch": "main", **fields, "uuid": uid,
                "timestamp": f"2026-01-0{1 + self.n // 80000}T{(self.n // 3600) % 24:02d}:"
                             f"{(self.n // 60) % 60:02d}:{self.n % 60:02d}.000Z"}

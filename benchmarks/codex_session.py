@@ -43,7 +43,7 @@ _TOKENS = ('{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens"
            '"total_tokens":10165}},"model_context_window":258400}},"rate_limits":'
            '{{"primary":{{"used_percent":52.0,"window_minutes":300,"resets_at":1763422724}},'
            '"secondary":{{"used_percent":40.0,"window_minutes":10080,"resets_at":1763910107}}}}}}')
-_CONTEXT = ('{"cwd":"/work/app","approval_policy":"never","sandbox_policy":{"mode":'
+_CONTEXT = ('{"cwd":"/home/dev/app","approval_policy":"never","sandbox_policy":{"mode":'
             '"workspace-write"},"model":"gpt-5.1-codex","effort":"high","summary":"auto"}')
 
 
@@ -60,7 +60,7 @@ def _step(n: int, s: int, output: str, encrypted: str) -> list[str]:
     think = json.dumps(f"**Reading the parser {n}.{s}**")
     call = f"call_{n:08d}_{s}"
     args = json.dumps(json.dumps({"command": ["bash", "-lc", f"rg -n offset src | head -{s + 1}"],
-                                  "workdir": "/work/app"}))
+                                  "workdir": "/home/dev/app"}))
     out = json.dumps(json.dumps({"output": f"{n}.{s}\n" + output,
                                  "metadata": {"exit_code": 0, "duration_seconds": 0.2}}))
     return [
@@ -119,7 +119,7 @@ def generate(path: Path, target_bytes: int = 600_000_000, events: int = 40_000,
     values = 0
     with path.open("w", encoding="utf-8") as fh:
         fh.write(_v(0, "session_meta", f'{{"id":"{session}","timestamp":"{_stamp(0)}",'
-                    '"cwd":"/work/app","originator":"codex_cli_rs","cli_version":"0.58.0",'
+                    '"cwd":"/home/dev/app","originator":"codex_cli_rs","cli_version":"0.58.0",'
                     '"instructions":null,"source":"cli","model_provider":"openai"}'))
         values += 1
         for n in range(turns):

@@ -93,7 +93,7 @@ class SessionWriter:
         self.n += 1
         uuid = fields.pop("uuid", f"{self.session[:4]}-u{self.n}")
         line = {"parentUuid": parent, "isSidechain": False, "userType": "external",
-                "cwd": "/work/project", "sessionId": self.session, "version": "2.1.3",
+                "cwd": "/home/dev/project", "sessionId": self.session, "version": "2.1.3",
                 "gitBranch": "main", "uuid": uuid,
                 "timestamp": f"2026-01-02T10:{self.n // 60:02d}:{self.n % 60:02d}.000Z", **fields}
         self.write(line)
