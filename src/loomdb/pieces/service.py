@@ -258,13 +258,15 @@ def expand(loom: Loom, owner: str | None, ctx: dict[str, Any]) -> dict[str, Any]
             pieces = {i: p for i, p in S.by_ids(db, ids).items()
                       if owner is None or p.owner == owner}
             newest = S.latest(db, list(pieces))
+            pinned = [r["id"] for r in refs if isinstance(r.get("version"), str)]
+            held = S.held_versions(db, [p for p in pinned if p in pieces]) if pinned else set()
             wanted: dict[tuple[str, str | None], str] = {}
             for r in refs:
                 pid, pin = r.get("id"), r.get("version")
                 if pid not in pieces or pid not in newest:
                     continue
                 if isinstance(pin, str):
-                    if S.has_version(db, pid, pin):
+                    if (pid, pin) in held:
                         wanted[(pid, pin)] = pin
                 else:
                     wanted[(pid, None)] = newest[pid].content_id

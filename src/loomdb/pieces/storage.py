@@ -75,14 +75,24 @@ def latest(db: Unit, piece_ids: Sequence[str]) -> dict[str, Version]:
     for cond, args in db.where_in("v.piece_id", sorted(set(piece_ids))):
         out.update((r[0], Version(*r)) for r in db.execute(
             "SELECT v.piece_id, v.number, v.content_id, v.created_at FROM piece_versions v "
-            "JOIN (SELECT piece_id, max(number) AS n FROM piece_versions GROUP BY piece_id) m "
-            f"ON m.piece_id = v.piece_id AND m.n = v.number WHERE {cond}", args))
+            "JOIN (SELECT piece_id, max(number) AS n FROM piece_versions v "
+            f"WHERE {cond} GROUP BY piece_id) m ON m.piece_id = v.piece_id AND m.n = v.number",
+            args))
     return out
 
 
 def has_version(db: Unit, piece_id: str, content_id: str) -> bool:
     return db.one("SELECT 1 FROM piece_versions WHERE piece_id = ? AND content_id = ?",
                   (piece_id, content_id)) is not None
+
+
+def held_versions(db: Unit, piece_ids: Sequence[str]) -> set[tuple[str, str]]:
+    """(piece id, content id) of every version of these pieces, in one read per 500."""
+    out: set[tuple[str, str]] = set()
+    for cond, args in db.where_in("piece_id", sorted(set(piece_ids))):
+        out.update((str(p), str(c)) for p, c in db.execute(
+            f"SELECT piece_id, content_id FROM piece_versions WHERE {cond}", args))
+    return out
 
 
 def insert_version(db: Unit, version: Version) -> None:
